@@ -1,0 +1,55 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+// Layers (each depends only on those above it):
+//   CLibWebSockets, CLibPQ, CNcurses  – system-library shims; the only places C is imported
+//   StaffcastCore                     – pure Swift domain: messages, access, protocol codec, hub
+//   StaffcastPostgres                 – the store on libpq (only importer of CLibPQ)
+//   StaffcastServer                   – libwebsockets transport + HTTP API (only importer of CLibWebSockets)
+//   StaffcastClient                   – WebSocket/HTTP client used by `send`, `watch` and the tests
+//   staffcast                         – the one executable (swift-argument-parser)
+let package = Package(
+    name: "staffcast",
+    platforms: [.macOS(.v14)],
+    products: [
+        .executable(name: "staffcast", targets: ["staffcast"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+    ],
+    targets: [
+        .systemLibrary(name: "CLibWebSockets", pkgConfig: "libwebsockets",
+                       providers: [.apt(["libwebsockets-dev"])]),
+        .systemLibrary(name: "CLibPQ", pkgConfig: "libpq",
+                       providers: [.apt(["libpq-dev"])]),
+        .systemLibrary(name: "CNcurses", providers: [.apt(["libncurses-dev"])]),
+        .target(name: "StaffcastCore"),
+        .target(name: "StaffcastPostgres", dependencies: [
+            "CLibPQ", "StaffcastCore",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Crypto", package: "swift-crypto"),
+        ]),
+        .target(name: "StaffcastServer", dependencies: [
+            "CLibWebSockets", "StaffcastCore", "StaffcastPostgres",
+            .product(name: "Logging", package: "swift-log"),
+            .product(name: "Metrics", package: "swift-metrics"),
+            .product(name: "Prometheus", package: "swift-prometheus"),
+        ]),
+        .target(name: "StaffcastClient", dependencies: [
+            "StaffcastCore",
+        ]),
+        .executableTarget(name: "staffcast", dependencies: [
+            "StaffcastCore", "StaffcastPostgres", "StaffcastServer", "StaffcastClient", "CNcurses",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            .product(name: "Logging", package: "swift-log"),
+        ]),
+        .testTarget(name: "StaffcastCoreTests", dependencies: ["StaffcastCore"]),
+        .testTarget(name: "StaffcastIntegrationTests", dependencies: [
+            "StaffcastCore", "StaffcastPostgres", "StaffcastServer", "StaffcastClient",
+        ]),
+    ]
+)

@@ -1,0 +1,13 @@
+// ncurses for the full-screen `staffcast watch` view.
+#ifndef STAFFCAST_NCURSES_SHIM_H
+#define STAFFCAST_NCURSES_SHIM_H
+#define NCURSES_WIDECHAR 1
+#include <locale.h>
+#include <ncursesw/curses.h>
+
+/// COLOR_PAIR and A_* attributes are macros Swift cannot import.
+static inline int staffcast_color_pair(short n) { return (int)COLOR_PAIR(n); }
+static inline int staffcast_attr_bold(void) { return (int)A_BOLD; }
+static inline int staffcast_attr_reverse(void) { return (int)A_REVERSE; }
+static inline int staffcast_attr_dim(void) { return (int)A_DIM; }
+#endif

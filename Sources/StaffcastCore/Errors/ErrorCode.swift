@@ -1,0 +1,35 @@
+/// The machine-readable error codes of protocol v1 (CONTRACT.md §2), shared by WebSocket
+/// `error` frames and HTTP error bodies. A struct rather than an enum so that new codes can be
+/// added without breaking exhaustive switches in callers (as postgres-nio does).
+public struct ErrorCode: Hashable, Sendable, CustomStringConvertible {
+    public let rawValue: String
+    public init(_ rawValue: String) { self.rawValue = rawValue }
+
+    public static let unauthorized = ErrorCode("unauthorized")
+    public static let forbidden = ErrorCode("forbidden")
+    public static let notFound = ErrorCode("not_found")
+    public static let invalid = ErrorCode("invalid")
+    public static let tooLarge = ErrorCode("too_large")
+    public static let rateLimited = ErrorCode("rate_limited")
+    public static let unavailable = ErrorCode("unavailable")
+    public static let `internal` = ErrorCode("internal")
+
+    public static let all: [ErrorCode] = [.unauthorized, .forbidden, .notFound, .invalid, .tooLarge,
+                                          .rateLimited, .unavailable, .internal]
+
+    /// The HTTP status that goes with the code (CONTRACT.md §3).
+    public var httpStatus: Int {
+        switch self {
+        case .invalid: return 400
+        case .unauthorized: return 401
+        case .forbidden: return 403
+        case .notFound: return 404
+        case .tooLarge: return 413
+        case .rateLimited: return 429
+        case .unavailable: return 503
+        default: return 500
+        }
+    }
+
+    public var description: String { rawValue }
+}

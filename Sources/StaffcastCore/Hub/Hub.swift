@@ -1,0 +1,122 @@
+import Foundation
+
+/// Who is connected, who is subscribed to which event, and what each subscriber has been given.
+///
+/// One channel per event. The hub decides *who* gets a frame; it never encodes or writes: the
+/// caller encodes a live message once and hands the same `Frame` to every connection the hub
+/// names. Pure and single-threaded: the server's service thread owns the only instance.
+public struct Hub<Frame> {
+    public typealias ConnectionID = Int
+
+    /// A subscriber has been given every message of the channel with seq ≤ `through`.
+    struct Subscription {
+        var through: Int64
+    }
+
+    public enum SubscribeOutcome {
+        /// Subscribed; send these live frames right after the `subscribed` reply.
+        case subscribed(catchUp: [Frame])
+        /// Messages were published in between that the recent window no longer holds; the
+        /// client should subscribe again with `since_seq`.
+        case lagged
+    }
+
+    private var channels: [UUID: [ConnectionID: Subscription]] = [:]
+    private var users: [ConnectionID: UUID] = [:]
+    private var connectionsOfUser: [UUID: Set<ConnectionID>] = [:]
+    private var eventsOfConnection: [ConnectionID: Set<UUID>] = [:]
+    private var recent: RecentMessages<Frame>
+    /// Highest seq handed to `publish`; messages arrive in seq order.
+    public private(set) var publishedThrough: Int64
+
+    public init(publishedThrough: Int64, recentCapacity: Int = 4_096) {
+        self.publishedThrough = publishedThrough
+        self.recent = RecentMessages(capacity: recentCapacity, startingAfter: publishedThrough)
+    }
+
+    // MARK: connections
+
+    public mutating func connect(_ id: ConnectionID, user: UUID) {
+        users[id] = user
+        connectionsOfUser[user, default: []].insert(id)
+    }
+
+    public mutating func disconnect(_ id: ConnectionID) {
+        for event in eventsOfConnection.removeValue(forKey: id) ?? [] {
+            removeSubscription(id, event)
+        }
+        if let user = users.removeValue(forKey: id) {
+            connectionsOfUser[user]?.remove(id)
+            if connectionsOfUser[user]?.isEmpty == true { connectionsOfUser[user] = nil }
+        }
+    }
+
+    public func connections(ofUser user: UUID) -> Set<ConnectionID> { connectionsOfUser[user] ?? [] }
+    public var connectionCount: Int { users.count }
+
+    // MARK: subscriptions
+
+    /// Adds `id` to `eventID`'s channel. `historyThrough` is the highest seq the database
+    /// snapshot behind the `subscribed` reply could see.
+    public mutating func subscribe(_ id: ConnectionID, to eventID: UUID, historyThrough: Int64,
+                                   now: Date) -> SubscribeOutcome {
+        guard users[id] != nil else { return .subscribed(catchUp: []) }
+        var catchUp: [Frame] = []
+        if historyThrough < publishedThrough {
+            guard let missed = recent.frames(of: eventID, after: historyThrough, now: now) else { return .lagged }
+            catchUp = missed
+        }
+        channels[eventID, default: [:]][id] = Subscription(through: max(historyThrough, publishedThrough))
+        eventsOfConnection[id, default: []].insert(eventID)
+        return .subscribed(catchUp: catchUp)
+    }
+
+    @discardableResult
+    public mutating func unsubscribe(_ id: ConnectionID, from eventID: UUID) -> Bool {
+        guard eventsOfConnection[id]?.remove(eventID) != nil else { return false }
+        removeSubscription(id, eventID)
+        return true
+    }
+
+    public func isSubscribed(_ id: ConnectionID, to eventID: UUID) -> Bool {
+        channels[eventID]?[id] != nil
+    }
+
+    public func subscriberCount(of eventID: UUID) -> Int { channels[eventID]?.count ?? 0 }
+
+    /// Subscriber counts per event, for status pages.
+    public var subscriberCounts: [UUID: Int] { channels.mapValues(\.count) }
+
+    private mutating func removeSubscription(_ id: ConnectionID, _ eventID: UUID) {
+        channels[eventID]?[id] = nil
+        if channels[eventID]?.isEmpty == true { channels[eventID] = nil }
+    }
+
+    // MARK: fan-out
+
+    /// Records a committed message and returns the connections that must get `frame`.
+    /// A message at or below `publishedThrough` was already published and goes to nobody.
+    public mutating func publish(seq: Int64, eventID: UUID, expiresAt: Date?, frame: Frame) -> [ConnectionID] {
+        guard seq > publishedThrough else { return [] }
+        publishedThrough = seq
+        recent.append(.init(seq: seq, eventID: eventID, expiresAt: expiresAt, frame: frame))
+        guard let subscribers = channels[eventID] else { return [] }
+        var out: [ConnectionID] = []
+        out.reserveCapacity(subscribers.count)
+        for (id, sub) in subscribers where seq > sub.through {
+            out.append(id)
+        }
+        return out
+    }
+
+    /// Ends every subscription of `user` on `eventID`; returns the connections that lost one.
+    public mutating func revoke(user: UUID, from eventID: UUID) -> [ConnectionID] {
+        var out: [ConnectionID] = []
+        for id in connectionsOfUser[user] ?? [] where eventsOfConnection[id]?.contains(eventID) == true {
+            eventsOfConnection[id]?.remove(eventID)
+            removeSubscription(id, eventID)
+            out.append(id)
+        }
+        return out.sorted()
+    }
+}

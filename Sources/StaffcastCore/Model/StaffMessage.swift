@@ -1,0 +1,40 @@
+import Foundation
+
+/// One row of `staff_messages` as a given user sees it (`read` is that user's view).
+public struct StaffMessage: Sendable, Equatable {
+    public var id: UUID
+    public var seq: Int64
+    public var eventID: UUID
+    public var senderID: UUID
+    public var senderName: String
+    public var message: String
+    public var messageType: MessageType
+    public var priority: Priority
+    public var sentAt: Date
+    public var expiresAt: Date?
+    public var read: Bool
+    public var readCount: Int
+
+    public init(id: UUID, seq: Int64, eventID: UUID, senderID: UUID, senderName: String, message: String,
+                messageType: MessageType, priority: Priority, sentAt: Date, expiresAt: Date?,
+                read: Bool, readCount: Int) {
+        self.id = id
+        self.seq = seq
+        self.eventID = eventID
+        self.senderID = senderID
+        self.senderName = senderName
+        self.message = message
+        self.messageType = messageType
+        self.priority = priority
+        self.sentAt = sentAt
+        self.expiresAt = expiresAt
+        self.read = read
+        self.readCount = readCount
+    }
+
+    /// Expired messages are never delivered, replayed or counted as unread.
+    public func isExpired(at now: Date) -> Bool {
+        guard let expiresAt else { return false }
+        return expiresAt <= now
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+
+/// One decoded client frame: what is asked, plus the optional `ref` to echo in the reply.
+public struct ClientFrame: Sendable, Equatable {
+    public var ref: String?
+    public var request: ClientRequest
+
+    public init(ref: String?, request: ClientRequest) {
+        self.ref = ref
+        self.request = request
+    }
+}
+
+/// The client ops of protocol v1 (CONTRACT.md §2), already validated.
+public enum ClientRequest: Sendable, Equatable {
+    case subscribe(eventID: UUID, sinceSeq: Int64?)
+    case unsubscribe(eventID: UUID)
+    case send(SendRequest)
+    case markRead(messageID: UUID)
+    case markNotificationRead(notificationID: UUID)
+    case history(eventID: UUID, beforeSeq: Int64?, limit: Int)
+    case listEvents
+    case ping
+
+    public var op: String {
+        switch self {
+        case .subscribe: return "subscribe"
+        case .unsubscribe: return "unsubscribe"
+        case .send: return "send"
+        case .markRead: return "mark_read"
+        case .markNotificationRead: return "mark_notification_read"
+        case .history: return "history"
+        case .listEvents: return "list_events"
+        case .ping: return "ping"
+        }
+    }
+}
+
+/// A frame that could not be decoded: the error to send back, with the `ref` if one was readable.
+public struct ClientFrameError: Error, Sendable, Equatable {
+    public var ref: String?
+    public var error: StaffcastError
+}

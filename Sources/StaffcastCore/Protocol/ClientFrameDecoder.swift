@@ -1,0 +1,107 @@
+import Foundation
+
+/// Turns the bytes of one client text frame into a `ClientFrame`, or a `ClientFrameError`
+/// whose sentence names the field at fault. Pure: no I/O, safe on any thread.
+public enum ClientFrameDecoder {
+    public static func decode(_ bytes: [UInt8]) -> Result<ClientFrame, ClientFrameError> {
+        if bytes.count > Limits.maxFrameBytes {
+            return .failure(ClientFrameError(ref: nil, error: StaffcastError(.tooLarge,
+                "The frame is \(bytes.count) bytes; the limit is \(Limits.maxFrameBytes) bytes.")))
+        }
+        let parsed: Any
+        do {
+            parsed = try JSONSerialization.jsonObject(with: Data(bytes), options: [])
+        } catch {
+            return .failure(ClientFrameError(ref: nil, error: .invalid("The frame is not valid JSON; send one JSON object per text frame.")))
+        }
+        guard let object = parsed as? [String: Any] else {
+            return .failure(ClientFrameError(ref: nil, error: .invalid("The frame must be a JSON object with an \"op\" field.")))
+        }
+        let fields = JSONFields(object)
+        var ref: String?
+        do throws(StaffcastError) {
+            ref = try fields.string("ref")
+            guard let op = try fields.string("op") else {
+                throw StaffcastError.invalid("The frame has no \"op\" field; say what you want, e.g. {\"op\":\"ping\"}.")
+            }
+            return .success(ClientFrame(ref: ref, request: try request(op: op, fields)))
+        } catch {
+            return .failure(ClientFrameError(ref: ref, error: error))
+        }
+    }
+
+    private static func request(op: String, _ f: JSONFields) throws(StaffcastError) -> ClientRequest {
+        switch op {
+        case "subscribe":
+            return .subscribe(eventID: try f.requiredUUID("event_id"), sinceSeq: try f.int64("since_seq", min: 0))
+        case "unsubscribe":
+            return .unsubscribe(eventID: try f.requiredUUID("event_id"))
+        case "send":
+            let eventID = try f.requiredUUID("event_id")
+            guard let message = try f.string("message") else {
+                throw .invalid("send needs a \"message\" field with the text to send.")
+            }
+            let minutes = try f.int64("expires_in_minutes", min: Int64.min).map { Int(clamping: $0) }
+            return .send(try SendRequest(eventID: eventID, message: message,
+                                         messageType: try f.string("message_type"),
+                                         priority: try f.string("priority"),
+                                         expiresInMinutes: minutes))
+        case "mark_read":
+            return .markRead(messageID: try f.requiredUUID("message_id"))
+        case "mark_notification_read":
+            return .markNotificationRead(notificationID: try f.requiredUUID("notification_id"))
+        case "history":
+            let limit = try f.int64("limit", min: 1) ?? Int64(Limits.defaultHistoryLimit)
+            guard limit <= Limits.maxHistoryLimit else {
+                throw .invalid("limit may be at most \(Limits.maxHistoryLimit); got \(limit).")
+            }
+            return .history(eventID: try f.requiredUUID("event_id"), beforeSeq: try f.int64("before_seq", min: 1),
+                            limit: Int(limit))
+        case "list_events":
+            return .listEvents
+        case "ping":
+            return .ping
+        default:
+            throw .invalid("Unknown op '\(op)'. Known ops: subscribe, unsubscribe, send, mark_read, mark_notification_read, history, list_events, ping.")
+        }
+    }
+}
+
+/// Typed access to the fields of a decoded JSON object, with errors that name the field.
+public struct JSONFields {
+    public let object: [String: Any]
+    public init(_ object: [String: Any]) { self.object = object }
+
+    private func present(_ key: String) -> Any? {
+        guard let v = object[key], !(v is NSNull) else { return nil }
+        return v
+    }
+
+    public func string(_ key: String) throws(StaffcastError) -> String? {
+        guard let v = present(key) else { return nil }
+        guard let s = v as? String, !JSONFields.isBool(v) else { throw .invalid("\(key) must be a string.") }
+        return s
+    }
+
+    public func requiredUUID(_ key: String) throws(StaffcastError) -> UUID {
+        guard let s = try string(key) else { throw .invalid("\(key) is missing; it must be a UUID.") }
+        guard let id = UUID(uuidString: s) else { throw .invalid("\(key) '\(s.prefix(64))' is not a UUID.") }
+        return id
+    }
+
+    public func int64(_ key: String, min: Int64) throws(StaffcastError) -> Int64? {
+        guard let v = present(key) else { return nil }
+        guard !JSONFields.isBool(v), let n = v as? NSNumber else { throw .invalid("\(key) must be a whole number.") }
+        let d = n.doubleValue
+        guard d.rounded() == d, d >= -9.0e18, d <= 9.0e18 else { throw .invalid("\(key) must be a whole number.") }
+        let i = Int64(d)
+        guard i >= min else { throw .invalid("\(key) must be at least \(min); got \(i).") }
+        return i
+    }
+
+    /// JSONSerialization hands `true`/`false` back as NSNumber subclasses (`__NSCFBoolean` on
+    /// both Linux and Darwin); tell them apart so that `true` is not taken for the number 1.
+    static func isBool(_ v: Any) -> Bool {
+        String(describing: type(of: v)).contains("Bool")
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+
+/// A validated request to notify one user (HTTP `POST /v1/users/{id}/notifications`).
+public struct NotificationRequest: Sendable, Equatable {
+    public var userID: UUID
+    public var type: String
+    public var title: String
+    public var message: String
+    public var data: JSONValue?
+
+    public init(userID: UUID, type: String, title: String, message: String, data: JSONValue?) throws(StaffcastError) {
+        func require(_ value: String, _ field: String, max: Int) throws(StaffcastError) {
+            guard !value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+                throw .invalid("\(field) is empty.")
+            }
+            guard value.utf8.count <= max else {
+                throw StaffcastError(.tooLarge, "\(field) is \(value.utf8.count) bytes; the limit is \(max).")
+            }
+        }
+        try require(type, "type", max: Limits.maxNotificationTypeBytes)
+        try require(title, "title", max: Limits.maxNotificationTitleBytes)
+        try require(message, "message", max: Limits.maxMessageBytes)
+        if let data {
+            switch data {
+            case .object, .null: break
+            default: throw .invalid("data must be a JSON object or null.")
+            }
+        }
+        self.userID = userID
+        self.type = type
+        self.title = title
+        self.message = message
+        self.data = data == .null ? nil : data
+    }
+}

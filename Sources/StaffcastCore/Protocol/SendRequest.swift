@@ -1,0 +1,46 @@
+import Foundation
+
+/// A validated request to send a staff message, however it arrived (WebSocket `send`,
+/// HTTP JSON body, HTTP text body with query parameters). Construction is the validation:
+/// a value of this type always satisfies the limits in `Limits`.
+public struct SendRequest: Sendable, Equatable {
+    public var eventID: UUID
+    public var message: String
+    public var messageType: MessageType
+    public var priority: Priority
+    public var expiresInMinutes: Int?
+
+    public init(eventID: UUID, message: String, messageType: String? = nil, priority: String? = nil,
+                expiresInMinutes: Int? = nil) throws(StaffcastError) {
+        let trimmed = message.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else {
+            throw .invalid("The message is empty; write the text staff should read.")
+        }
+        let bytes = message.utf8.count
+        guard bytes <= Limits.maxMessageBytes else {
+            throw StaffcastError(.tooLarge, "The message is \(bytes) bytes; the limit is \(Limits.maxMessageBytes) bytes.")
+        }
+        var type = MessageType.broadcast
+        if let messageType {
+            guard let t = MessageType(rawValue: messageType) else {
+                throw .invalid("message_type '\(messageType)' is not one of broadcast, alert, emergency.")
+            }
+            type = t
+        }
+        var prio = Priority.normal
+        if let priority {
+            guard let p = Priority(rawValue: priority) else {
+                throw .invalid("priority '\(priority)' is not one of low, normal, high, urgent.")
+            }
+            prio = p
+        }
+        if let expiresInMinutes, !Limits.expiresInMinutes.contains(expiresInMinutes) {
+            throw .invalid("expires_in_minutes must be between \(Limits.expiresInMinutes.lowerBound) and \(Limits.expiresInMinutes.upperBound) (30 days); got \(expiresInMinutes).")
+        }
+        self.eventID = eventID
+        self.message = message
+        self.messageType = type
+        self.priority = prio
+        self.expiresInMinutes = expiresInMinutes
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+
+/// The server ops of protocol v1 (CONTRACT.md §2), plus `events` (reply to `list_events`).
+/// `encoded()` produces the exact bytes of one text frame; the server encodes a live message
+/// once and writes those same bytes to every subscriber.
+public enum ServerFrame: Sendable, Equatable {
+    case hello(user: Identity, serverTime: Date, node: String)
+    case subscribed(ref: String?, event: EventSummary, history: [StaffMessage], unreadCount: Int)
+    case unsubscribed(ref: String?, eventID: UUID)
+    case message(StaffMessage)
+    case sent(ref: String?, message: StaffMessage)
+    case read(ref: String?, messageID: UUID, eventID: UUID, unreadCount: Int)
+    case history(ref: String?, eventID: UUID, messages: [StaffMessage])
+    case notification(StaffNotification)
+    case notificationRead(ref: String?, notificationID: UUID)
+    case accessRevoked(eventID: UUID)
+    case events(ref: String?, events: [EventSummary])
+    case pong(ref: String?)
+    case error(ref: String?, StaffcastError)
+
+    public var op: String {
+        switch self {
+        case .hello: return "hello"
+        case .subscribed: return "subscribed"
+        case .unsubscribed: return "unsubscribed"
+        case .message: return "message"
+        case .sent: return "sent"
+        case .read: return "read"
+        case .history: return "history"
+        case .notification: return "notification"
+        case .notificationRead: return "notification_read"
+        case .accessRevoked: return "access_revoked"
+        case .events: return "events"
+        case .pong: return "pong"
+        case .error: return "error"
+        }
+    }
+
+    public var ref: String? {
+        switch self {
+        case .subscribed(let ref, _, _, _), .unsubscribed(let ref, _), .sent(let ref, _), .read(let ref, _, _, _),
+             .history(let ref, _, _), .notificationRead(let ref, _), .events(let ref, _), .pong(let ref),
+             .error(let ref, _):
+            return ref
+        case .hello, .message, .notification, .accessRevoked:
+            return nil
+        }
+    }
+
+    /// The UTF-8 JSON text of the frame.
+    public func encoded() -> [UInt8] {
+        do {
+            return Array(try JSONEncoder().encode(self))
+        } catch {
+            // Only reachable if a model's Encodable conformance throws, which none of ours do.
+            return Array(#"{"op":"error","code":"internal","message":"The server could not encode a reply."}"#.utf8)
+        }
+    }
+
+    public static func decode(_ bytes: [UInt8]) throws -> ServerFrame {
+        try JSONDecoder().decode(ServerFrame.self, from: Data(bytes))
+    }
+}
+
+extension ServerFrame: Codable {
+    struct Key: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(_ s: String) { stringValue = s }
+        init?(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    private static func id(_ u: UUID) -> String { u.uuidString.lowercased() }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: Key.self)
+        try c.encode(op, forKey: Key("op"))
+        if let ref { try c.encode(ref, forKey: Key("ref")) }
+        switch self {
+        case .hello(let user, let serverTime, let node):
+            try c.encode(Self.id(user.userID), forKey: Key("user_id"))
+            try c.encode(user.displayName, forKey: Key("display_name"))
+            try c.encode(RFC3339.format(serverTime), forKey: Key("server_time"))
+            try c.encode(node, forKey: Key("node"))
+            try c.encode(1, forKey: Key("protocol"))
+        case .subscribed(_, let event, let history, let unread):
+            try c.encode(Self.id(event.id), forKey: Key("event_id"))
+            try c.encode(event.name, forKey: Key("event_name"))
+            try c.encode(event.accessLevel, forKey: Key("access_level"))
+            try c.encode(history, forKey: Key("history"))
+            try c.encode(unread, forKey: Key("unread_count"))
+        case .unsubscribed(_, let eventID), .accessRevoked(let eventID):
+            try c.encode(Self.id(eventID), forKey: Key("event_id"))
+        case .message(let m), .sent(_, let m):
+            try c.encode(m, forKey: Key("message"))
+        case .read(_, let messageID, let eventID, let unread):
+            try c.encode(Self.id(messageID), forKey: Key("message_id"))
+            try c.encode(Self.id(eventID), forKey: Key("event_id"))
+            try c.encode(unread, forKey: Key("unread_count"))
+        case .history(_, let eventID, let messages):
+            try c.encode(Self.id(eventID), forKey: Key("event_id"))
+            try c.encode(messages, forKey: Key("messages"))
+        case .notification(let n):
+            try c.encode(n, forKey: Key("notification"))
+        case .notificationRead(_, let id):
+            try c.encode(Self.id(id), forKey: Key("notification_id"))
+        case .events(_, let events):
+            try c.encode(events, forKey: Key("events"))
+        case .pong:
+            break
+        case .error(_, let e):
+            try c.encode(e.code.rawValue, forKey: Key("code"))
+            try c.encode(e.message, forKey: Key("message"))
+        }
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: Key.self)
+        let op = try c.decode(String.self, forKey: Key("op"))
+        let ref = try c.decodeIfPresent(String.self, forKey: Key("ref"))
+        func uuid(_ k: String) throws -> UUID { try c.decode(UUID.self, forKey: Key(k)) }
+        switch op {
+        case "hello":
+            self = .hello(user: Identity(userID: try uuid("user_id"),
+                                         displayName: try c.decode(String.self, forKey: Key("display_name"))),
+                          serverTime: try c.decodeRFC3339(forKey: Key("server_time")),
+                          node: try c.decodeIfPresent(String.self, forKey: Key("node")) ?? "")
+        case "subscribed":
+            let event = EventSummary(id: try uuid("event_id"),
+                                     name: try c.decodeIfPresent(String.self, forKey: Key("event_name")) ?? "",
+                                     startsAt: nil,
+                                     accessLevel: try c.decodeIfPresent(AccessLevel.self, forKey: Key("access_level")) ?? .staff)
+            self = .subscribed(ref: ref, event: event, history: try c.decode([StaffMessage].self, forKey: Key("history")),
+                               unreadCount: try c.decode(Int.self, forKey: Key("unread_count")))
+        case "unsubscribed": self = .unsubscribed(ref: ref, eventID: try uuid("event_id"))
+        case "access_revoked": self = .accessRevoked(eventID: try uuid("event_id"))
+        case "message": self = .message(try c.decode(StaffMessage.self, forKey: Key("message")))
+        case "sent": self = .sent(ref: ref, message: try c.decode(StaffMessage.self, forKey: Key("message")))
+        case "read":
+            self = .read(ref: ref, messageID: try uuid("message_id"), eventID: try uuid("event_id"),
+                         unreadCount: try c.decode(Int.self, forKey: Key("unread_count")))
+        case "history":
+            self = .history(ref: ref, eventID: try uuid("event_id"),
+                            messages: try c.decode([StaffMessage].self, forKey: Key("messages")))
+        case "notification": self = .notification(try c.decode(StaffNotification.self, forKey: Key("notification")))
+        case "notification_read": self = .notificationRead(ref: ref, notificationID: try uuid("notification_id"))
+        case "events": self = .events(ref: ref, events: try c.decode([EventSummary].self, forKey: Key("events")))
+        case "pong": self = .pong(ref: ref)
+        case "error":
+            self = .error(ref: ref, StaffcastError(ErrorCode(try c.decode(String.self, forKey: Key("code"))),
+                                                   try c.decode(String.self, forKey: Key("message"))))
+        default:
+            throw DecodingError.dataCorruptedError(forKey: Key("op"), in: c, debugDescription: "unknown op \(op)")
+        }
+    }
+}

@@ -1,0 +1,59 @@
+import Foundation
+import Logging
+
+/// Which database a command uses: an external one by URL, or the embedded cluster under a data
+/// dir (started on demand). `serve`, `migrate` and every `admin` command resolve it the same
+/// way, so they always meet the same database.
+public final class DatabaseTarget: @unchecked Sendable {
+    public let conninfo: String
+    public let cluster: EmbeddedCluster?
+    /// True when this process started the embedded cluster.
+    public let startedCluster: Bool
+
+    public init(databaseURL: String?, dataDir: String) throws(PostgresError) {
+        if let databaseURL, !databaseURL.isEmpty {
+            conninfo = databaseURL
+            cluster = nil
+            startedCluster = false
+        } else {
+            let cluster = try EmbeddedCluster(dataDir: dataDir)
+            startedCluster = try cluster.ensureRunning()
+            conninfo = cluster.conninfo
+            self.cluster = cluster
+        }
+    }
+
+    /// Human description that never shows a password.
+    public var displayName: String {
+        if let cluster { return "embedded cluster at \(cluster.clusterDir.path)" }
+        return Self.redacted(conninfo)
+    }
+
+    /// Stops the embedded cluster when no other staffcast server still uses it (or, with
+    /// `onlyIfStartedHere`, only when this process started it: admin commands).
+    public func release(onlyIfStartedHere: Bool, logger: Logger) {
+        guard let cluster else { return }
+        if onlyIfStartedHere && !startedCluster { return }
+        if let conn = try? PGConnection(conninfo: conninfo),
+           let others = try? conn.query("""
+               SELECT count(*) FROM pg_stat_activity WHERE application_name = 'staffcast serve' AND pid <> pg_backend_pid()
+               """).int(0, 0), others > 0 {
+            logger.info("leaving the embedded PostgreSQL running: another staffcast server uses it", metadata: ["servers": "\(others)"])
+            return
+        }
+        do {
+            try cluster.stop()
+            logger.info("embedded PostgreSQL stopped")
+        } catch {
+            logger.error("could not stop the embedded PostgreSQL", metadata: ["error": "\(error)"])
+        }
+    }
+
+    public static func redacted(_ url: String) -> String {
+        guard var c = URLComponents(string: url), c.password != nil else {
+            return url.replacingOccurrences(of: #"password=\S+"#, with: "password=***", options: .regularExpression)
+        }
+        c.password = "***"
+        return c.string ?? url
+    }
+}

@@ -1,0 +1,143 @@
+import CLibPQ
+import Foundation
+
+/// The one owner of a libpq connection (`PGconn`); finishes it when released.
+///
+/// Not thread-safe: each instance belongs to exactly one thread (a database worker, the
+/// change listener, or a command-line command). All statements use bound parameters
+/// (`PQexecParams`); SQL is never built from values.
+public final class PGConnection {
+    private var handle: OpaquePointer?
+    public let conninfo: String
+
+    /// Connects, or throws `connectionFailed` with libpq's reason.
+    public init(conninfo: String) throws(PostgresError) {
+        self.conninfo = conninfo
+        guard let conn = PQconnectdb(conninfo) else {
+            throw PostgresError(.connectionFailed, "libpq could not allocate a connection")
+        }
+        handle = conn
+        guard PQstatus(conn) == CONNECTION_OK else {
+            let reason = Self.errorMessage(conn)
+            PQfinish(conn)
+            handle = nil
+            throw PostgresError(.connectionFailed, reason)
+        }
+    }
+
+    deinit {
+        if let handle { PQfinish(handle) }
+    }
+
+    public var isHealthy: Bool {
+        guard let handle else { return false }
+        return PQstatus(handle) == CONNECTION_OK
+    }
+
+    /// The socket libpq reads from, for `poll` in the change listener.
+    public var socket: Int32 { handle.map { PQsocket($0) } ?? -1 }
+
+    /// Runs one statement with text parameters (nil is SQL NULL) and returns its rows.
+    @discardableResult
+    public func query(_ sql: String, _ params: [String?] = []) throws(PostgresError) -> PGResult {
+        guard let handle, PQstatus(handle) == CONNECTION_OK else {
+            throw PostgresError(.connectionLost, "the database connection is closed", statement: Self.firstLine(sql))
+        }
+        // libpq wants C strings that outlive the call; copy them and free them after.
+        let cParams: [UnsafeMutablePointer<CChar>?] = params.map { $0.flatMap { strdup($0) } }
+        defer { cParams.forEach { free($0) } }
+        let raw: OpaquePointer? = cParams.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: max(buffer.count, 1)) { values in
+                PQexecParams(handle, sql, Int32(params.count), nil, params.isEmpty ? nil : values, nil, nil, 0)
+            }
+        }
+        return try check(raw, sql)
+    }
+
+    /// Runs one or more statements without parameters (migrations, BEGIN/COMMIT).
+    @discardableResult
+    public func execute(_ sql: String) throws(PostgresError) -> PGResult {
+        guard let handle, PQstatus(handle) == CONNECTION_OK else {
+            throw PostgresError(.connectionLost, "the database connection is closed", statement: Self.firstLine(sql))
+        }
+        return try check(PQexec(handle, sql), sql)
+    }
+
+    private func check(_ raw: OpaquePointer?, _ sql: String) throws(PostgresError) -> PGResult {
+        guard let raw else {
+            throw PostgresError(.connectionLost, handle.map(Self.errorMessage) ?? "no result", statement: Self.firstLine(sql))
+        }
+        let result = PGResult(raw)
+        switch PQresultStatus(raw) {
+        case PGRES_COMMAND_OK, PGRES_TUPLES_OK, PGRES_EMPTY_QUERY:
+            return result
+        default:
+            let sqlState = PQresultErrorField(raw, Int32(UInt8(ascii: "C"))).map { String(cString: $0) }
+            let primary = PQresultErrorField(raw, Int32(UInt8(ascii: "M"))).map { String(cString: $0) }
+            let message = primary ?? PQresultErrorMessage(raw).map { String(cString: $0) } ?? "query failed"
+            let lost = handle.map { PQstatus($0) != CONNECTION_OK } ?? true
+            throw PostgresError(lost ? .connectionLost : .queryFailed, message, sqlState: sqlState,
+                                statement: Self.firstLine(sql))
+        }
+    }
+
+    // MARK: transactions
+
+    /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
+    public func transaction<T>(_ mode: String = "READ COMMITTED", _ body: (PGConnection) throws -> T) throws -> T {
+        try execute("BEGIN ISOLATION LEVEL \(mode)")
+        do {
+            let value = try body(self)
+            try execute("COMMIT")
+            return value
+        } catch {
+            if isHealthy { _ = try? execute("ROLLBACK") }
+            throw error
+        }
+    }
+
+    /// Runs `body` in one transaction as `user`: the role becomes `staffcast_app` and
+    /// `staffcast.user_id` is set, so row-level security judges every statement as that user.
+    public func transaction<T>(asUser user: UUID, _ mode: String = "READ COMMITTED",
+                               _ body: (PGConnection) throws -> T) throws -> T {
+        try transaction(mode) { conn in
+            try conn.execute("SET LOCAL ROLE staffcast_app")
+            try conn.query("SELECT set_config('staffcast.user_id', $1, true)", [user.uuidString.lowercased()])
+            return try body(conn)
+        }
+    }
+
+    // MARK: LISTEN/NOTIFY
+
+    /// Reads what arrived on the socket and returns the channel names of pending notifications.
+    public func drainNotifications() throws(PostgresError) -> [String] {
+        guard let handle else { throw PostgresError(.connectionLost, "the database connection is closed") }
+        guard PQconsumeInput(handle) == 1 else {
+            throw PostgresError(.connectionLost, Self.errorMessage(handle))
+        }
+        var channels: [String] = []
+        while let note = PQnotifies(handle) {
+            if let relname = note.pointee.relname { channels.append(String(cString: relname)) }
+            PQfreemem(note)
+        }
+        return channels
+    }
+
+    // MARK: helpers
+
+    private static func errorMessage(_ conn: OpaquePointer) -> String {
+        guard let text = PQerrorMessage(conn) else { return "unknown libpq error" }
+        let message = String(cString: text).trimmingCharacters(in: .whitespacesAndNewlines)
+        return message.isEmpty ? "unknown libpq error" : message
+    }
+
+    static func firstLine(_ sql: String) -> String {
+        let line = sql.split(separator: "\n", omittingEmptySubsequences: true).first.map(String.init) ?? sql
+        return String(line.trimmingCharacters(in: .whitespaces).prefix(120))
+    }
+
+    /// Quotes a value for a conninfo string (`key='value'`).
+    public static func conninfoQuote(_ value: String) -> String {
+        "'" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
+    }
+}

@@ -1,0 +1,43 @@
+/// Everything that can go wrong talking to PostgreSQL, with the SQLSTATE when the server sent
+/// one and the statement as context. `code` is a struct so new kinds can be added freely.
+public struct PostgresError: Error, CustomStringConvertible, Sendable {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        public let rawValue: String
+        public init(_ rawValue: String) { self.rawValue = rawValue }
+        public static let connectionFailed = Code("connection_failed")
+        public static let connectionLost = Code("connection_lost")
+        public static let queryFailed = Code("query_failed")
+        public static let unexpectedResult = Code("unexpected_result")
+        public static let migration = Code("migration")
+        public static let cluster = Code("cluster")
+        public var description: String { rawValue }
+    }
+
+    public var code: Code
+    /// Five-character SQLSTATE, e.g. "42501" for insufficient_privilege.
+    public var sqlState: String?
+    public var message: String
+    /// The first line of the statement that failed, for logs (never its parameters).
+    public var statement: String?
+
+    public init(_ code: Code, _ message: String, sqlState: String? = nil, statement: String? = nil) {
+        self.code = code
+        self.message = message
+        self.sqlState = sqlState
+        self.statement = statement
+    }
+
+    /// True when the connection itself is gone and a new one may succeed.
+    public var isConnectionProblem: Bool {
+        code == .connectionFailed || code == .connectionLost || (sqlState?.hasPrefix("08") ?? false)
+            || sqlState == "57P01" || sqlState == "57P02" || sqlState == "57P03"
+    }
+
+    public var description: String {
+        var s = "\(code)"
+        if let sqlState { s += " [\(sqlState)]" }
+        s += ": \(message)"
+        if let statement { s += " (in: \(statement))" }
+        return s
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import Glibc
+import Logging
+import Synchronization
+
+/// Follows what every staffcast server commits, through PostgreSQL LISTEN/NOTIFY.
+///
+/// Runs on its own thread with its own connection. A notification is only a wake-up: on each
+/// one (and every `pollInterval` regardless, in case one was lost) it reads the change logs
+/// after its cursors from one snapshot and hands the batch to `deliver`, in seq order. So
+/// coalesced or missed notifications lose nothing, and after a lost connection it reconnects
+/// with backoff and reads on from where it was.
+public final class ChangeListener: @unchecked Sendable {
+    public enum State: String, Sendable {
+        case starting, listening, reconnecting, stopped
+    }
+
+    public let conninfo: String
+    public let pollInterval: TimeInterval
+    private let logger: Logger
+    private let deliver: @Sendable (ChangeBatch) -> Void
+    private let shared: Mutex<(state: State, stop: Bool, lastError: String?)> = Mutex((.starting, false, nil))
+    private let done = DispatchSemaphore(value: 0)
+    private var cursors: ChangeCursors
+
+    /// `deliver` is called on the listener's thread, one batch at a time, in order.
+    public init(conninfo: String, from cursors: ChangeCursors, pollInterval: TimeInterval = 5, logger: Logger,
+                deliver: @escaping @Sendable (ChangeBatch) -> Void) {
+        self.conninfo = conninfo
+        self.cursors = cursors
+        self.pollInterval = pollInterval
+        self.logger = logger
+        self.deliver = deliver
+    }
+
+    public var state: State { shared.withLock { $0.state } }
+    public var lastError: String? { shared.withLock { $0.lastError } }
+
+    public func start() {
+        let thread = Thread { [self] in run() }
+        thread.name = "staffcast-listener"
+        thread.start()
+    }
+
+    /// Asks the thread to end and waits for it (at most `timeout` seconds).
+    public func stop(timeout: TimeInterval = 3) {
+        shared.withLock { $0.stop = true }
+        _ = done.wait(timeout: .now() + timeout)
+    }
+
+    private var stopping: Bool { shared.withLock { $0.stop } }
+
+    private func setState(_ s: State, error: String? = nil) {
+        shared.withLock {
+            $0.state = s
+            if let error { $0.lastError = error } else if s == .listening { $0.lastError = nil }
+        }
+    }
+
+    private func run() {
+        var backoff: TimeInterval = 0.25
+        while !stopping {
+            do {
+                let conn = try PGConnection(conninfo: conninfo)
+                try conn.execute("LISTEN staffcast")
+                setState(.listening)
+                logger.info("change listener is listening")
+                backoff = 0.25
+                try follow(conn)
+            } catch {
+                if stopping { break }
+                setState(.reconnecting, error: "\(error)")
+                logger.warning("change listener lost the database; reconnecting", metadata: [
+                    "error": "\(error)", "retry_in_s": "\(backoff)"])
+                sleepUnlessStopping(backoff)
+                backoff = min(backoff * 2, 5)
+            }
+        }
+        setState(.stopped)
+        done.signal()
+    }
+
+    /// Reads and delivers until the connection fails or `stop` is called.
+    private func follow(_ conn: PGConnection) throws {
+        let store = Store(conn)
+        try catchUp(store) // whatever was committed while we were not listening
+        var lastRead = Date()
+        while !stopping {
+            var pfd = pollfd(fd: conn.socket, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&pfd, 1, 250)
+            if ready < 0 && errno != EINTR {
+                throw PostgresError(.connectionLost, "poll failed: \(String(cString: strerror(errno)))")
+            }
+            var woken = false
+            if ready > 0 {
+                woken = !(try conn.drainNotifications()).isEmpty
+                if !conn.isHealthy { throw PostgresError(.connectionLost, "the listener's connection closed") }
+            }
+            if woken || Date().timeIntervalSince(lastRead) >= pollInterval {
+                try catchUp(store)
+                lastRead = Date()
+            }
+        }
+    }
+
+    private func catchUp(_ store: Store) throws {
+        while true {
+            let batch = try store.changes(after: cursors)
+            cursors = batch.cursors
+            if !batch.isEmpty { deliver(batch) }
+            if !batch.hasMore || stopping { return }
+        }
+    }
+
+    private func sleepUnlessStopping(_ seconds: TimeInterval) {
+        let end = Date().addingTimeInterval(seconds)
+        while !stopping && Date() < end { usleep(50_000) }
+    }
+}

@@ -1,0 +1,84 @@
+import Foundation
+import StaffcastCore
+
+/// Set-up done by organisers from the shell (`staffcast admin …`), as the server's own login.
+extension Store {
+    public func createUser(name: String) throws -> UUID {
+        let name = try Self.validName(name, what: "user name")
+        let id = UUID()
+        try conn.query("INSERT INTO profiles (id, display_name) VALUES ($1, $2)", [Self.id(id), name])
+        return id
+    }
+
+    public func createEvent(name: String, startsAt: Date?) throws -> UUID {
+        let name = try Self.validName(name, what: "event name")
+        let id = UUID()
+        try conn.query("INSERT INTO events (id, name, starts_at) VALUES ($1, $2, $3)",
+                       [Self.id(id), name, startsAt.map(RFC3339.format)])
+        return id
+    }
+
+    /// Gives `user` `level` on `event` (or changes it).
+    public func grant(event: UUID, user: UUID, level: AccessLevel) throws {
+        try requireEvent(event)
+        try requireUser(user)
+        try conn.query("""
+            INSERT INTO event_access (event_id, user_id, access_level) VALUES ($1, $2, $3)
+            ON CONFLICT (event_id, user_id) DO UPDATE SET access_level = EXCLUDED.access_level, granted_at = now()
+            """, [Self.id(event), Self.id(user), level.rawValue])
+    }
+
+    /// Ends `user`'s access to `event`; false if there was none.
+    @discardableResult
+    public func revoke(event: UUID, user: UUID) throws -> Bool {
+        try requireEvent(event)
+        try requireUser(user)
+        return try conn.query("DELETE FROM event_access WHERE event_id = $1 AND user_id = $2",
+                              [Self.id(event), Self.id(user)]).affectedRows > 0
+    }
+
+    /// Issues a new token for `user` and returns it; only its hash is stored.
+    public func issueToken(user: UUID, label: String? = nil) throws -> String {
+        try requireUser(user)
+        let token = TokenHasher.generate()
+        try conn.query("INSERT INTO api_tokens (token_hash, user_id, label) VALUES ($1, $2, $3)",
+                       [TokenHasher.storedHash(of: token), Self.id(user), label])
+        return token
+    }
+
+    /// The user a token belongs to, or nil for an unknown or revoked token.
+    public func authenticate(token: String) throws -> Identity? {
+        guard TokenHasher.looksValid(token) else { return nil }
+        let r = try conn.query("""
+            SELECT p.id, p.display_name FROM api_tokens t JOIN profiles p ON p.id = t.user_id
+            WHERE t.token_hash = $1 AND t.revoked_at IS NULL
+            """, [TokenHasher.storedHash(of: token)])
+        guard r.rowCount == 1, let id = r.uuid(0, 0) else { return nil }
+        return Identity(userID: id, displayName: r.string(0, 1) ?? "")
+    }
+
+    public func requireEvent(_ event: UUID) throws {
+        let r = try conn.query("SELECT 1 FROM events WHERE id = $1", [Self.id(event)])
+        if r.rowCount == 0 { throw StaffcastError.notFound("There is no event \(Self.id(event)).") }
+    }
+
+    public func requireUser(_ user: UUID) throws {
+        let r = try conn.query("SELECT 1 FROM profiles WHERE id = $1", [Self.id(user)])
+        if r.rowCount == 0 { throw StaffcastError.notFound("There is no user \(Self.id(user)).") }
+    }
+
+    static func validName(_ name: String, what: String) throws -> String {
+        let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else { throw StaffcastError.invalid("The \(what) is empty.") }
+        guard trimmed.count <= 200 else { throw StaffcastError.invalid("The \(what) is longer than 200 characters.") }
+        return trimmed
+    }
+}
+
+extension Store {
+    /// True when `user` owns at least one event (owners may read server status).
+    public func isOwnerOfAnyEvent(_ user: UUID) throws -> Bool {
+        try conn.query("SELECT EXISTS (SELECT 1 FROM event_access WHERE user_id = $1 AND access_level = 'owner')",
+                       [Self.id(user)]).bool(0, 0) ?? false
+    }
+}

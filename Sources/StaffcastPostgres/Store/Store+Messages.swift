@@ -1,0 +1,179 @@
+import Foundation
+import StaffcastCore
+
+/// What one user does with an event's messages. Every method runs as that user (RLS).
+extension Store {
+    /// The user's level on `event`; throws not_found for an unknown event, forbidden for one
+    /// the user has no access to. Call inside a transaction as the user.
+    func level(_ user: UUID, _ event: UUID, in tx: PGConnection) throws -> (EventSummary) {
+        let r = try tx.query("""
+            SELECT e.name, \(Self.epochMicros("e.starts_at")), a.access_level
+            FROM event_access a JOIN events e ON e.id = a.event_id
+            WHERE a.event_id = $1 AND a.user_id = $2
+            """, [Self.id(event), Self.id(user)])
+        guard r.rowCount == 1, let level = r.string(0, 2).flatMap(AccessLevel.init) else {
+            throw StaffcastError.forbidden("You have no access to event \(Self.id(event)).")
+        }
+        return EventSummary(id: event, name: r.string(0, 0) ?? "", startsAt: r.date(0, 1), accessLevel: level)
+    }
+
+    /// Runs `body` as `user` after checking their access to `event`; turns "no access" into
+    /// not_found when the event does not exist at all.
+    func withAccess<T>(_ user: UUID, _ event: UUID, mode: String = "READ COMMITTED",
+                       _ body: (PGConnection, EventSummary) throws -> T) throws -> T {
+        do {
+            return try conn.transaction(asUser: user, mode) { tx in try body(tx, try level(user, event, in: tx)) }
+        } catch let e as StaffcastError where e.code == .forbidden {
+            try requireEvent(event) // throws not_found instead when the event is unknown
+            throw e
+        }
+    }
+
+    public func unreadCount(_ user: UUID, _ event: UUID, in tx: PGConnection) throws -> Int {
+        try tx.query("""
+            SELECT count(*) FROM staff_messages m
+            WHERE m.event_id = $1 AND NOT ($2::uuid = ANY (m.read_by)) AND m.sender_id <> $2::uuid AND \(Self.unexpired)
+            """, [Self.id(event), Self.id(user)]).int(0, 0) ?? 0
+    }
+
+    /// What a `subscribed` reply needs, read from one snapshot.
+    public struct SubscribeSnapshot: Sendable {
+        public var event: EventSummary
+        public var history: [StaffMessage]
+        public var unreadCount: Int
+        /// Highest message seq anywhere that the snapshot could see.
+        public var historyThrough: Int64
+        /// Highest access change the snapshot could see.
+        public var accessThrough: Int64
+    }
+
+    public func subscribe(as user: UUID, event: UUID, sinceSeq: Int64?) throws -> SubscribeSnapshot {
+        try withAccess(user, event, mode: "REPEATABLE READ") { tx, summary in
+            let history: [StaffMessage]
+            if let sinceSeq {
+                history = try Self.messages(tx.query("""
+                    SELECT \(Self.messageColumns(reader: "$1")) FROM staff_messages m JOIN profiles p ON p.id = m.sender_id
+                    WHERE m.event_id = $2 AND m.seq > $3 AND \(Self.unexpired) ORDER BY m.seq LIMIT \(Limits.maxCatchUp)
+                    """, [Self.id(user), Self.id(event), String(sinceSeq)]))
+            } else {
+                history = try Self.messages(tx.query("""
+                    SELECT * FROM (SELECT \(Self.messageColumns(reader: "$1"))
+                        FROM staff_messages m JOIN profiles p ON p.id = m.sender_id
+                        WHERE m.event_id = $2 AND \(Self.unexpired) ORDER BY m.seq DESC LIMIT \(Limits.subscribeHistory)) h
+                    ORDER BY 2
+                    """, [Self.id(user), Self.id(event)]))
+            }
+            // max(seq) over all of staff_messages is visible to the owner only; ask a
+            // SECURITY DEFINER-free way: the sequence position as seen by this snapshot.
+            let through = try tx.query("SELECT staffcast_visible_message_seq()").int64(0, 0) ?? 0
+            let access = try tx.query("SELECT staffcast_visible_access_seq()").int64(0, 0) ?? 0
+            return SubscribeSnapshot(event: summary, history: history, unreadCount: try unreadCount(user, event, in: tx),
+                                     historyThrough: through, accessThrough: access)
+        }
+    }
+
+    /// Messages of `event` before `beforeSeq` (or the newest), oldest first.
+    public func history(as user: UUID, event: UUID, beforeSeq: Int64?, limit: Int) throws -> [StaffMessage] {
+        try withAccess(user, event) { tx, _ in
+            try Self.messages(tx.query("""
+                SELECT * FROM (SELECT \(Self.messageColumns(reader: "$1"))
+                    FROM staff_messages m JOIN profiles p ON p.id = m.sender_id
+                    WHERE m.event_id = $2 AND m.seq < $3 AND \(Self.unexpired) ORDER BY m.seq DESC LIMIT $4) h
+                ORDER BY 2
+                """, [Self.id(user), Self.id(event), String(beforeSeq ?? Int64.max), String(limit)]))
+        }
+    }
+
+    /// Unexpired messages of `event` after `sinceSeq`, oldest first.
+    public func messages(as user: UUID, event: UUID, sinceSeq: Int64, limit: Int) throws -> [StaffMessage] {
+        try withAccess(user, event) { tx, _ in
+            try Self.messages(tx.query("""
+                SELECT \(Self.messageColumns(reader: "$1")) FROM staff_messages m JOIN profiles p ON p.id = m.sender_id
+                WHERE m.event_id = $2 AND m.seq > $3 AND \(Self.unexpired) ORDER BY m.seq LIMIT $4
+                """, [Self.id(user), Self.id(event), String(sinceSeq), String(limit)]))
+        }
+    }
+
+    /// Stores a message as `user` and returns it once committed.
+    public func send(as user: UUID, _ request: SendRequest) throws -> StaffMessage {
+        let stored = try withAccess(user, request.eventID) { tx, summary in
+            guard summary.accessLevel.maySend else {
+                throw StaffcastError.forbidden("Only admins and owners of an event may send to it; you are staff.")
+            }
+            let r = try tx.query("""
+                WITH m AS (
+                    INSERT INTO staff_messages (event_id, sender_id, message, message_type, priority, expires_at)
+                    VALUES ($2, $1, $3, $4, $5, now() + make_interval(mins => $6::int))
+                    RETURNING *)
+                SELECT \(Self.messageColumns(reader: "$1")) FROM m JOIN profiles p ON p.id = m.sender_id
+                """, [Self.id(user), Self.id(request.eventID), request.message, request.messageType.rawValue,
+                      request.priority.rawValue, request.expiresInMinutes.map(String.init)])
+            return try Self.messages(r)
+        }
+        guard let message = stored.first else {
+            throw PostgresError(.unexpectedResult, "the inserted message was not returned")
+        }
+        return message
+    }
+
+    /// Adds `user` to the message's `read_by` (idempotent); returns its event and the
+    /// user's remaining unread count there.
+    public func markRead(as user: UUID, message: UUID) throws -> (eventID: UUID, unreadCount: Int) {
+        try conn.transaction(asUser: user) { tx in
+            let r = try tx.query("""
+                WITH target AS (SELECT id, event_id, read_by FROM staff_messages WHERE id = $1),
+                     upd AS (UPDATE staff_messages m SET read_by = array_append(m.read_by, $2::uuid)
+                             FROM target WHERE m.id = target.id AND NOT ($2::uuid = ANY (target.read_by))
+                             RETURNING m.id)
+                SELECT event_id FROM target
+                """, [Self.id(message), Self.id(user)])
+            guard let event = r.uuid(0, 0) else {
+                throw StaffcastError.notFound("There is no message \(Self.id(message)) that you can see.")
+            }
+            return (event, try unreadCount(user, event, in: tx))
+        }
+    }
+
+    /// Who has read a message, for its event's admins and owners.
+    public func receipts(as user: UUID, message: UUID) throws -> Receipts {
+        let event = try conn.transaction(asUser: user) { tx in
+            try tx.query("SELECT event_id FROM staff_messages WHERE id = $1", [Self.id(message)]).uuid(0, 0)
+        }
+        guard let event else { throw StaffcastError.notFound("There is no message \(Self.id(message)) that you can see.") }
+        return try withAccess(user, event) { tx, summary in
+            guard summary.accessLevel.maySeeReceipts else {
+                throw StaffcastError.forbidden("Only admins and owners of the event may see read receipts.")
+            }
+            let r = try tx.query("""
+                WITH m AS (SELECT read_by, sender_id FROM staff_messages WHERE id = $1)
+                SELECT p.id, p.display_name, p.id = ANY (m.read_by) FROM m, profiles p
+                WHERE p.id = ANY (m.read_by)
+                   OR (p.id <> m.sender_id AND p.id IN (SELECT user_id FROM event_access WHERE event_id = $2))
+                ORDER BY p.display_name, p.id
+                """, [Self.id(message), Self.id(event)])
+            var read: [Receipts.Person] = []
+            var unread: [Receipts.Person] = []
+            for i in 0..<r.rowCount {
+                guard let id = r.uuid(i, 0) else { continue }
+                let person = Receipts.Person(userID: id, displayName: r.string(i, 1) ?? "")
+                if r.bool(i, 2) == true { read.append(person) } else { unread.append(person) }
+            }
+            return Receipts(messageID: message, eventID: event, readBy: read, unreadBy: unread)
+        }
+    }
+
+    /// The events `user` has access to, by name.
+    public func events(of user: UUID) throws -> [EventSummary] {
+        try conn.transaction(asUser: user) { tx in
+            let r = try tx.query("""
+                SELECT e.id, e.name, \(Self.epochMicros("e.starts_at")), a.access_level
+                FROM event_access a JOIN events e ON e.id = a.event_id WHERE a.user_id = $1
+                ORDER BY e.starts_at NULLS LAST, e.name
+                """, [Self.id(user)])
+            return (0..<r.rowCount).compactMap { i in
+                guard let id = r.uuid(i, 0), let level = r.string(i, 3).flatMap(AccessLevel.init) else { return nil }
+                return EventSummary(id: id, name: r.string(i, 1) ?? "", startsAt: r.date(i, 2), accessLevel: level)
+            }
+        }
+    }
+}

@@ -1,0 +1,51 @@
+import Foundation
+import StaffcastCore
+
+/// Personal notifications: sent by an event's admins and owners, read by their one user.
+extension Store {
+    public func createNotification(as sender: UUID, _ request: NotificationRequest) throws -> StaffNotification {
+        let dataText: String?
+        if let data = request.data {
+            dataText = String(decoding: try JSONEncoder().encode(data), as: UTF8.self)
+        } else {
+            dataText = nil
+        }
+        do {
+            return try conn.transaction(asUser: sender) { tx in
+                let r = try tx.query("""
+                    WITH n AS (INSERT INTO notifications (user_id, sender_id, type, title, message, data)
+                               VALUES ($1, $2, $3, $4, $5, $6::jsonb) RETURNING *)
+                    SELECT \(Self.notificationColumns) FROM n
+                    """, [Self.id(request.userID), Self.id(sender), request.type, request.title, request.message, dataText])
+                guard let n = try Self.notifications(r).first else {
+                    throw PostgresError(.unexpectedResult, "the inserted notification was not returned")
+                }
+                return n
+            }
+        } catch let e as PostgresError where e.sqlState == "42501" || e.sqlState == "23503" {
+            // RLS refused the row (or the user does not exist): say which, clearly.
+            try requireUser(request.userID)
+            throw StaffcastError.forbidden("You may notify only users of an event where you are admin or owner.")
+        }
+    }
+
+    public func markNotificationRead(as user: UUID, notification: UUID) throws {
+        try conn.transaction(asUser: user) { tx in
+            let r = try tx.query("""
+                UPDATE notifications SET read = true, read_at = coalesce(read_at, now()) WHERE id = $1 RETURNING id
+                """, [Self.id(notification)])
+            if r.rowCount == 0 {
+                throw StaffcastError.notFound("There is no notification \(Self.id(notification)) of yours.")
+            }
+        }
+    }
+
+    public func notifications(as user: UUID, unreadOnly: Bool, limit: Int = 100) throws -> [StaffNotification] {
+        try conn.transaction(asUser: user) { tx in
+            try Self.notifications(tx.query("""
+                SELECT \(Self.notificationColumns) FROM notifications n
+                WHERE n.user_id = $1 AND (NOT $2::bool OR NOT n.read) ORDER BY n.seq DESC LIMIT $3
+                """, [Self.id(user), unreadOnly ? "true" : "false", String(limit)]))
+        }
+    }
+}

@@ -1,0 +1,63 @@
+import Foundation
+import StaffcastCore
+
+/// Every query staffcast makes, on one connection owned by the calling thread.
+///
+/// Methods named for a user (`…(as user:)`) run in a transaction as that user, so PostgreSQL's
+/// row-level security has the last word; they check access first only to give a clear error.
+/// Admin methods and the change feed run as the server's own login.
+/// Errors: `StaffcastError` for what the caller did wrong (unknown event, no access),
+/// `PostgresError` for what the database did.
+public struct Store {
+    public let conn: PGConnection
+
+    public init(_ conn: PGConnection) { self.conn = conn }
+
+    /// Selects a timestamptz as microseconds since 1970, read back with `PGResult.date`.
+    static func epochMicros(_ column: String) -> String {
+        "(extract(epoch FROM \(column)) * 1000000)::int8"
+    }
+
+    /// The columns of a Message; `reader` is a placeholder such as "$1" (or "NULL").
+    static func messageColumns(reader: String) -> String {
+        """
+        m.id, m.seq, m.event_id, m.sender_id, p.display_name, m.message, m.message_type, m.priority,
+        \(epochMicros("m.sent_at")), \(epochMicros("m.expires_at")),
+        coalesce(\(reader)::uuid = ANY (m.read_by), false), cardinality(m.read_by)
+        """
+    }
+
+    static let unexpired = "(m.expires_at IS NULL OR m.expires_at > now())"
+
+    static func messages(_ r: PGResult) throws -> [StaffMessage] {
+        try (0..<r.rowCount).map { i in
+            guard let id = r.uuid(i, 0), let seq = r.int64(i, 1), let event = r.uuid(i, 2), let sender = r.uuid(i, 3),
+                  let type = r.string(i, 6).flatMap(MessageType.init), let prio = r.string(i, 7).flatMap(Priority.init),
+                  let sentAt = r.date(i, 8) else {
+                throw PostgresError(.unexpectedResult, "a staff_messages row could not be read")
+            }
+            return StaffMessage(id: id, seq: seq, eventID: event, senderID: sender, senderName: r.string(i, 4) ?? "",
+                                message: r.string(i, 5) ?? "", messageType: type, priority: prio, sentAt: sentAt,
+                                expiresAt: r.date(i, 9), read: r.bool(i, 10) ?? false, readCount: r.int(i, 11) ?? 0)
+        }
+    }
+
+    static let notificationColumns = """
+        n.id, n.user_id, n.type, n.title, n.message, n.data::text, n.read,
+        \(epochMicros("n.read_at")), \(epochMicros("n.created_at")), n.seq
+        """
+
+    static func notifications(_ r: PGResult) throws -> [StaffNotification] {
+        try (0..<r.rowCount).map { i in
+            guard let id = r.uuid(i, 0), let user = r.uuid(i, 1), let created = r.date(i, 8) else {
+                throw PostgresError(.unexpectedResult, "a notifications row could not be read")
+            }
+            let data = r.string(i, 5).flatMap { try? JSONDecoder().decode(JSONValue.self, from: Data($0.utf8)) }
+            return StaffNotification(id: id, userID: user, type: r.string(i, 2) ?? "", title: r.string(i, 3) ?? "",
+                                     message: r.string(i, 4) ?? "", data: data, read: r.bool(i, 6) ?? false,
+                                     readAt: r.date(i, 7), createdAt: created)
+        }
+    }
+
+    static func id(_ u: UUID) -> String { u.uuidString.lowercased() }
+}

@@ -1,0 +1,47 @@
+import Foundation
+
+/// Everything a staffcast server can be told, with the defaults it uses when told nothing.
+/// Documented key by key in `config/staffcast.example.toml`.
+public struct ServerConfiguration: Sendable, Equatable {
+    /// Address to listen on; "0.0.0.0" (every IPv4 interface) so staff devices on the event
+    /// network can connect, "127.0.0.1" for this machine only.
+    public var host = "0.0.0.0"
+    /// TCP port for the WebSocket and the HTTP API; 0 picks a free one (tests).
+    public var port = 8080
+    /// Threads (each with one PostgreSQL connection) that run requests off the service thread.
+    public var databaseWorkers = 4
+    /// Requests waiting for a database worker; past this, requests are refused with
+    /// `unavailable` at once instead of queueing without bound.
+    public var jobQueueCapacity = 10_000
+    /// Frames waiting to be written to one client; past either bound the client is too slow
+    /// and is closed with code 4008 (it reconnects and catches up with `since_seq`).
+    public var outboundMaxFrames = 2_048
+    public var outboundMaxBytes = 8 << 20
+    /// Requests one connection may have waiting on the database at once; more get `rate_limited`.
+    public var maxInFlightPerConnection = 32
+    /// Messages one connection may send: a burst, then this many per second.
+    public var sendBurst = 20.0
+    public var sendRatePerSecond = 5.0
+    /// Seconds between change-log reads when no notification arrives (safety net only).
+    public var listenerPollInterval = 2.0
+    /// Seconds of silence after which the server pings a WebSocket; a connection silent for
+    /// twice this is closed.
+    public var heartbeatInterval = 20
+    /// Live messages kept to line up subscribes with fan-out (see `Hub`).
+    public var recentWindow = 4_096
+    /// Seconds a graceful stop waits for clients to take their close frames.
+    public var shutdownGrace = 3.0
+    /// This server's name in logs, `hello` and status; defaults to host name and pid.
+    public var nodeID = ServerConfiguration.defaultNodeID()
+    /// A shared secret that opens `/v1/status` (and `/metrics` when `metricsRequireToken`) to
+    /// monitoring without a user token. Nil: status is for event owners only.
+    public var opsToken: String?
+    /// When true, `/metrics` needs the ops token as a bearer token.
+    public var metricsRequireToken = false
+
+    public init() {}
+
+    public static func defaultNodeID() -> String {
+        "\(ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "staffcast")-\(ProcessInfo.processInfo.processIdentifier)"
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import StaffcastCore
+
+/// The HTTP API of CONTRACT.md §3, matched from a method and a path. Pure.
+enum HTTPRoute: Equatable {
+    case sendMessage(eventID: UUID)
+    case listMessages(eventID: UUID)
+    case receipts(messageID: UUID)
+    case notify(userID: UUID)
+    case myNotifications
+    case myEvents
+    case healthz
+    case readyz
+    case metrics
+    case status
+
+    enum Failure: Error, Equatable {
+        case notFound
+        case methodNotAllowed(allowed: String)
+        case badID(String)
+    }
+
+    static func match(method: String, path: String) -> Result<HTTPRoute, Failure> {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
+        func id(_ s: String) -> Result<UUID, Failure> {
+            UUID(uuidString: s).map(Result.success) ?? .failure(.badID(s))
+        }
+        func only(_ allowed: String, _ route: () -> Result<HTTPRoute, Failure>) -> Result<HTTPRoute, Failure> {
+            method == allowed || (allowed == "GET" && method == "HEAD") ? route() : .failure(.methodNotAllowed(allowed: allowed))
+        }
+        switch parts.count {
+        case 1:
+            switch parts[0] {
+            case "healthz": return only("GET") { .success(.healthz) }
+            case "readyz": return only("GET") { .success(.readyz) }
+            case "metrics": return only("GET") { .success(.metrics) }
+            default: return .failure(.notFound)
+            }
+        case 2 where parts == ["v1", "status"]:
+            return only("GET") { .success(.status) }
+        case 3 where parts == ["v1", "me", "notifications"]:
+            return only("GET") { .success(.myNotifications) }
+        case 3 where parts == ["v1", "me", "events"]:
+            return only("GET") { .success(.myEvents) }
+        case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "messages":
+            switch method {
+            case "POST": return id(parts[2]).map { .sendMessage(eventID: $0) }
+            case "GET", "HEAD": return id(parts[2]).map { .listMessages(eventID: $0) }
+            default: return .failure(.methodNotAllowed(allowed: "GET, POST"))
+            }
+        case 4 where parts[0] == "v1" && parts[1] == "messages" && parts[3] == "receipts":
+            return only("GET") { id(parts[2]).map { .receipts(messageID: $0) } }
+        case 4 where parts[0] == "v1" && parts[1] == "users" && parts[3] == "notifications":
+            return only("POST") { id(parts[2]).map { .notify(userID: $0) } }
+        default:
+            return .failure(.notFound)
+        }
+    }
+
+    /// Route label for logs and metrics (bounded: no ids).
+    var label: String {
+        switch self {
+        case .sendMessage: return "POST /v1/events/{id}/messages"
+        case .listMessages: return "GET /v1/events/{id}/messages"
+        case .receipts: return "GET /v1/messages/{id}/receipts"
+        case .notify: return "POST /v1/users/{id}/notifications"
+        case .myNotifications: return "GET /v1/me/notifications"
+        case .myEvents: return "GET /v1/me/events"
+        case .healthz: return "GET /healthz"
+        case .readyz: return "GET /readyz"
+        case .metrics: return "GET /metrics"
+        case .status: return "GET /v1/status"
+        }
+    }
+}

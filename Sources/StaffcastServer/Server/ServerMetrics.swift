@@ -1,0 +1,46 @@
+import CoreMetrics
+import Foundation
+import Prometheus
+
+/// The server's Prometheus metrics, through swift-metrics with a registry of its own (so that
+/// two servers in one test process do not share counters). Label sets are bounded: by message
+/// type and priority, error code, route and status class; never per user or event.
+final class ServerMetrics: @unchecked Sendable {
+    let registry = PrometheusCollectorRegistry()
+    private let factory: PrometheusMetricsFactory
+
+    let connectionsOpened: CoreMetrics.Counter
+    let slowClientsClosed: CoreMetrics.Counter
+    let deliveries: CoreMetrics.Counter
+    let fanoutLatency: CoreMetrics.Timer
+    let listenerBatches: CoreMetrics.Counter
+
+    init() {
+        factory = PrometheusMetricsFactory(registry: registry)
+        connectionsOpened = Counter(label: "staffcast_connections_opened_total", factory: factory)
+        slowClientsClosed = Counter(label: "staffcast_slow_clients_closed_total", factory: factory)
+        deliveries = Counter(label: "staffcast_deliveries_total", factory: factory)
+        fanoutLatency = Timer(label: "staffcast_delivery_latency_seconds", factory: factory)
+        listenerBatches = Counter(label: "staffcast_listener_batches_total", factory: factory)
+    }
+
+    func messageSent(type: String, priority: String) {
+        Counter(label: "staffcast_messages_sent_total", dimensions: [("type", type), ("priority", priority)], factory: factory)
+            .increment()
+    }
+
+    func error(code: String) {
+        Counter(label: "staffcast_errors_total", dimensions: [("code", code)], factory: factory).increment()
+    }
+
+    func httpRequest(route: String, status: Int) {
+        Counter(label: "staffcast_http_requests_total", dimensions: [("route", route), ("status", "\(status)")], factory: factory)
+            .increment()
+    }
+
+    func gauge(_ label: String, _ value: Double) {
+        Gauge(label: label, factory: factory).record(value)
+    }
+
+    func text() -> String { registry.emitToString() }
+}
