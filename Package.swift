@@ -20,6 +20,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
     ],
     targets: [
         .systemLibrary(name: "CLibWebSockets", pkgConfig: "libwebsockets",
@@ -41,11 +42,13 @@ let package = Package(
         ]),
         .target(name: "StaffcastClient", dependencies: [
             "StaffcastCore",
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .executableTarget(name: "staffcast", dependencies: [
             "StaffcastCore", "StaffcastPostgres", "StaffcastServer", "StaffcastClient", "CNcurses",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "Yams", package: "Yams"),
         ]),
         .testTarget(name: "StaffcastCoreTests", dependencies: ["StaffcastCore"]),
         .testTarget(name: "StaffcastIntegrationTests", dependencies: [

@@ -154,7 +154,7 @@ public struct EmbeddedCluster: Sendable {
     /// Serialises first-time creation and start between processes on one data dir.
     private func lockDataDir() throws(PostgresError) -> Int32 {
         let path = dataDir.appendingPathComponent(".lock").path
-        let fd = open(path, O_CREAT | O_RDWR, 0o600)
+        let fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw PostgresError(.cluster, "cannot open \(path): \(String(cString: strerror(errno)))") }
         flock(fd, LOCK_EX)
         return fd

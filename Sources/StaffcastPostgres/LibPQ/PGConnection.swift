@@ -23,6 +23,8 @@ public final class PGConnection {
             handle = nil
             throw PostgresError(.connectionFailed, reason)
         }
+        // NOTICEs ("relation already exists, skipping") are for psql users, not our stderr.
+        PQsetNoticeProcessor(conn, ignoreNotice, nil)
     }
 
     deinit {
@@ -141,3 +143,6 @@ public final class PGConnection {
         "'" + value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "'", with: "\\'") + "'"
     }
 }
+
+/// libpq's notice processor that drops the notice.
+private func ignoreNotice(_ arg: UnsafeMutableRawPointer?, _ message: UnsafePointer<CChar>?) {}

@@ -11,17 +11,19 @@ extension Store {
             dataText = nil
         }
         do {
-            return try conn.transaction(asUser: sender) { tx in
-                let r = try tx.query("""
-                    WITH n AS (INSERT INTO notifications (user_id, sender_id, type, title, message, data)
-                               VALUES ($1, $2, $3, $4, $5, $6::jsonb) RETURNING *)
-                    SELECT \(Self.notificationColumns) FROM n
-                    """, [Self.id(request.userID), Self.id(sender), request.type, request.title, request.message, dataText])
-                guard let n = try Self.notifications(r).first else {
-                    throw PostgresError(.unexpectedResult, "the inserted notification was not returned")
-                }
-                return n
+            // No RETURNING: the sender may insert the row but, by the rules, not read it back.
+            let id = UUID()
+            let createdAt = Date()
+            try conn.transaction(asUser: sender) { tx in
+                try tx.query("""
+                    INSERT INTO notifications (id, user_id, sender_id, type, title, message, data, created_at)
+                    VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)
+                    """, [Self.id(id), Self.id(request.userID), Self.id(sender), request.type, request.title, request.message,
+                          dataText, RFC3339.format(createdAt)])
             }
+            return StaffNotification(id: id, userID: request.userID, type: request.type, title: request.title,
+                                     message: request.message, data: request.data, read: false, readAt: nil,
+                                     createdAt: createdAt)
         } catch let e as PostgresError where e.sqlState == "42501" || e.sqlState == "23503" {
             // RLS refused the row (or the user does not exist): say which, clearly.
             try requireUser(request.userID)

@@ -88,7 +88,7 @@ extension StaffcastServer {
             respond(id, .json(200, ["status": "ok", "node": configuration.nodeID]))
         case .readyz:
             let r = readiness
-            respond(id, .json(r.ready ? 200 : 503, ["ready": r.ready ? "true" : "false", "database": r.database, "listener": r.listener]))
+            respond(id, .json(r.ready ? 200 : 503, r))
         case .metrics:
             respond(id, .text(200, metricsText(), contentType: "text/plain; version=0.0.4; charset=utf-8"))
         case .status:

@@ -197,7 +197,7 @@ public final class StaffcastServer: @unchecked Sendable {
 
     // MARK: readiness and status
 
-    public struct Readiness: Sendable {
+    public struct Readiness: Sendable, Encodable {
         public var ready: Bool
         public var database: String
         public var listener: String

@@ -1,0 +1,143 @@
+import Foundation
+import StaffcastCore
+
+/// A subscriber that never silently misses a message: it connects, subscribes to one event
+/// with `since_seq` (from memory, else from disk), reconnects with backoff and jitter
+/// (1 s doubling up to 30 s), and drops any message it has already shown (by seq).
+///
+/// Single-threaded: `run` owns the socket and calls `onUpdate` on the caller's thread; between
+/// reads it calls `poll`, which may return frames to send (mark read, ping, …).
+public final class SubscriberSession {
+    public enum Update {
+        case connecting(attempt: Int)
+        case connected(Identity)
+        case subscribed(EventSummary, history: [StaffMessage], unreadCount: Int)
+        case message(StaffMessage)
+        case frame(ServerFrame)
+        case disconnected(reason: String, retryIn: TimeInterval)
+        case fatal(String)
+    }
+
+    public let webSocketURL: String
+    public let token: String
+    public let eventID: UUID
+    private let cursors: CursorStore?
+    public private(set) var lastSeq: Int64?
+    private var socket: WebSocketClient?
+    private var outgoing: [String] = []
+    private var nextRef = 1
+
+    public init(webSocketURL: String, token: String, eventID: UUID, cursors: CursorStore?) {
+        self.webSocketURL = webSocketURL
+        self.token = token
+        self.eventID = eventID
+        self.cursors = cursors
+        self.lastSeq = cursors?.load(eventID.uuidString.lowercased())
+    }
+
+    /// Queues a client frame (JSON object) to send; returns its ref.
+    @discardableResult
+    public func enqueue(_ object: [String: Any]) -> String {
+        var o = object
+        let ref = "c\(nextRef)"
+        nextRef += 1
+        o["ref"] = ref
+        if let data = try? JSONSerialization.data(withJSONObject: o), let text = String(data: data, encoding: .utf8) {
+            outgoing.append(text)
+        }
+        return ref
+    }
+
+    /// Runs until `shouldStop` returns true. `tick` is called at least every `tickInterval`.
+    public func run(tickInterval: TimeInterval = 0.25, shouldStop: () -> Bool, tick: () -> Void,
+                    onUpdate: (Update) -> Void) {
+        var attempt = 0
+        while !shouldStop() {
+            attempt += 1
+            onUpdate(.connecting(attempt: attempt))
+            do {
+                let ws = try WebSocketClient(url: webSocketURL, headers: ["Authorization": "Bearer \(token)"])
+                socket = ws
+                var subscribe: [String: Any] = ["op": "subscribe", "event_id": eventID.uuidString.lowercased()]
+                if let lastSeq { subscribe["since_seq"] = lastSeq }
+                try ws.send(text: String(decoding: try JSONSerialization.data(withJSONObject: subscribe), as: UTF8.self))
+                while !shouldStop() {
+                    for text in outgoing { try ws.send(text: text) }
+                    outgoing.removeAll()
+                    tick()
+                    guard let event = try ws.receive(timeout: tickInterval) else { continue }
+                    switch event {
+                    case .text(let text):
+                        guard let frame = try? ServerFrame.decode(Array(text.utf8)) else { continue }
+                        if case .subscribed = frame { attempt = 0 }
+                        handle(frame, onUpdate)
+                    case .binary:
+                        continue
+                    case .close(let code, let reason):
+                        throw ClientError.closed(code: code, reason: reason)
+                    }
+                }
+                ws.close(code: 1000)
+                return
+            } catch let error as ClientError {
+                socket = nil
+                if case .handshake(let status, let body) = error, status == 401 || status == 403 {
+                    onUpdate(.fatal(body.isEmpty ? "the server refused the token (HTTP \(status))" : Self.message(body)))
+                    return
+                }
+                let delay = Self.backoff(attempt: attempt)
+                onUpdate(.disconnected(reason: error.description, retryIn: delay))
+                let until = Date().addingTimeInterval(delay)
+                while Date() < until && !shouldStop() {
+                    tick()
+                    usleep(UInt32(min(tickInterval, max(0.01, until.timeIntervalSinceNow)) * 1_000_000))
+                }
+            } catch {
+                onUpdate(.fatal("\(error)"))
+                return
+            }
+        }
+    }
+
+    private func handle(_ frame: ServerFrame, _ onUpdate: (Update) -> Void) {
+        switch frame {
+        case .hello(let user, _, _):
+            onUpdate(.connected(user))
+        case .subscribed(_, let event, let history, let unread):
+            let fresh = history.filter { lastSeq == nil || $0.seq > lastSeq! }
+            onUpdate(.subscribed(event, history: fresh, unreadCount: unread))
+            if let last = history.map(\.seq).max() { remember(last) }
+        case .message(let m) where m.eventID == eventID:
+            if let lastSeq, m.seq <= lastSeq { return } // already shown: no duplicates across reconnects
+            remember(m.seq)
+            onUpdate(.message(m))
+        case .error(_, let e) where e.code == .forbidden || e.code == .notFound:
+            onUpdate(.frame(frame))
+        default:
+            onUpdate(.frame(frame))
+        }
+    }
+
+    private func remember(_ seq: Int64) {
+        if lastSeq == nil || seq > lastSeq! {
+            lastSeq = seq
+            cursors?.save(eventID.uuidString.lowercased(), seq)
+        }
+    }
+
+    /// 1 s, 2 s, 4 s … up to 30 s, each with up to 30 % random jitter so a crowd of clients
+    /// does not reconnect in step after a server restart.
+    public static func backoff(attempt: Int) -> TimeInterval {
+        let base = min(30, pow(2, Double(max(0, attempt - 1))))
+        return min(30, base * (1 + Double.random(in: 0...0.3)))
+    }
+
+    private static func message(_ body: String) -> String {
+        if let data = body.data(using: .utf8),
+           let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+           let error = object["error"] as? [String: Any], let m = error["message"] as? String {
+            return m
+        }
+        return body
+    }
+}

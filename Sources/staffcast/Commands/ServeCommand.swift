@@ -1,0 +1,158 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import Logging
+import StaffcastPostgres
+import StaffcastServer
+
+struct ServeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Run the staffcast server (WebSocket and HTTP API on one port).",
+        discussion: """
+            With no database URL, staffcast creates (first run) and starts its own PostgreSQL cluster
+            under the data dir, and stops it again when the last server using it stops.
+
+            Examples:
+              staffcast serve                                   # 0.0.0.0:8080, cluster in ./.staffcast
+              staffcast serve --listen 127.0.0.1:9000 --data-dir /var/lib/staffcast
+              staffcast serve --database-url postgresql://staffcast@db.internal/staffcast
+              staffcast serve --config /etc/staffcast.yaml --check-config
+
+            Several servers on one database serve one event together: run the same command with the
+            same --database-url on each machine. SIGTERM or Ctrl-C stops gracefully (clients get
+            1001 and reconnect elsewhere); a second signal exits at once.
+            """)
+
+    @OptionGroup var database: DatabaseOptions
+
+    @Option(name: .long, help: ArgumentHelp("Address and port to listen on (env STAFFCAST_LISTEN; default 0.0.0.0:8080).",
+                                            valueName: "host:port"))
+    var listen: String?
+
+    @Option(name: .long, help: ArgumentHelp("Database worker threads (default 4).", valueName: "n"))
+    var workers: Int?
+
+    @Option(name: .long, help: ArgumentHelp("Seconds between WebSocket pings (default 20).", valueName: "seconds"))
+    var heartbeat: Int?
+
+    @Flag(name: .long, help: "Validate the configuration, print it (secrets masked) and exit.")
+    var checkConfig = false
+
+    func run() throws {
+        try reportingFailures {
+            let file = try database.loadConfigFile()
+            let configuration = try effectiveConfiguration(file)
+            if checkConfig {
+                printEffective(configuration, file)
+                return
+            }
+            raiseFileLimit()
+            let (target, logger) = try database.open(applicationName: "staffcast serve", file: file)
+            let server = StaffcastServer(configuration: configuration, conninfo: target.conninfo, logger: logger)
+            do {
+                try server.start()
+            } catch {
+                target.release(onlyIfStartedHere: false, logger: logger)
+                throw error
+            }
+            let host = configuration.host == "0.0.0.0" ? "127.0.0.1" : configuration.host
+            FileHandle.standardOutput.write(Data("""
+                staffcast \(StaffcastVersion.current) serving on \(configuration.host):\(server.port)
+                  WebSocket  ws://\(host):\(server.port)/v1/ws   (subprotocol staffcast.v1)
+                  HTTP API   http://\(host):\(server.port)/v1/…   health: /healthz  ready: /readyz
+                  database   \(target.displayName)
+                Stop with Ctrl-C (or SIGTERM).
+
+                """.utf8))
+            waitForSignal(logger: logger)
+            server.stop()
+            target.release(onlyIfStartedHere: false, logger: logger)
+        }
+    }
+
+    func effectiveConfiguration(_ file: ConfigFile?) throws -> ServerConfiguration {
+        var c = file?.server ?? ServerConfiguration()
+        let env = ProcessInfo.processInfo.environment
+        let listenText = listen ?? env["STAFFCAST_LISTEN"].flatMap { $0.isEmpty ? nil : $0 } ?? file?.listen ?? "0.0.0.0:8080"
+        guard let colon = listenText.lastIndex(of: ":"), let port = Int(listenText[listenText.index(after: colon)...]),
+              (0...65_535).contains(port) else {
+            throw CommandFailure("listen address '\(listenText)' is not HOST:PORT (e.g. 0.0.0.0:8080)")
+        }
+        c.host = String(listenText[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        c.port = port
+        if let v = env["STAFFCAST_OPS_TOKEN"], !v.isEmpty { c.opsToken = v }
+        if let v = env["STAFFCAST_WORKERS"], let n = Int(v) { c.databaseWorkers = n }
+        if let v = env["STAFFCAST_HEARTBEAT_INTERVAL"], let n = Int(v) { c.heartbeatInterval = n }
+        if let workers { c.databaseWorkers = workers }
+        if let heartbeat { c.heartbeatInterval = heartbeat }
+        guard (1...64).contains(c.databaseWorkers) else { throw CommandFailure("workers must be from 1 to 64") }
+        guard (1...3_600).contains(c.heartbeatInterval) else { throw CommandFailure("heartbeat must be from 1 to 3600 seconds") }
+        return c
+    }
+
+    private func printEffective(_ c: ServerConfiguration, _ file: ConfigFile?) {
+        let resolved = database.resolved(file)
+        let lines: [(String, String)] = [
+            ("config_file", file?.path ?? "(none)"),
+            ("listen", "\(c.host):\(c.port)"),
+            ("database_url", resolved.databaseURL.map(DatabaseTarget.redacted) ?? "(embedded cluster)"),
+            ("data_dir", resolved.dataDir),
+            ("log_level", (try? database.level(file).rawValue) ?? "info"),
+            ("log_format", database.logJSON ? "json" : (file?.logFormat ?? "text")),
+            ("database_workers", "\(c.databaseWorkers)"),
+            ("job_queue_capacity", "\(c.jobQueueCapacity)"),
+            ("outbound_max_frames", "\(c.outboundMaxFrames)"),
+            ("outbound_max_bytes", "\(c.outboundMaxBytes)"),
+            ("max_in_flight_per_connection", "\(c.maxInFlightPerConnection)"),
+            ("send_burst", "\(c.sendBurst)"),
+            ("send_rate_per_second", "\(c.sendRatePerSecond)"),
+            ("listener_poll_interval", "\(c.listenerPollInterval)"),
+            ("heartbeat_interval", "\(c.heartbeatInterval)"),
+            ("recent_window", "\(c.recentWindow)"),
+            ("shutdown_grace", "\(c.shutdownGrace)"),
+            ("node_id", c.nodeID),
+            ("ops_token", c.opsToken == nil ? "(none)" : "***"),
+            ("metrics_require_token", "\(c.metricsRequireToken)"),
+        ]
+        print("configuration is valid:")
+        for (k, v) in lines { print("  \(k): \(v)") }
+    }
+
+    /// Each WebSocket is a file descriptor; allow as many as the system does.
+    private func raiseFileLimit() {
+        var limit = rlimit()
+        if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 && limit.rlim_cur < limit.rlim_max {
+            limit.rlim_cur = limit.rlim_max
+            _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
+        }
+    }
+
+    /// Blocks until SIGINT or SIGTERM; a second signal exits at once.
+    private func waitForSignal(logger: Logger) {
+        let stop = DispatchSemaphore(value: 0)
+        let count = SignalCount()
+        var sources: [DispatchSourceSignal] = []
+        for sig in [SIGINT, SIGTERM] {
+            signal(sig, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+            source.setEventHandler {
+                if count.next() > 1 {
+                    logger.warning("second signal: exiting now")
+                    Foundation.exit(1)
+                }
+                stop.signal()
+            }
+            source.resume()
+            sources.append(source)
+        }
+        stop.wait()
+        _ = sources
+    }
+}
+
+private final class SignalCount: @unchecked Sendable {
+    private let lock = NSLock()
+    private var n = 0
+    func next() -> Int { lock.lock(); defer { lock.unlock() }; n += 1; return n }
+}

@@ -1,0 +1,93 @@
+import Foundation
+import StaffcastServer
+import Yams
+
+/// The YAML config file (`--config FILE`). Every key is optional; flags and `STAFFCAST_…`
+/// environment variables override it. Unknown keys and bad values are errors that name the key.
+/// `config/staffcast.example.yaml` lists every key with its default.
+struct ConfigFile {
+    var listen: String?
+    var databaseURL: String?
+    var dataDir: String?
+    var logLevel: String?
+    var logFormat: String?
+    var server = ServerConfiguration()
+    var path: String
+
+    static let keys: Set<String> = [
+        "listen", "database_url", "data_dir", "log_level", "log_format", "database_workers", "job_queue_capacity",
+        "outbound_max_frames", "outbound_max_bytes", "max_in_flight_per_connection", "send_burst",
+        "send_rate_per_second", "listener_poll_interval", "heartbeat_interval", "recent_window", "shutdown_grace",
+        "node_id", "ops_token", "metrics_require_token",
+    ]
+
+    static func load(path: String) throws -> ConfigFile {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else {
+            throw CommandFailure("cannot read config file \(path)")
+        }
+        return try parse(text, path: path)
+    }
+
+    static func parse(_ text: String, path: String) throws -> ConfigFile {
+        let loaded: Any?
+        do {
+            loaded = try Yams.load(yaml: text)
+        } catch {
+            throw CommandFailure("config file \(path) is not valid YAML: \(oneLine(error))")
+        }
+        var file = ConfigFile(path: path)
+        guard let root = loaded else { return file }
+        guard let map = root as? [String: Any] else { throw CommandFailure("config file \(path) must be a mapping of key: value") }
+        for key in map.keys.sorted() where !keys.contains(key) {
+            throw CommandFailure("config file \(path): unknown key '\(key)' (known keys: \(keys.sorted().joined(separator: ", ")))")
+        }
+        func string(_ key: String) throws -> String? {
+            guard let v = map[key], !(v is NSNull) else { return nil }
+            guard let s = v as? String else { throw CommandFailure("config file \(path): '\(key)' must be text") }
+            return s
+        }
+        func int(_ key: String, _ range: ClosedRange<Int>) throws -> Int? {
+            guard let v = map[key], !(v is NSNull) else { return nil }
+            guard let i = v as? Int, range.contains(i) else {
+                throw CommandFailure("config file \(path): '\(key)' must be a whole number from \(range.lowerBound) to \(range.upperBound)")
+            }
+            return i
+        }
+        func double(_ key: String, _ range: ClosedRange<Double>) throws -> Double? {
+            guard let v = map[key], !(v is NSNull) else { return nil }
+            let d = (v as? Double) ?? (v as? Int).map(Double.init)
+            guard let d, range.contains(d) else {
+                throw CommandFailure("config file \(path): '\(key)' must be a number from \(range.lowerBound) to \(range.upperBound)")
+            }
+            return d
+        }
+        file.listen = try string("listen")
+        file.databaseURL = try string("database_url")
+        file.dataDir = try string("data_dir")
+        file.logLevel = try string("log_level")
+        file.logFormat = try string("log_format")
+        if let f = file.logFormat, f != "text" && f != "json" {
+            throw CommandFailure("config file \(path): 'log_format' must be text or json")
+        }
+        var s = ServerConfiguration()
+        if let v = try int("database_workers", 1...64) { s.databaseWorkers = v }
+        if let v = try int("job_queue_capacity", 1...1_000_000) { s.jobQueueCapacity = v }
+        if let v = try int("outbound_max_frames", 16...1_000_000) { s.outboundMaxFrames = v }
+        if let v = try int("outbound_max_bytes", 65_536...1 << 30) { s.outboundMaxBytes = v }
+        if let v = try int("max_in_flight_per_connection", 1...10_000) { s.maxInFlightPerConnection = v }
+        if let v = try double("send_burst", 1...100_000) { s.sendBurst = v }
+        if let v = try double("send_rate_per_second", 0.01...100_000) { s.sendRatePerSecond = v }
+        if let v = try double("listener_poll_interval", 0.1...300) { s.listenerPollInterval = v }
+        if let v = try int("heartbeat_interval", 1...3_600) { s.heartbeatInterval = v }
+        if let v = try int("recent_window", 16...1_000_000) { s.recentWindow = v }
+        if let v = try double("shutdown_grace", 0...60) { s.shutdownGrace = v }
+        if let v = try string("node_id") { s.nodeID = v }
+        if let v = try string("ops_token") { s.opsToken = v }
+        if let v = map["metrics_require_token"] {
+            guard let b = v as? Bool else { throw CommandFailure("config file \(path): 'metrics_require_token' must be true or false") }
+            s.metricsRequireToken = b
+        }
+        file.server = s
+        return file
+    }
+}

@@ -1,0 +1,75 @@
+import ArgumentParser
+import Foundation
+import Logging
+import StaffcastPostgres
+
+/// How `serve`, `migrate` and `admin` find the database; the same flags, environment and
+/// config file for all of them, so they always meet the same one.
+struct DatabaseOptions: ParsableArguments {
+    @Option(name: .long, help: ArgumentHelp("Config file (YAML); see config/staffcast.example.yaml.", valueName: "file"))
+    var config: String?
+
+    @Option(name: .long, help: ArgumentHelp(
+        "PostgreSQL URL of an existing database (env STAFFCAST_DATABASE_URL). Without one, staffcast runs its own cluster under the data dir.",
+        valueName: "url"))
+    var databaseURL: String?
+
+    @Option(name: .long, help: ArgumentHelp("Where the embedded cluster lives (env STAFFCAST_DATA_DIR; default ./.staffcast).",
+                                            valueName: "dir"))
+    var dataDir: String?
+
+    @Option(name: .long, help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical (env STAFFCAST_LOG_LEVEL).",
+                                            valueName: "level"))
+    var logLevel: String?
+
+    @Flag(name: .long, help: "Log one JSON object per line.")
+    var logJSON = false
+
+    /// The config file named by --config or $STAFFCAST_CONFIG (nil when neither).
+    func loadConfigFile() throws -> ConfigFile? {
+        guard let path = config ?? ProcessInfo.processInfo.environment["STAFFCAST_CONFIG"], !path.isEmpty else { return nil }
+        return try ConfigFile.load(path: path)
+    }
+
+    /// Flag, else environment, else config file.
+    func resolved(_ file: ConfigFile?) -> (databaseURL: String?, dataDir: String) {
+        let env = ProcessInfo.processInfo.environment
+        let url = databaseURL ?? env["STAFFCAST_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 } ?? file?.databaseURL
+        let dir = dataDir ?? env["STAFFCAST_DATA_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? file?.dataDir ?? "./.staffcast"
+        return (url, dir)
+    }
+
+    func level(_ file: ConfigFile?) throws -> Logger.Level {
+        let text = logLevel ?? ProcessInfo.processInfo.environment["STAFFCAST_LOG_LEVEL"] ?? file?.logLevel ?? "info"
+        guard let level = Logger.Level(rawValue: text.lowercased()) else {
+            throw CommandFailure("log level '\(text)' is not one of trace, debug, info, notice, warning, error, critical")
+        }
+        return level
+    }
+
+    /// Sets up logging, finds the database (starting the embedded cluster when needed) and
+    /// brings its schema up to date. Returns the target and a logger.
+    func open(applicationName: String, file: ConfigFile?) throws -> (DatabaseTarget, Logger) {
+        LogSetup.bootstrap(level: try level(file), json: logJSON || file?.logFormat == "json")
+        let logger = Logger(label: "staffcast")
+        setenv("PGAPPNAME", applicationName, 1) // lets a server see which other servers share the cluster
+        let where_ = resolved(file)
+        let target = try DatabaseTarget(databaseURL: where_.databaseURL, dataDir: where_.dataDir)
+        if target.startedCluster { logger.info("started the embedded PostgreSQL", metadata: ["at": "\(target.displayName)"]) }
+        do {
+            let conn = try PGConnection(conninfo: target.conninfo)
+            try Self.migrator(logger: logger).migrate(conn)
+        } catch {
+            target.release(onlyIfStartedHere: true, logger: logger)
+            throw error
+        }
+        return (target, logger)
+    }
+
+    static func migrator(logger: Logger) throws -> Migrator {
+        guard let dir = Migration.locateDirectory() else {
+            throw CommandFailure("cannot find the sql/ migrations folder; run from the staffcast checkout or set STAFFCAST_SQL_DIR")
+        }
+        return Migrator(migrations: try Migration.load(from: dir), logger: logger)
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import Logging
+import StaffcastCore
+import StaffcastPostgres
+import XCTest
+
+/// A real PostgreSQL for the tests: staffcast's own embedded cluster under
+/// `.build/test-cluster` (started on first use, left running for the next test; `make test`
+/// stops it at the end), and a fresh database per test, migrated from `sql/`.
+enum TestDatabase {
+    static let packageRoot = URL(fileURLWithPath: #filePath)
+        .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    static let sqlDirectory = packageRoot.appendingPathComponent("sql")
+    static let logger: Logger = {
+        var l = Logger(label: "test")
+        l.logLevel = ProcessInfo.processInfo.environment["STAFFCAST_TEST_LOG"] == "1" ? .debug : .critical
+        return l
+    }()
+
+    nonisolated(unsafe) private static var clusterStorage: EmbeddedCluster?
+    private static let lock = NSLock()
+
+    /// The running test cluster (starting it when needed). A failure here fails the test: a
+    /// database test never skips.
+    static func cluster() throws -> EmbeddedCluster {
+        lock.lock()
+        defer { lock.unlock() }
+        if let c = clusterStorage { return c }
+        let dir = ProcessInfo.processInfo.environment["STAFFCAST_TEST_DATA_DIR"]
+            ?? packageRoot.appendingPathComponent(".build/test-cluster").path
+        let c = try EmbeddedCluster(dataDir: dir)
+        try c.ensureRunning()
+        clusterStorage = c
+        return c
+    }
+
+    static func migrations() throws -> [Migration] { try Migration.load(from: sqlDirectory) }
+
+    /// Creates an empty database and returns its conninfo (not migrated).
+    static func createEmpty() throws -> String {
+        let c = try cluster()
+        let name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(20)
+        let admin = try PGConnection(conninfo: c.conninfo(database: "postgres"))
+        try admin.execute("CREATE DATABASE \(name)")
+        return c.conninfo(database: String(name))
+    }
+
+    /// A fresh, migrated database.
+    static func create() throws -> String {
+        let conninfo = try createEmpty()
+        try Migrator(migrations: try migrations(), logger: logger).migrate(PGConnection(conninfo: conninfo))
+        return conninfo
+    }
+}
+
+/// Events, users, grants and tokens for one test, made through the real store.
+struct Fixture {
+    let conninfo: String
+    let store: Store
+    let event: UUID
+    let owner: UUID, admin: UUID, staff: UUID, outsider: UUID
+    let ownerToken: String, adminToken: String, staffToken: String, outsiderToken: String
+
+    init(conninfo: String) throws {
+        self.conninfo = conninfo
+        store = Store(try PGConnection(conninfo: conninfo))
+        event = try store.createEvent(name: "Summer Festival", startsAt: nil)
+        owner = try store.createUser(name: "Olivia Owner")
+        admin = try store.createUser(name: "Adam Admin")
+        staff = try store.createUser(name: "Sam Staff")
+        outsider = try store.createUser(name: "Oscar Outsider")
+        try store.grant(event: event, user: owner, level: .owner)
+        try store.grant(event: event, user: admin, level: .admin)
+        try store.grant(event: event, user: staff, level: .staff)
+        ownerToken = try store.issueToken(user: owner)
+        adminToken = try store.issueToken(user: admin)
+        staffToken = try store.issueToken(user: staff)
+        outsiderToken = try store.issueToken(user: outsider)
+    }
+
+    func count(_ sql: String, _ params: [String?] = []) throws -> Int {
+        try store.conn.query(sql, params).int(0, 0) ?? -1
+    }
+
+    var messageCount: Int { (try? count("SELECT count(*) FROM staff_messages")) ?? -1 }
+}

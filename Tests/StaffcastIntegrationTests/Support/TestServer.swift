@@ -1,0 +1,119 @@
+import Foundation
+import StaffcastClient
+import StaffcastCore
+import StaffcastServer
+import XCTest
+
+/// A real staffcast server on a loopback port chosen by the kernel.
+final class TestServer {
+    let server: StaffcastServer
+    var port: Int { server.port }
+    var http: String { "http://127.0.0.1:\(port)" }
+    var ws: String { "ws://127.0.0.1:\(port)/v1/ws" }
+
+    init(conninfo: String, configure: (inout ServerConfiguration) -> Void = { _ in }) throws {
+        var c = ServerConfiguration()
+        c.host = "127.0.0.1"
+        c.port = 0
+        c.databaseWorkers = 2
+        c.listenerPollInterval = 0.5
+        c.shutdownGrace = 1
+        c.opsToken = "ops-secret"
+        configure(&c)
+        server = StaffcastServer(configuration: c, conninfo: conninfo, logger: TestDatabase.logger)
+        try server.start()
+    }
+
+    func stop() { server.stop() }
+
+    func api(_ token: String?) throws -> APIClient { try APIClient(server: http, token: token) }
+
+    /// Connects and reads `hello`.
+    func connect(_ token: String, file: StaticString = #filePath, line: UInt = #line) throws -> TestSocket {
+        let socket = TestSocket(try WebSocketClient(url: ws, headers: ["Authorization": "Bearer \(token)"]))
+        let hello = try socket.next(file: file, line: line)
+        guard case .hello = hello else {
+            XCTFail("expected hello, got \(hello)", file: file, line: line)
+            return socket
+        }
+        return socket
+    }
+}
+
+/// A WebSocket with helpers to send ops and wait for frames.
+final class TestSocket {
+    let client: WebSocketClient
+    init(_ client: WebSocketClient) { self.client = client }
+
+    func send(_ object: [String: Any]) throws {
+        try client.send(text: String(decoding: try JSONSerialization.data(withJSONObject: object), as: UTF8.self))
+    }
+
+    func sendText(_ text: String) throws { try client.send(text: text) }
+
+    /// The next frame; fails the test on timeout.
+    func next(timeout: TimeInterval = 5, file: StaticString = #filePath, line: UInt = #line) throws -> ServerFrame {
+        guard let frame = try nextOrNil(timeout: timeout) else {
+            XCTFail("no frame within \(timeout) s", file: file, line: line)
+            throw ClientError.timeout
+        }
+        return frame
+    }
+
+    func nextOrNil(timeout: TimeInterval) throws -> ServerFrame? {
+        guard let event = try client.receive(timeout: timeout) else { return nil }
+        switch event {
+        case .text(let text): return try ServerFrame.decode(Array(text.utf8))
+        case .close(let code, let reason): throw ClientError.closed(code: code, reason: reason)
+        case .binary: throw ClientError.protocolViolation("binary frame")
+        }
+    }
+
+    /// Waits for a frame with `op`, skipping others (e.g. live messages).
+    func expect(_ op: String, timeout: TimeInterval = 5, file: StaticString = #filePath, line: UInt = #line) throws -> ServerFrame {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            guard let frame = try nextOrNil(timeout: deadline.timeIntervalSinceNow) else { break }
+            if frame.op == op { return frame }
+        }
+        XCTFail("no \(op) frame within \(timeout) s", file: file, line: line)
+        throw ClientError.timeout
+    }
+
+    /// Asserts that nothing arrives for `seconds`.
+    func expectSilence(_ seconds: TimeInterval, file: StaticString = #filePath, line: UInt = #line) throws {
+        if let frame = try nextOrNil(timeout: seconds) {
+            XCTFail("expected nothing, got \(frame)", file: file, line: line)
+        }
+    }
+
+    func subscribe(_ event: UUID, sinceSeq: Int64? = nil, file: StaticString = #filePath, line: UInt = #line) throws
+        -> (history: [StaffMessage], unread: Int) {
+        var o: [String: Any] = ["op": "subscribe", "event_id": event.uuidString.lowercased(), "ref": "sub"]
+        if let sinceSeq { o["since_seq"] = sinceSeq }
+        try send(o)
+        let frame = try expect("subscribed", file: file, line: line)
+        guard case .subscribed(let ref, _, let history, let unread) = frame else { throw ClientError.timeout }
+        XCTAssertEqual(ref, "sub", file: file, line: line)
+        return (history, unread)
+    }
+
+    /// Sends a request and returns the error frame it must produce.
+    func expectError(_ object: [String: Any], file: StaticString = #filePath, line: UInt = #line) throws -> StaffcastError {
+        try send(object)
+        let frame = try expect("error", file: file, line: line)
+        guard case .error(_, let e) = frame else { throw ClientError.timeout }
+        return e
+    }
+
+    func close() { client.close() }
+}
+
+extension ServerFrame {
+    var message: StaffMessage? {
+        switch self {
+        case .message(let m), .sent(_, let m): return m
+        default: return nil
+        }
+    }
+}
