@@ -1,0 +1,134 @@
+import Foundation
+import StaffcastCore
+import StaffcastPostgres
+import XCTest
+
+/// The access rules of CONTRACT.md §1 checked directly in PostgreSQL, acting as each user
+/// the way the server does (SET LOCAL ROLE staffcast_app + staffcast.user_id): row-level
+/// security refuses even if the server's own checks had a bug.
+final class AccessRulesSQLTests: XCTestCase {
+    var fixture: Fixture!
+    var conn: PGConnection!
+    var message: StaffMessage!
+
+    override func setUpWithError() throws {
+        fixture = try Fixture(conninfo: try TestDatabase.create())
+        conn = try PGConnection(conninfo: fixture.conninfo)
+        message = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "hello"))
+    }
+
+    func asUser<T>(_ user: UUID, _ body: (PGConnection) throws -> T) throws -> T {
+        try conn.transaction(asUser: user, "READ COMMITTED", body)
+    }
+
+    func visibleMessages(_ user: UUID) throws -> Int {
+        try asUser(user) { try $0.query("SELECT count(*) FROM staff_messages").int(0, 0) ?? -1 }
+    }
+
+    func insertMessage(_ user: UUID) throws {
+        _ = try asUser(user) {
+            try $0.query("""
+                INSERT INTO staff_messages (event_id, sender_id, message, message_type, priority)
+                VALUES ($1, $2, 'x', 'broadcast', 'normal')
+                """, [fixture.event.uuidString, user.uuidString])
+        }
+    }
+
+    func assertRLSRefuses(_ body: () throws -> Void, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertThrowsError(try body(), file: file, line: line) { error in
+            XCTAssertEqual((error as? PostgresError)?.sqlState, "42501", "\(error)", file: file, line: line)
+        }
+    }
+
+    func testEveryLevelReadsTheEventOutsidersNothing() throws {
+        XCTAssertEqual(try visibleMessages(fixture.staff), 1)
+        XCTAssertEqual(try visibleMessages(fixture.admin), 1)
+        XCTAssertEqual(try visibleMessages(fixture.owner), 1)
+        XCTAssertEqual(try visibleMessages(fixture.outsider), 0)
+        XCTAssertEqual(try asUser(fixture.outsider) { try $0.query("SELECT count(*) FROM events").int(0, 0) }, 0)
+        XCTAssertEqual(try asUser(fixture.outsider) { try $0.query("SELECT count(*) FROM event_access").int(0, 0) }, 0)
+        XCTAssertEqual(try asUser(fixture.staff) { try $0.query("SELECT count(*) FROM events").int(0, 0) }, 1)
+    }
+
+    func testOnlyAdminsAndOwnersSendAndOnlyAsThemselves() throws {
+        try insertMessage(fixture.admin)
+        try insertMessage(fixture.owner)
+        assertRLSRefuses { try insertMessage(fixture.staff) }
+        assertRLSRefuses { try insertMessage(fixture.outsider) }
+        // An admin cannot send in someone else's name.
+        assertRLSRefuses {
+            _ = try asUser(fixture.admin) {
+                try $0.query("""
+                    INSERT INTO staff_messages (event_id, sender_id, message, message_type, priority)
+                    VALUES ($1, $2, 'forged', 'broadcast', 'normal')
+                    """, [fixture.event.uuidString, fixture.owner.uuidString])
+            }
+        }
+        XCTAssertEqual(fixture.messageCount, 3)
+    }
+
+    func testAnyLevelMarksReadButOnlyForThemselvesAndNothingElse() throws {
+        let updated = try asUser(fixture.staff) {
+            try $0.query("UPDATE staff_messages SET read_by = array_append(read_by, $1::uuid) WHERE id = $2",
+                         [fixture.staff.uuidString, message.id.uuidString]).affectedRows
+        }
+        XCTAssertEqual(updated, 1)
+        // Marking someone else read, or changing the text, is refused.
+        assertRLSRefuses {
+            _ = try asUser(fixture.staff) {
+                try $0.query("UPDATE staff_messages SET read_by = array_append(read_by, $1::uuid) WHERE id = $2",
+                             [fixture.admin.uuidString, message.id.uuidString])
+            }
+        }
+        assertRLSRefuses {
+            _ = try asUser(fixture.admin) {
+                try $0.query("UPDATE staff_messages SET message = 'changed' WHERE id = $1", [message.id.uuidString])
+            }
+        }
+        // An outsider's update touches no row at all.
+        let outsiderUpdated = try asUser(fixture.outsider) {
+            try $0.query("UPDATE staff_messages SET read_by = array_append(read_by, $1::uuid) WHERE id = $2",
+                         [fixture.outsider.uuidString, message.id.uuidString]).affectedRows
+        }
+        XCTAssertEqual(outsiderUpdated, 0)
+    }
+
+    func testNotificationsAreReadAndMarkedOnlyByTheirUser() throws {
+        let n = try fixture.store.createNotification(as: fixture.admin,
+            NotificationRequest(userID: fixture.staff, type: "t", title: "T", message: "M", data: nil))
+        XCTAssertEqual(try asUser(fixture.staff) { try $0.query("SELECT count(*) FROM notifications").int(0, 0) }, 1)
+        XCTAssertEqual(try asUser(fixture.admin) { try $0.query("SELECT count(*) FROM notifications").int(0, 0) }, 0)
+        XCTAssertEqual(try asUser(fixture.outsider) { try $0.query("SELECT count(*) FROM notifications").int(0, 0) }, 0)
+        let marked = try asUser(fixture.admin) {
+            try $0.query("UPDATE notifications SET read = true WHERE id = $1", [n.id.uuidString]).affectedRows
+        }
+        XCTAssertEqual(marked, 0)
+        XCTAssertEqual(try asUser(fixture.staff) {
+            try $0.query("UPDATE notifications SET read = true, read_at = now() WHERE id = $1", [n.id.uuidString]).affectedRows
+        }, 1)
+    }
+
+    func testOnlyAdminsAndOwnersNotifyUsersOfTheirEvents() throws {
+        func notify(_ sender: UUID, _ target: UUID) throws {
+            _ = try asUser(sender) {
+                try $0.query("INSERT INTO notifications (user_id, sender_id, type, title, message) VALUES ($1, $2, 't', 'T', 'M')",
+                             [target.uuidString, sender.uuidString])
+            }
+        }
+        try notify(fixture.admin, fixture.staff)
+        try notify(fixture.owner, fixture.staff)
+        assertRLSRefuses { try notify(fixture.staff, fixture.admin) }
+        assertRLSRefuses { try notify(fixture.admin, fixture.outsider) }
+        assertRLSRefuses { try notify(fixture.outsider, fixture.staff) }
+    }
+
+    func testTokensAreStoredOnlyAsHashes() throws {
+        let token = try fixture.store.issueToken(user: fixture.staff)
+        let stored = try fixture.count("SELECT count(*) FROM api_tokens WHERE encode(token_hash, 'escape') LIKE '%' || $1 || '%'", [token])
+        XCTAssertEqual(stored, 0)
+        XCTAssertEqual(try fixture.store.authenticate(token: token)?.userID, fixture.staff)
+        XCTAssertNil(try fixture.store.authenticate(token: token + "x"))
+        // The app role cannot read tokens at all.
+        XCTAssertThrowsError(try asUser(fixture.owner) { try $0.query("SELECT count(*) FROM api_tokens") })
+    }
+}
