@@ -7,6 +7,8 @@ struct Staffcast: ParsableCommand {
         commandName: "staffcast",
         abstract: "Realtime staff broadcasts for events: send alerts, watch them, know who read them.",
         discussion: """
+            Examples, from nothing to a first alert:
+
             Start a server on this machine (its own PostgreSQL cluster under ./.staffcast):
               staffcast serve
 
@@ -22,5 +24,5 @@ struct Staffcast: ParsableCommand {
             """,
         version: StaffcastVersion.current,
         subcommands: [ServeCommand.self, MigrateCommand.self, AdminCommand.self, SendCommand.self,
-                      WatchCommand.self, StatusCommand.self])
+                      WatchCommand.self, StatusCommand.self, ClusterCommand.self])
 }

@@ -11,13 +11,14 @@ struct AdminCommand: ParsableCommand {
         discussion: """
             Admin commands find the database exactly as `serve` does (--database-url, --data-dir,
             STAFFCAST_DATABASE_URL, STAFFCAST_DATA_DIR, --config), embedded cluster included.
-            Ids are printed alone on stdout, so they can be captured:
+            Ids are printed alone on stdout, so they can be captured. Examples:
               EVENT=$(staffcast admin event create --name "Summer Festival" --starts-at 2026-07-01T10:00:00Z)
               ALICE=$(staffcast admin user create --name "Alice (gate 3)")
               staffcast admin grant --event $EVENT --user $ALICE --level staff
               staffcast admin token issue --user $ALICE > alice.token && chmod 600 alice.token
             """,
-        subcommands: [EventCommand.self, UserCommand.self, GrantCommand.self, RevokeCommand.self, TokenCommand.self])
+        subcommands: [EventCommand.self, UserCommand.self, GrantCommand.self, RevokeCommand.self, TokenCommand.self,
+                      DemoCommand.self])
 
     /// Opens the database, runs `body` with a store, and stops a cluster started for it.
     static func withStore<T>(_ database: DatabaseOptions, _ body: (Store) throws -> T) throws -> T {

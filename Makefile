@@ -1,0 +1,41 @@
+# staffcast — two commands do all set-up on a fresh Debian machine (as root):
+#   make run    install what is missing, build, start the server on its own PostgreSQL cluster
+#   make test   the same set-up, then every test (unit + integration against real PostgreSQL)
+SHELL := /bin/bash
+DATA_DIR ?= ./.staffcast
+LISTEN   ?= 0.0.0.0:8080
+TEST_DATA_DIR := $(CURDIR)/.build/test-cluster
+
+.PHONY: run test deps build build-release bench clean test-cluster-stop help
+
+help:
+	@echo "make run    - install dependencies, build (release), start staffcast with a demo event"
+	@echo "make test   - install dependencies, build, run every test"
+	@echo "make bench  - fan-out benchmark (see bench/README.md)"
+
+deps:
+	@scripts/install-deps.sh
+
+build: deps
+	swift build --build-tests
+
+build-release: deps
+	swift build -c release --product staffcast
+
+run: build-release
+	@DATA_DIR="$(DATA_DIR)" LISTEN="$(LISTEN)" scripts/run.sh "$$(swift build -c release --show-bin-path)/staffcast"
+
+test: build
+	@set -o pipefail; status=0; \
+	STAFFCAST_TEST_DATA_DIR="$(TEST_DATA_DIR)" swift test --skip-build 2>&1 | tee .build/test.log || status=$$?; \
+	$(MAKE) --no-print-directory test-cluster-stop; \
+	exit $$status
+
+test-cluster-stop:
+	@"$$(swift build --show-bin-path)/staffcast" cluster stop --data-dir "$(TEST_DATA_DIR)" >/dev/null 2>&1 || true
+
+bench: build-release
+	@scripts/bench.sh "$$(swift build -c release --show-bin-path)"
+
+clean:
+	swift package clean

@@ -1,0 +1,142 @@
+import Foundation
+import StaffcastClient
+import StaffcastCore
+import StaffcastPostgres
+import XCTest
+
+/// The real `staffcast` executable, as an organiser uses it: admin set-up on the embedded
+/// cluster, `serve`, `send`, and a graceful SIGTERM that leaves no PostgreSQL behind.
+final class CommandLineTests: XCTestCase {
+    static var binary: String {
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("staffcast").path
+        if FileManager.default.isExecutableFile(atPath: beside) { return beside }
+        return TestDatabase.packageRoot.appendingPathComponent(".build/debug/staffcast").path
+    }
+
+    struct Outcome {
+        var status: Int32
+        var stdout: String
+        var stderr: String
+    }
+
+    @discardableResult
+    func run(_ args: [String], stdin: String? = nil, env: [String: String] = [:]) throws -> Outcome {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: Self.binary)
+        p.arguments = args
+        var environment = ProcessInfo.processInfo.environment
+        environment.merge(env) { $1 }
+        p.environment = environment
+        let out = Pipe(), err = Pipe(), input = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        p.standardInput = input
+        try p.run()
+        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
+        try input.fileHandleForWriting.close()
+        let o = out.fileHandleForReading.readDataToEndOfFile()
+        let e = err.fileHandleForReading.readDataToEndOfFile()
+        p.waitUntilExit()
+        return Outcome(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
+                       stderr: String(decoding: e, as: UTF8.self))
+    }
+
+    func testAdminServeSendAndGracefulStopOnTheEmbeddedCluster() throws {
+        let dataDir = "/tmp/sc-cli-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: dataDir) }
+        let env = ["STAFFCAST_DATA_DIR": dataDir]
+        func admin(_ args: [String]) throws -> String {
+            let r = try run(["admin"] + args, env: env)
+            XCTAssertEqual(r.status, 0, r.stderr)
+            return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        let event = try admin(["event", "create", "--name", "CLI Fest", "--starts-at", "2026-07-01T10:00:00Z"])
+        XCTAssertNotNil(UUID(uuidString: event), "stdout must be the id alone: \(event)")
+        let organiser = try admin(["user", "create", "--name", "Olivia"])
+        let staff = try admin(["user", "create", "--name", "Sam"])
+        XCTAssertNotNil(UUID(uuidString: staff))
+        _ = try admin(["grant", "--event", event, "--user", organiser, "--level", "owner"])
+        _ = try admin(["grant", "--event", event, "--user", staff, "--level", "staff"])
+        let organiserToken = try admin(["token", "issue", "--user", organiser])
+        let staffToken = try admin(["token", "issue", "--user", staff])
+        XCTAssertTrue(TokenHasher.looksValid(organiserToken), organiserToken)
+        let bad = try run(["admin", "grant", "--event", event, "--user", staff, "--level", "boss"], env: env)
+        XCTAssertNotEqual(bad.status, 0)
+
+        // serve on a free port, parse the port from its banner
+        let serve = Process()
+        serve.executableURL = URL(fileURLWithPath: Self.binary)
+        serve.arguments = ["serve", "--listen", "127.0.0.1:0", "--log-level", "warning"]
+        serve.environment = ProcessInfo.processInfo.environment.merging(env) { $1 }
+        let banner = Pipe()
+        serve.standardOutput = banner
+        serve.standardError = FileHandle.nullDevice
+        try serve.run()
+        var port = 0
+        var text = ""
+        let deadline = Date().addingTimeInterval(60)
+        while port == 0 && Date() < deadline {
+            let chunk = banner.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text += String(decoding: chunk, as: UTF8.self)
+            if let r = text.range(of: #"serving on 127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
+                port = Int(text[r].split(separator: ":").last ?? "") ?? 0
+            }
+        }
+        XCTAssertGreaterThan(port, 0, "no banner: \(text)")
+        let server = "http://127.0.0.1:\(port)"
+
+        let socket = TestSocket(try WebSocketClient(url: "ws://127.0.0.1:\(port)/v1/ws", headers: ["Authorization": "Bearer \(staffToken)"]))
+        _ = try socket.expect("hello")
+        _ = try socket.subscribe(UUID(uuidString: event)!)
+
+        let sent = try run(["send", "--server", server, "--token", organiserToken, "--event", event, "--priority", "urgent",
+                            "--type", "emergency", "Evacuate hall B"])
+        XCTAssertEqual(sent.status, 0, sent.stderr)
+        let id = sent.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertNotNil(UUID(uuidString: id))
+        guard case .message(let live) = try socket.expect("message") else { return XCTFail() }
+        XCTAssertEqual(live.id.uuidString.lowercased(), id)
+        XCTAssertEqual(live.priority, .urgent)
+
+        let piped = try run(["send", "--server", server, "--event", event, "-"], stdin: "From stdin\n",
+                            env: ["STAFFCAST_TOKEN": organiserToken])
+        XCTAssertEqual(piped.status, 0, piped.stderr)
+        XCTAssertEqual(try socket.expect("message").message?.message, "From stdin")
+
+        let refused = try run(["send", "--server", server, "--token", staffToken, "--event", event, "hi"])
+        XCTAssertEqual(refused.status, 1)
+        XCTAssertEqual(refused.stderr.split(separator: "\n").count, 1, refused.stderr)
+        XCTAssertTrue(refused.stderr.contains("admins and owners"), refused.stderr)
+        XCTAssertEqual(try run(["send", "--server", server, "--token", organiserToken, "--event", event, "--priority", "max", "x"]).status, 1)
+        XCTAssertEqual(try run(["send", "--server", "http://127.0.0.1:1", "--token", organiserToken, "--event", event, "x"]).status, 1)
+
+        // SIGTERM: clients get 1001, the process exits 0 within 10 s, PostgreSQL is stopped.
+        let started = Date()
+        serve.terminate()
+        var closeCode: UInt16?
+        do { while let _ = try socket.nextOrNil(timeout: 10) {} } catch ClientError.closed(let code, _) { closeCode = code }
+        XCTAssertEqual(closeCode, 1001)
+        serve.waitUntilExit()
+        XCTAssertEqual(serve.terminationStatus, 0)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 10)
+        XCTAssertFalse(try EmbeddedCluster(dataDir: dataDir).isRunning, "the embedded cluster must be stopped")
+    }
+
+    func testHelpTeachesByExample() throws {
+        for args in [["--help"], ["serve", "--help"], ["send", "--help"], ["admin", "--help"], ["admin", "grant", "--help"],
+                     ["watch", "--help"]] {
+            let r = try run(args)
+            XCTAssertEqual(r.status, 0)
+            XCTAssertTrue(r.stdout.contains("staffcast"), args.joined(separator: " "))
+            XCTAssertTrue(r.stdout.lowercased().contains("example"), "no example in \(args): \(r.stdout)")
+        }
+    }
+
+    func testMissingTokenIsExplained() throws {
+        let r = try run(["send", "--server", "http://127.0.0.1:1", "--event", UUID().uuidString, "hi"],
+                        env: ["STAFFCAST_TOKEN": "", "HOME": "/nonexistent"])
+        XCTAssertEqual(r.status, 1)
+        XCTAssertTrue(r.stderr.contains("no token"), r.stderr)
+    }
+}

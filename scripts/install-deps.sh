@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what staffcast needs and is missing, from Debian's packages. Idempotent: when
+# everything is there it only checks. Needs root (or sudo) only when something is missing.
+set -euo pipefail
+
+need=()
+pkg-config --exists libwebsockets 2>/dev/null || need+=(libwebsockets-dev)
+pkg-config --exists libpq 2>/dev/null || need+=(libpq-dev)
+ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
+[ -f /usr/include/ncursesw/curses.h ] || need+=(libncurses-dev)
+command -v tmux >/dev/null 2>&1 || need+=(tmux)
+command -v curl >/dev/null 2>&1 || need+=(curl)
+command -v runuser >/dev/null 2>&1 || need+=(util-linux)
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+
+if [ ${#need[@]} -gt 0 ]; then
+  echo "staffcast: installing ${need[*]}"
+  if [ "$(id -u)" -eq 0 ]; then SUDO=""; elif command -v sudo >/dev/null; then SUDO="sudo"; else
+    echo "staffcast: please install as root: apt-get install -y ${need[*]}" >&2; exit 1; fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+# Debian starts a system-wide cluster when it installs postgresql; staffcast runs its own.
+if ! command -v swift >/dev/null 2>&1; then
+  echo "staffcast: the Swift 6 toolchain is required (https://swift.org/install); 'swift' is not on PATH" >&2
+  exit 1
+fi
