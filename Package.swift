@@ -50,6 +50,8 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Yams", package: "Yams"),
         ]),
+        .executableTarget(name: "staffcast-bench", dependencies: ["StaffcastClient", "StaffcastCore"],
+                          path: "bench/Sources/staffcast-bench"),
         .testTarget(name: "StaffcastCoreTests", dependencies: ["StaffcastCore"]),
         .testTarget(name: "StaffcastIntegrationTests", dependencies: [
             "StaffcastCore", "StaffcastPostgres", "StaffcastServer", "StaffcastClient",

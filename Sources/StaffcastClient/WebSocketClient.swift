@@ -63,6 +63,16 @@ public final class WebSocketClient {
 
     deinit { if fd >= 0 { Glibc.close(fd) } }
 
+    /// Hands the socket and any bytes already read to the caller (the benchmark multiplexes
+    /// thousands of connections with epoll); this client no longer touches it.
+    public func detach() -> (fd: Int32, buffered: [UInt8]) {
+        let out = (fd, buffer)
+        fd = -1
+        buffer = []
+        isClosed = true
+        return out
+    }
+
     // MARK: sending
 
     public func send(text: String) throws(ClientError) {
