@@ -14,6 +14,8 @@ final class ServerMetrics: @unchecked Sendable {
     let deliveries: CoreMetrics.Counter
     let fanoutLatency: CoreMetrics.Timer
     let listenerBatches: CoreMetrics.Counter
+    let heartbeatRTT: CoreMetrics.Timer
+    let databaseJob: CoreMetrics.Timer
 
     init() {
         factory = PrometheusMetricsFactory(registry: registry)
@@ -22,6 +24,8 @@ final class ServerMetrics: @unchecked Sendable {
         deliveries = Counter(label: "staffcast_deliveries_total", factory: factory)
         fanoutLatency = Timer(label: "staffcast_delivery_latency_seconds", factory: factory)
         listenerBatches = Counter(label: "staffcast_listener_batches_total", factory: factory)
+        heartbeatRTT = Timer(label: "staffcast_heartbeat_rtt_seconds", factory: factory)
+        databaseJob = Timer(label: "staffcast_database_job_seconds", factory: factory)
     }
 
     func messageSent(type: String, priority: String) {

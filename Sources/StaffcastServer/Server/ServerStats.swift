@@ -6,4 +6,5 @@ struct ServerStats {
     var messagesFannedOut = 0
     var deliveries = 0
     var httpRequests = 0
+    var heartbeatTimeouts = 0
 }

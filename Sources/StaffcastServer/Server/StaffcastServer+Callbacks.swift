@@ -22,6 +22,9 @@ extension StaffcastServer {
         case LWS_CALLBACK_CLOSED:
             closed(user)
             return 0
+        case LWS_CALLBACK_RECEIVE_PONG:
+            receivedPong(user)
+            return 0
         case LWS_CALLBACK_HTTP:
             return httpRequest(wsi, user, input.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "/")
         case LWS_CALLBACK_HTTP_BODY:
@@ -86,6 +89,7 @@ extension StaffcastServer {
         connections[id] = connection
         hub.connect(id, user: identity.userID)
         stats.connectionsOpened += 1
+        metrics.connectionsOpened.increment()
         logger.info("connection opened", metadata: ["conn": "\(id)", "user": "\(identity.userID)", "peer": "\(connection.peer)"])
         enqueue(connection, OutFrame(ServerFrame.hello(user: identity, serverTime: Date(), node: configuration.nodeID).encoded()))
         return 0
@@ -94,6 +98,7 @@ extension StaffcastServer {
     private func receive(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?, _ input: UnsafeMutableRawPointer?,
                          _ length: Int) -> Int32 {
         guard let connection = connections[Self.sessionID(user)] else { return -1 }
+        connection.lastHeard = Self.monotonicNow()
         if connection.rx.count + length > Limits.maxFrameBytes {
             connection.rxOverflow = true
             connection.rx.removeAll(keepingCapacity: false)
@@ -122,11 +127,20 @@ extension StaffcastServer {
         if case .immediately(let code, let reason) = connection.closing {
             return close(wsi, code, reason)
         }
+        if connection.pingDue {
+            connection.pingDue = false
+            connection.pingSentAt = Self.monotonicNow()
+            let ping = OutFrame(Array("hb".utf8))
+            if lws_write(wsi, ping.payload, ping.length, LWS_WRITE_PING) < ping.length { return -1 }
+            if !connection.outbound.isEmpty { lws_callback_on_writable(wsi) }
+            return 0
+        }
         if let frame = connection.outbound.popFirst() {
             let written = lws_write(wsi, frame.payload, frame.length, LWS_WRITE_TEXT)
             if written < frame.length { return -1 }
             connection.framesWritten += 1
             stats.deliveries += 1
+            metrics.deliveries.increment()
         }
         if !connection.outbound.isEmpty {
             lws_callback_on_writable(wsi)
@@ -166,6 +180,7 @@ extension StaffcastServer {
         guard connection.outbound.push(frame, bytes: frame.length) else {
             connection.closing = .immediately(4008, "too slow: reconnect and catch up with since_seq")
             stats.slowClientsClosed += 1
+            metrics.slowClientsClosed.increment()
             logger.warning("closing slow client", metadata: ["conn": "\(connection.id)", "queued": "\(connection.outbound.count)"])
             lws_callback_on_writable(connection.wsi)
             return

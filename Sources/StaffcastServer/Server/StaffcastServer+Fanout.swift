@@ -36,6 +36,7 @@ extension StaffcastServer {
             let recipients = hub.publish(seq: message.seq, eventID: message.eventID, expiresAt: message.expiresAt, frame: frame)
             for id in recipients { enqueue(to: id, frame) }
             stats.messagesFannedOut += 1
+            metrics.fanoutLatency.recordSeconds(max(0, now.timeIntervalSince(message.sentAt)))
             logger.info("message fanned out", metadata: ["message": "\(message.id)", "event": "\(message.eventID)",
                                                          "recipients": "\(recipients.count)"])
         }

@@ -65,6 +65,8 @@ extension StaffcastServer {
         let id = Self.sessionID(user)
         guard let exchange = exchanges[id], let response = exchange.response else { return 0 }
         exchanges[id] = nil
+        metrics.httpRequest(route: exchange.route?.label ?? "other", status: response.status)
+        if response.status >= 400 { metrics.error(code: ErrorCode.all.first { $0.httpStatus == response.status }?.rawValue ?? "http_\(response.status)") }
         logger.debug("http", metadata: ["method": "\(exchange.method)", "path": "\(exchange.path)", "status": "\(response.status)",
                                         "ms": "\(Int(Date().timeIntervalSince(exchange.startedAt) * 1000))"])
         return LWSTransport.writeResponse(wsi, response, headOnly: exchange.method == "HEAD")
@@ -90,6 +92,10 @@ extension StaffcastServer {
             let r = readiness
             respond(id, .json(r.ready ? 200 : 503, r))
         case .metrics:
+            if configuration.metricsRequireToken, exchange.bearerToken == nil || exchange.bearerToken != configuration.opsToken {
+                respond(id, .error(StaffcastError(.unauthorized, "/metrics needs the ops token as a bearer token.")))
+                return
+            }
             respond(id, .text(200, metricsText(), contentType: "text/plain; version=0.0.4; charset=utf-8"))
         case .status:
             let snapshot = statusSnapshot()
@@ -112,8 +118,9 @@ extension StaffcastServer {
                 respond(id, .error(error))
                 return
             }
-            runHTTP(exchange) { [logger] store, identity in
+            runHTTP(exchange) { [logger, metrics] store, identity in
                 let message = try store.send(as: identity.userID, request)
+                metrics.messageSent(type: message.messageType.rawValue, priority: message.priority.rawValue)
                 logger.info("message sent", metadata: ["message": "\(message.id)", "seq": "\(message.seq)",
                                                        "event": "\(message.eventID)", "type": "\(message.messageType.rawValue)",
                                                        "priority": "\(message.priority.rawValue)", "via": "http"])

@@ -40,6 +40,7 @@ extension StaffcastServer {
         metrics.gauge("staffcast_subscriptions", Double(hub.subscriberCounts.values.reduce(0, +)))
         metrics.gauge("staffcast_database_jobs_queued", Double(workers.queued))
         metrics.gauge("staffcast_listener_up", listener?.state == .listening ? 1 : 0)
+        metrics.gauge("staffcast_database_workers", Double(configuration.databaseWorkers))
         return metrics.text()
     }
 }

@@ -12,6 +12,7 @@ extension StaffcastServer {
     func handleFrame(_ connection: Connection, _ bytes: [UInt8]) {
         switch ClientFrameDecoder.decode(bytes) {
         case .failure(let e):
+            metrics.error(code: e.error.code.rawValue)
             send(connection, .error(ref: e.ref, e.error))
         case .success(let frame):
             dispatch(connection, frame)
@@ -54,8 +55,9 @@ extension StaffcastServer {
                     "You are sending too fast (at most \(Int(configuration.sendRatePerSecond)) messages a second after a burst of \(Int(configuration.sendBurst))); nothing was stored.")))
                 return
             }
-            runJob(connection, ref: ref) { [logger] store in
+            runJob(connection, ref: ref) { [logger, metrics] store in
                 let message = try store.send(as: user, request)
+                metrics.messageSent(type: message.messageType.rawValue, priority: message.priority.rawValue)
                 logger.info("message sent", metadata: ["message": "\(message.id)", "seq": "\(message.seq)",
                                                        "event": "\(message.eventID)", "type": "\(message.messageType.rawValue)",
                                                        "priority": "\(message.priority.rawValue)", "via": "websocket"])
@@ -104,12 +106,17 @@ extension StaffcastServer {
         connection.inFlight += 1
         let id = connection.id
         let logger = self.logger
+        let metrics = self.metrics
         let accepted = workers.submit { [self] session in
             let apply: Apply
+            let started = Self.monotonicNow()
+            defer { metrics.databaseJob.recordSeconds(Self.monotonicNow() - started) }
             do {
                 apply = try work(try session.store())
             } catch {
-                let reply = OutFrame(ServerFrame.error(ref: ref, StaffcastError.from(error, logger: logger)).encoded())
+                let e = StaffcastError.from(error, logger: logger)
+                metrics.error(code: e.code.rawValue)
+                let reply = OutFrame(ServerFrame.error(ref: ref, e).encoded())
                 apply = { server in server.enqueue(to: id, reply) }
             }
             post { [self] in

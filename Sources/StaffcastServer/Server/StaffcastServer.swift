@@ -32,6 +32,7 @@ public final class StaffcastServer: @unchecked Sendable {
     private let inbox = Mutex<[@Sendable () -> Void]>([])
     private let shared = Mutex<(state: State, port: Int, context: UInt, listener: ChangeListener?)>((.idle, 0, 0, nil))
     private let serviceEnded = DispatchSemaphore(value: 0)
+    private let tickerStop = DispatchSemaphore(value: 0)
     let drained = DispatchSemaphore(value: 0)
 
     // Service thread only.
@@ -108,6 +109,7 @@ public final class StaffcastServer: @unchecked Sendable {
         }
         shared.withLock { $0.listener = listener }
         listener.start()
+        startTicker()
         shared.withLock { $0.state = .running }
         logger.info("staffcast is serving", metadata: ["host": "\(configuration.host)", "port": "\(port)",
                                                         "node": "\(configuration.nodeID)"])
@@ -128,12 +130,24 @@ public final class StaffcastServer: @unchecked Sendable {
         if drained.wait(timeout: .now() + configuration.shutdownGrace) == .timedOut {
             logger.warning("some clients did not close in time; closing them now")
         }
+        tickerStop.signal()
         post { [self] in exitLoop = true }
         _ = serviceEnded.wait(timeout: .now() + 5)
         listener?.stop()
         workers.stop()
         shared.withLock { $0.state = .stopped }
         logger.info("stopped")
+    }
+
+    /// Posts `tick()` to the service thread once a second until `stop`.
+    private func startTicker() {
+        let thread = Thread { [self] in
+            while tickerStop.wait(timeout: .now() + 1) == .timedOut {
+                post { [self] in tick() }
+            }
+        }
+        thread.name = "staffcast-ticker"
+        thread.start()
     }
 
     /// Runs `work` on the service thread soon. Safe from any thread.

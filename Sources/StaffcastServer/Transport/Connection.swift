@@ -28,6 +28,12 @@ final class Connection {
     var pendingSubscribes: [UUID: Int] = [:]
     var sendBucket: TokenBucket
     var framesWritten = 0
+    /// Heartbeat state (monotonic seconds): when the peer last sent anything, whether a ping
+    /// is due to be written, when the outstanding ping went out, and the last round trip.
+    var lastHeard: Double
+    var pingDue = false
+    var pingSentAt: Double?
+    var lastRTT: Double?
 
     init(id: Int, wsi: OpaquePointer, identity: Identity, peer: String, configuration: ServerConfiguration, now: Double) {
         self.id = id
@@ -36,5 +42,6 @@ final class Connection {
         self.peer = peer
         self.outbound = OutboundQueue(maxFrames: configuration.outboundMaxFrames, maxBytes: configuration.outboundMaxBytes)
         self.sendBucket = TokenBucket(perSecond: configuration.sendRatePerSecond, burst: configuration.sendBurst, now: now)
+        self.lastHeard = now
     }
 }

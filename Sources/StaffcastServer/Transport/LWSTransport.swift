@@ -30,10 +30,12 @@ final class LWSTransport {
         protocols![0].per_session_data_size = MemoryLayout<Int>.size
         protocols![0].rx_buffer_size = 16_384
 
+        // Heartbeats are staffcast's own (StaffcastServer+Heartbeat), which measure round trips;
+        // lws's idle policy is only a backstop far beyond them.
         retry = .allocate(capacity: 1)
         retry!.initialize(to: lws_retry_bo_t())
-        retry!.pointee.secs_since_valid_ping = UInt16(clamping: config.heartbeatInterval)
-        retry!.pointee.secs_since_valid_hangup = UInt16(clamping: config.heartbeatInterval * 2)
+        retry!.pointee.secs_since_valid_ping = UInt16(clamping: config.heartbeatInterval * 4)
+        retry!.pointee.secs_since_valid_hangup = UInt16(clamping: config.heartbeatInterval * 6)
 
         var info = lws_context_creation_info()
         info.options = UInt64(LWS_SERVER_OPTION_EXPLICIT_VHOSTS)

@@ -1,0 +1,39 @@
+import CLibWebSockets
+import Foundation
+
+/// Heartbeats, on the service thread, once a second: a connection silent for one
+/// `heartbeatInterval` is pinged; one silent for two is closed, so connections lost to dead
+/// Wi-Fi or sleeping laptops do not pile up. The pong gives each connection's round trip.
+extension StaffcastServer {
+    func tick() {
+        let now = Self.monotonicNow()
+        let interval = Double(configuration.heartbeatInterval)
+        for connection in connections.values where connection.closing == nil {
+            let silent = now - connection.lastHeard
+            if silent >= 2 * interval {
+                logger.info("closing silent connection", metadata: ["conn": "\(connection.id)", "silent_s": "\(Int(silent))"])
+                connection.closing = .immediately(1001, "no answer to heartbeat")
+                stats.heartbeatTimeouts += 1
+                lws_callback_on_writable(connection.wsi)
+            } else if silent >= interval, connection.pingSentAt == nil, !connection.pingDue {
+                connection.pingDue = true
+                lws_callback_on_writable(connection.wsi)
+            }
+        }
+        if recentAccess.count > 1_000 {
+            let wall = Date()
+            recentAccess = recentAccess.filter { wall.timeIntervalSince($0.value.at) < 300 }
+        }
+    }
+
+    func receivedPong(_ user: UnsafeMutableRawPointer?) {
+        guard let connection = connections[Self.sessionID(user)] else { return }
+        let now = Self.monotonicNow()
+        connection.lastHeard = now
+        if let sent = connection.pingSentAt {
+            connection.lastRTT = now - sent
+            connection.pingSentAt = nil
+            metrics.heartbeatRTT.recordSeconds(now - sent)
+        }
+    }
+}

@@ -1,0 +1,80 @@
+import Foundation
+import StaffcastClient
+import StaffcastCore
+import XCTest
+
+/// Heartbeats, metrics and status, against a real server.
+final class OpsTests: XCTestCase {
+    var fixture: Fixture!
+    var server: TestServer!
+
+    override func setUpWithError() throws {
+        fixture = try Fixture(conninfo: try TestDatabase.create())
+        server = try TestServer(conninfo: fixture.conninfo) { $0.heartbeatInterval = 1 }
+    }
+
+    override func tearDown() { server?.stop() }
+
+    func testAClientThatStopsAnsweringPingsIsClosedWithinTwoIntervals() throws {
+        let quiet = try server.connect(fixture.staffToken)
+        let lively = try server.connect(fixture.adminToken)
+        // `lively` reads (and so answers pings); `quiet` reads nothing for 3.5 s.
+        let until = Date().addingTimeInterval(3.5)
+        while Date() < until { _ = try lively.nextOrNil(timeout: 0.2) }
+        var closed = false
+        do {
+            while let _ = try quiet.nextOrNil(timeout: 1) {}
+        } catch ClientError.closed {
+            closed = true
+        }
+        XCTAssertTrue(closed, "the silent client must have been closed")
+        try lively.send(["op": "ping", "ref": "still"])
+        XCTAssertEqual(try lively.expect("pong").ref, "still")
+        let metrics = String(decoding: try server.api(nil).call("GET", "/metrics"), as: UTF8.self)
+        XCTAssertTrue(metrics.contains("staffcast_heartbeat_rtt_seconds"), metrics)
+    }
+
+    func testMetricsParseAsPrometheusTextAndMoveWhenMessagesFlow() throws {
+        let api = try server.api(nil)
+        func sample(_ name: String, _ text: String) -> Double {
+            text.split(separator: "\n").filter { $0.hasPrefix(name) && !$0.hasPrefix("#") }
+                .compactMap { Double($0.split(separator: " ").last ?? "") }.reduce(0, +)
+        }
+        let before = String(decoding: try api.call("GET", "/metrics"), as: UTF8.self)
+        let staff = try server.connect(fixture.staffToken)
+        _ = try staff.subscribe(fixture.event)
+        let owner = try server.connect(fixture.ownerToken)
+        for i in 0..<3 {
+            try owner.send(["op": "send", "event_id": fixture.event.uuidString, "message": "m\(i)", "priority": "high"])
+            _ = try owner.expect("sent")
+            _ = try staff.expect("message")
+        }
+        _ = try owner.expectError(["op": "nope"])
+        let after = String(decoding: try api.call("GET", "/metrics"), as: UTF8.self)
+        // Every non-comment line is `name{labels} value`.
+        for line in after.split(separator: "\n") where !line.hasPrefix("#") {
+            XCTAssertNotNil(Double(line.split(separator: " ").last ?? ""), "not a sample: \(line)")
+            XCTAssertTrue(line.range(of: #"^[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})? "#, options: .regularExpression) != nil, String(line))
+        }
+        XCTAssertEqual(sample("staffcast_messages_sent_total", after) - sample("staffcast_messages_sent_total", before), 3)
+        XCTAssertTrue(after.contains(#"staffcast_messages_sent_total{type="broadcast",priority="high"}"#) ||
+                      after.contains(#"staffcast_messages_sent_total{priority="high",type="broadcast"}"#), after)
+        XCTAssertGreaterThanOrEqual(sample("staffcast_deliveries_total", after) - sample("staffcast_deliveries_total", before), 6)
+        XCTAssertGreaterThanOrEqual(sample("staffcast_errors_total", after), 1)
+        XCTAssertEqual(sample("staffcast_connections ", after), 2)
+        XCTAssertTrue(after.contains("staffcast_delivery_latency_seconds_bucket"))
+        XCTAssertFalse(after.contains(fixture.staff.uuidString.lowercased()), "no per-user labels")
+    }
+
+    func testStatusCountsSubscribersPerEvent() throws {
+        let staff = try server.connect(fixture.staffToken)
+        _ = try staff.subscribe(fixture.event)
+        let data = try server.api("ops-secret").call("GET", "/v1/status")
+        let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        XCTAssertEqual(object["connections"] as? Int, 1)
+        XCTAssertEqual(object["subscriptions"] as? Int, 1)
+        let events = try XCTUnwrap(object["events"] as? [[String: Any]])
+        XCTAssertEqual(events.first?["event_id"] as? String, fixture.event.uuidString.lowercased())
+        XCTAssertEqual(object["listener"] as? String, "listening")
+    }
+}
