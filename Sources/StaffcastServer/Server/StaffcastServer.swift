@@ -109,6 +109,12 @@ public final class StaffcastServer: @unchecked Sendable {
         }
         shared.withLock { $0.listener = listener }
         listener.start()
+        // Ready means the listener is up too; wait briefly so `start` returns a ready server.
+        let deadline = Date().addingTimeInterval(10)
+        while listener.state != .listening && Date() < deadline { usleep(5_000) }
+        if listener.state != .listening {
+            logger.warning("serving, but the change listener is not listening yet", metadata: ["error": "\(listener.lastError ?? "-")"])
+        }
         startTicker()
         shared.withLock { $0.state = .running }
         logger.info("staffcast is serving", metadata: ["host": "\(configuration.host)", "port": "\(port)",
