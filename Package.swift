@@ -53,6 +53,7 @@ let package = Package(
         .executableTarget(name: "staffcast-bench", dependencies: ["StaffcastClient", "StaffcastCore"],
                           path: "bench/Sources/staffcast-bench"),
         .testTarget(name: "StaffcastCoreTests", dependencies: ["StaffcastCore"]),
+        .testTarget(name: "StaffcastClientTests", dependencies: ["StaffcastCore", "StaffcastClient"]),
         .testTarget(name: "StaffcastIntegrationTests", dependencies: [
             "StaffcastCore", "StaffcastPostgres", "StaffcastServer", "StaffcastClient",
         ]),

@@ -6,6 +6,7 @@ set -euo pipefail
 BIN_DIR="$1"
 SC="$BIN_DIR/staffcast"
 DATA=$(mktemp -d /tmp/staffcast-bench-XXXX)
+chmod 755 "$DATA" # the embedded cluster may run as the postgres user
 PORT=${PORT:-18080}
 trap 'kill -TERM $SERVER 2>/dev/null; wait $SERVER 2>/dev/null; rm -rf "$DATA"' EXIT
 cat > "$DATA/bench.yaml" <<EOT

@@ -10,4 +10,8 @@ static inline int staffcast_color_pair(short n) { return (int)COLOR_PAIR(n); }
 static inline int staffcast_attr_bold(void) { return (int)A_BOLD; }
 static inline int staffcast_attr_reverse(void) { return (int)A_REVERSE; }
 static inline int staffcast_attr_dim(void) { return (int)A_DIM; }
+/// stdscr, LINES and COLS are mutable C globals; Swift 6 refuses to touch those directly.
+static inline WINDOW *staffcast_stdscr(void) { return stdscr; }
+static inline int staffcast_lines(void) { return LINES; }
+static inline int staffcast_cols(void) { return COLS; }
 #endif

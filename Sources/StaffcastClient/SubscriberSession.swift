@@ -11,7 +11,8 @@ public final class SubscriberSession {
     public enum Update {
         case connecting(attempt: Int)
         case connected(Identity)
-        case subscribed(EventSummary, history: [StaffMessage], unreadCount: Int)
+        /// `history` is what the server sent; `fresh` the part newer than what was shown before.
+        case subscribed(EventSummary, history: [StaffMessage], fresh: [StaffMessage], unreadCount: Int)
         case message(StaffMessage)
         case frame(ServerFrame)
         case disconnected(reason: String, retryIn: TimeInterval)
@@ -20,7 +21,7 @@ public final class SubscriberSession {
 
     public let webSocketURL: String
     public let token: String
-    public let eventID: UUID
+    public private(set) var eventID: UUID
     private let cursors: CursorStore?
     public private(set) var lastSeq: Int64?
     private var socket: WebSocketClient?
@@ -33,6 +34,16 @@ public final class SubscriberSession {
         self.eventID = eventID
         self.cursors = cursors
         self.lastSeq = cursors?.load(eventID.uuidString.lowercased())
+    }
+
+    /// Moves to another event: unsubscribes, and subscribes there from its remembered seq.
+    public func switchEvent(to event: UUID) {
+        enqueue(["op": "unsubscribe", "event_id": eventID.uuidString.lowercased()])
+        eventID = event
+        lastSeq = cursors?.load(event.uuidString.lowercased())
+        var subscribe: [String: Any] = ["op": "subscribe", "event_id": event.uuidString.lowercased()]
+        if let lastSeq { subscribe["since_seq"] = lastSeq }
+        enqueue(subscribe)
     }
 
     /// Queues a client frame (JSON object) to send; returns its ref.
@@ -105,7 +116,7 @@ public final class SubscriberSession {
             onUpdate(.connected(user))
         case .subscribed(_, let event, let history, let unread):
             let fresh = history.filter { lastSeq == nil || $0.seq > lastSeq! }
-            onUpdate(.subscribed(event, history: fresh, unreadCount: unread))
+            onUpdate(.subscribed(event, history: history, fresh: fresh, unreadCount: unread))
             if let last = history.map(\.seq).max() { remember(last) }
         case .message(let m) where m.eventID == eventID:
             if let lastSeq, m.seq <= lastSeq { return } // already shown: no duplicates across reconnects

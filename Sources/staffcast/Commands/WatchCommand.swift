@@ -12,14 +12,24 @@ struct WatchCommand: ParsableCommand {
             (the last seen message is remembered under ~/.local/state/staffcast).
             With --json (or when stdout is not a terminal) it prints one JSON object a line.
 
+            Keys: ↑/↓ or j/k move, Enter marks read, a marks all read, d dismisses a banner,
+            n shows notifications, e switches event, ? shows help, q or Ctrl-C quits.
+            Urgent banners stay until dismissed; urgent and emergency messages ring the bell.
+            Honours NO_COLOR.
+
             Examples:
               staffcast watch --event $EVENT
               staffcast watch --event $EVENT --json | jq .message.message
+              staffcast watch --event $EVENT --json --on-message 'notify-send "$STAFFCAST_PRIORITY" "$STAFFCAST_MESSAGE"'
             """)
 
     @OptionGroup var client: ClientOptions
     @Option(help: "Event id.") var event: String
-    @Flag(help: "One JSON object per line instead of the screen.") var json = false
+    @Flag(help: "One JSON object per line instead of the screen (automatic when stdout is not a terminal).") var json = false
+    @Option(name: .customLong("on-message"), help: ArgumentHelp(
+        "Run this shell command for each new message, with STAFFCAST_MESSAGE, STAFFCAST_PRIORITY, STAFFCAST_TYPE, STAFFCAST_SENDER, STAFFCAST_MESSAGE_ID, STAFFCAST_EVENT_ID, STAFFCAST_SEQ in its environment (line mode).",
+        valueName: "command"))
+    var onMessage: String?
 
     func run() throws {
         try reportingFailures {
@@ -27,7 +37,13 @@ struct WatchCommand: ParsableCommand {
             let api = try client.api()
             guard let token = api.token else { throw ClientError.missingToken }
             let session = SubscriberSession(webSocketURL: api.webSocketURL, token: token, eventID: eventID, cursors: CursorStore())
-            try LineWatcher(session: session).run()
+            StopFlag.shared.install()
+            if json || isatty(STDOUT_FILENO) == 0 {
+                try LineWatcher(session: session, onMessage: onMessage).run()
+            } else {
+                let noColor = !(ProcessInfo.processInfo.environment["NO_COLOR"] ?? "").isEmpty
+                try ScreenWatcher(session: session, api: api, color: !noColor).run()
+            }
         }
     }
 }
@@ -36,6 +52,7 @@ struct WatchCommand: ParsableCommand {
 /// connection changes on stderr.
 struct LineWatcher {
     let session: SubscriberSession
+    var onMessage: String?
 
     func run() throws {
         let encoder = JSONEncoder()
@@ -49,10 +66,10 @@ struct LineWatcher {
                 break
             case .connected(let user):
                 printError("staffcast: connected as \(user.displayName)")
-            case .subscribed(_, let history, _):
-                for m in history { emit(.message(m), encoder) }
+            case .subscribed(_, _, let fresh, _):
+                for m in fresh { deliver(m, encoder) }
             case .message(let m):
-                emit(.message(m), encoder)
+                deliver(m, encoder)
             case .frame(let frame):
                 switch frame {
                 case .notification, .accessRevoked, .read, .notificationRead, .error: emit(frame, encoder)
@@ -66,6 +83,32 @@ struct LineWatcher {
             }
         }
         if let fatal { throw CommandFailure(fatal) }
+    }
+
+    private func deliver(_ m: StaffMessage, _ encoder: JSONEncoder) {
+        emit(.message(m), encoder)
+        guard let onMessage else { return }
+        // Like ntfy's subscriber: the command sees the message in its environment, never in argv.
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/bin/sh")
+        p.arguments = ["-c", onMessage]
+        var env = ProcessInfo.processInfo.environment
+        env["STAFFCAST_TOKEN"] = nil
+        env["STAFFCAST_MESSAGE"] = m.message
+        env["STAFFCAST_PRIORITY"] = m.priority.rawValue
+        env["STAFFCAST_TYPE"] = m.messageType.rawValue
+        env["STAFFCAST_SENDER"] = m.senderName
+        env["STAFFCAST_MESSAGE_ID"] = m.id.uuidString.lowercased()
+        env["STAFFCAST_EVENT_ID"] = m.eventID.uuidString.lowercased()
+        env["STAFFCAST_SEQ"] = String(m.seq)
+        p.environment = env
+        p.standardOutput = FileHandle.standardError
+        do {
+            try p.run()
+            p.waitUntilExit()
+        } catch {
+            printError("staffcast: --on-message could not run: \(error.localizedDescription)")
+        }
     }
 
     private func emit(_ frame: ServerFrame, _ encoder: JSONEncoder) {

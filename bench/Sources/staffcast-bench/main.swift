@@ -108,6 +108,12 @@ final class Reader: @unchecked Sendable {
             lock.unlock()
         }
     }
+    /// A masked pong (clients must mask); the mask is zero, which RFC 6455 allows.
+    private func pong(_ fd: Int32, _ payload: [UInt8]) {
+        let frame: [UInt8] = [0x8A, 0x80 | UInt8(payload.count), 0, 0, 0, 0] + payload
+        _ = frame.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+    }
+
     private func drain(_ fd: Int32, now: Double) {
         guard var b = buffers[fd] else { return }
         var offset = 0
@@ -122,8 +128,10 @@ final class Reader: @unchecked Sendable {
                 len = (0..<8).reduce(0) { $0 << 8 | Int(b[offset + 2 + $1]) }; head = 10
             }
             guard b.count - offset >= head + len else { break }
+            let opcode = b[offset] & 0x0F
             let payload = b[(offset + head)..<(offset + head + len)]
             offset += head + len
+            if opcode == 0x9 { pong(fd, Array(payload)); continue } // answer heartbeats like a real client
             if let r = payload.firstRange(of: Array(#""op":"message""#.utf8)), r.lowerBound >= 0 {
                 received[fd, default: 0] += 1
                 deliveries += 1
@@ -152,17 +160,31 @@ setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
 let api = try APIClient(server: o.server, token: nil)
 let rss0 = rssKiB(o.serverPID)
 let readers = (0..<o.readers).map { _ in Reader() }
-for r in readers { Thread { r.run() }.start() }
 
 print("connecting \(o.subscribers) subscribers to \(api.webSocketURL) …")
 let connectStart = Date()
 let subscribe = #"{"op":"subscribe","event_id":"\#(o.event)"}"#
-for i in 0..<o.subscribers {
-    let ws = try WebSocketClient(url: api.webSocketURL, headers: ["Authorization": "Bearer \(o.subscriberToken)"])
-    try ws.send(text: subscribe)
-    let (fd, buffered) = ws.detach()
-    readers[i % readers.count].add(fd, buffered)
+// Connect from 4 threads; the readers start once every socket is open.
+let group = DispatchGroup()
+let connectors = 4
+for c in 0..<connectors {
+    group.enter()
+    Thread {
+        for i in stride(from: c, to: o.subscribers, by: connectors) {
+            do {
+                let ws = try WebSocketClient(url: api.webSocketURL, headers: ["Authorization": "Bearer \(o.subscriberToken)"])
+                try ws.send(text: subscribe)
+                let (fd, buffered) = ws.detach()
+                readers[i % readers.count].add(fd, buffered)
+            } catch {
+                print("connect failed: \(error)")
+            }
+        }
+        group.leave()
+    }.start()
 }
+group.wait()
+for r in readers { Thread { r.run() }.start() }
 func subscribedCount() -> Int { readers.reduce(0) { r, x in x.lock.lock(); defer { x.lock.unlock() }; return r + x.subscribed } }
 while subscribedCount() < o.subscribers && Date().timeIntervalSince(connectStart) < 120 { usleep(50_000) }
 let connectSeconds = Date().timeIntervalSince(connectStart)

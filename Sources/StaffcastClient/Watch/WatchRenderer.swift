@@ -1,0 +1,201 @@
+import Foundation
+import StaffcastCore
+
+/// One styled run of text on the screen.
+public struct Segment: Equatable {
+    public enum Style: Equatable {
+        case plain, bar, badge, dim, selected, warning, help
+        case priority(Priority)
+    }
+    public var text: String
+    public var style: Style
+    public init(_ text: String, _ style: Style = .plain) {
+        self.text = text
+        self.style = style
+    }
+}
+
+/// One screen row: segments whose widths add up to the screen width.
+public struct ScreenLine: Equatable {
+    public var segments: [Segment]
+    public var text: String { segments.map(\.text).joined() }
+}
+
+/// The screen as a pure function of `WatchState`, the clock and the terminal size.
+/// Top bar, banners, the list (newest first), and a key line at the bottom.
+public enum WatchRenderer {
+    public static func render(_ state: WatchState, now: Date, width: Int, height: Int) -> [ScreenLine] {
+        let width = max(20, width), height = max(5, height)
+        var lines: [ScreenLine] = [topBar(state, now: now, width: width)]
+        switch state.mode {
+        case .help:
+            lines += help(width)
+        case .notifications:
+            lines += notifications(state, now: now, width: width, rows: height - 2)
+        case .events:
+            lines += events(state, width: width, rows: height - 2)
+        case .messages:
+            let bannerLines = state.banners.suffix(3).reversed().map { banner(state, $0, width: width) }
+            lines += bannerLines
+            lines += list(state, now: now, width: width, rows: height - 2 - bannerLines.count)
+        }
+        while lines.count < height - 1 { lines.append(ScreenLine(segments: [Segment(String(repeating: " ", count: width))])) }
+        lines = Array(lines.prefix(height - 1))
+        lines.append(footer(state, width: width))
+        return lines
+    }
+
+    static func topBar(_ state: WatchState, now: Date, width: Int) -> ScreenLine {
+        let connection: String
+        switch state.connection {
+        case .connecting: connection = "○ connecting"
+        case .connected: connection = "● connected"
+        case .reconnecting(let at): connection = "◌ reconnecting in \(max(0, Int(at.timeIntervalSince(now).rounded(.up)))) s"
+        case .offline(let why): connection = "✕ offline: \(why)"
+        }
+        let badge = " \(state.unreadCount) unread "
+        let notes = state.unreadNotifications > 0 ? " ✉ \(state.unreadNotifications) " : ""
+        let right = " \(connection) "
+        let title = " staffcast · \(state.eventName.isEmpty ? "…" : state.eventName)"
+        let fixed = TextWidth.columns(badge) + TextWidth.columns(notes) + TextWidth.columns(right)
+        let left = TextWidth.pad(title, max(0, width - fixed))
+        var segments = [Segment(left, .bar), Segment(right, .bar), Segment(badge, state.unreadCount > 0 ? .badge : .bar)]
+        if !notes.isEmpty { segments.append(Segment(notes, .badge)) }
+        return ScreenLine(segments: clip(segments, width))
+    }
+
+    static func banner(_ state: WatchState, _ b: WatchState.Banner, width: Int) -> ScreenLine {
+        let m = b.message
+        let head = " \(m.messageType.rawValue.uppercased()) · \(m.priority.rawValue.uppercased()) · \(m.senderName) \(clock(m.sentAt)) "
+        let tail = b.sticky ? " [d] dismiss " : ""
+        let body = TextWidth.pad(" " + oneLine(m.message), max(0, width - TextWidth.columns(head) - TextWidth.columns(tail)))
+        return ScreenLine(segments: clip([Segment(head, .priority(m.priority)), Segment(body, .priority(m.priority)),
+                                          Segment(tail, .priority(m.priority))], width))
+    }
+
+    static func list(_ state: WatchState, now: Date, width: Int, rows: Int) -> [ScreenLine] {
+        guard rows > 0 else { return [] }
+        if state.messages.isEmpty {
+            return [ScreenLine(segments: [Segment(TextWidth.pad("  No messages yet. New ones appear here as they are sent.", width), .dim)])]
+        }
+        // Keep the selection in view.
+        let first = max(0, state.selected - rows + 1)
+        var out: [ScreenLine] = []
+        for row in first..<min(state.messages.count, first + rows) {
+            guard let m = state.message(atRow: row) else { break }
+            out.append(listRow(m, now: now, width: width, selected: row == state.selected))
+        }
+        return out
+    }
+
+    static func listRow(_ m: StaffMessage, now: Date, width: Int, selected: Bool) -> ScreenLine {
+        let dot = m.read ? "  " : "● "
+        let ago = TextWidth.pad(timeAgo(now.timeIntervalSince(m.sentAt)), 8)
+        let badge = "[\(m.priority.rawValue.uppercased())]"
+        var warning = ""
+        if let expires = m.expiresAt, expires.timeIntervalSince(now) <= WatchState.expiryWarning {
+            warning = " expires in \(duration(expires.timeIntervalSince(now)))"
+        }
+        let textWidth = max(0, width - TextWidth.columns(dot) - TextWidth.columns(ago) - TextWidth.columns(badge) - 1
+                            - TextWidth.columns(warning))
+        let text = TextWidth.pad(" \(m.senderName): \(oneLine(m.message))", textWidth)
+        if selected {
+            return ScreenLine(segments: clip([Segment(dot + ago + badge + " " + text + warning, .selected)], width))
+        }
+        var segments = [Segment(dot, .badge), Segment(ago, .dim), Segment(badge, .priority(m.priority)), Segment(" " + text)]
+        if !warning.isEmpty { segments.append(Segment(warning, .warning)) }
+        return ScreenLine(segments: clip(segments, width))
+    }
+
+    static func notifications(_ state: WatchState, now: Date, width: Int, rows: Int) -> [ScreenLine] {
+        var out = [ScreenLine(segments: [Segment(TextWidth.pad(" Notifications (Enter marks read, Esc goes back)", width), .help)])]
+        if state.notifications.isEmpty {
+            out.append(ScreenLine(segments: [Segment(TextWidth.pad("  No notifications.", width), .dim)]))
+        }
+        for (i, n) in state.notifications.prefix(max(0, rows - 1)).enumerated() {
+            let text = (n.read ? "  " : "● ") + TextWidth.pad(timeAgo(now.timeIntervalSince(n.createdAt)), 8) + "\(n.title): \(oneLine(n.message))"
+            out.append(ScreenLine(segments: [Segment(TextWidth.pad(text, width), i == state.notificationSelected ? .selected : .plain)]))
+        }
+        return out
+    }
+
+    static func events(_ state: WatchState, width: Int, rows: Int) -> [ScreenLine] {
+        var out = [ScreenLine(segments: [Segment(TextWidth.pad(" Your events (Enter switches, Esc goes back)", width), .help)])]
+        if state.events.isEmpty {
+            out.append(ScreenLine(segments: [Segment(TextWidth.pad("  Loading…", width), .dim)]))
+        }
+        for (i, e) in state.events.prefix(max(0, rows - 1)).enumerated() {
+            let mark = e.id == state.eventID ? "▸ " : "  "
+            out.append(ScreenLine(segments: [Segment(TextWidth.pad("\(mark)\(e.name)  (\(e.accessLevel.rawValue))", width),
+                                                     i == state.eventSelected ? .selected : .plain)]))
+        }
+        return out
+    }
+
+    static func help(_ width: Int) -> [ScreenLine] {
+        [" Keys",
+         "   ↑ ↓  or  k j   move through messages",
+         "   Enter          mark the selected message read",
+         "   a              mark every message read",
+         "   d  or  Esc     dismiss the top banner (it stays unread)",
+         "   n              your notifications (Enter marks read)",
+         "   e              switch to another of your events",
+         "   ?              this help (any key closes it)",
+         "   q  or  Ctrl-C  quit",
+         "",
+         " Urgent banners stay until dismissed; urgent and emergency messages ring the bell.",
+        ].map { ScreenLine(segments: [Segment(TextWidth.pad($0, width), .help)]) }
+    }
+
+    static func footer(_ state: WatchState, width: Int) -> ScreenLine {
+        let text = state.status ?? (width >= 70
+            ? " ↑↓ move  ⏎ read  a all read  d dismiss  n notes  e events  ? help  q quit"
+            : " ⏎ read  a all  n notes  e events  ? help  q quit")
+        return ScreenLine(segments: [Segment(TextWidth.pad(text, width), .bar)])
+    }
+
+    // MARK: text helpers
+
+    /// "now", "45s ago", "3m ago", "2h ago", "4d ago".
+    public static func timeAgo(_ seconds: TimeInterval) -> String {
+        let s = max(0, Int(seconds))
+        if s < 10 { return "now" }
+        return duration(TimeInterval(s)) + " ago"
+    }
+
+    /// "45s", "4m", "2h", "3d".
+    public static func duration(_ seconds: TimeInterval) -> String {
+        let s = max(0, Int(seconds.rounded(.up)))
+        if s < 60 { return "\(s)s" }
+        if s < 3_600 { return "\(s / 60)m" }
+        if s < 86_400 { return "\(s / 3_600)h" }
+        return "\(s / 86_400)d"
+    }
+
+    static func clock(_ date: Date) -> String {
+        let c = Calendar.current.dateComponents([.hour, .minute], from: date)
+        return String(format: "%02d:%02d", c.hour ?? 0, c.minute ?? 0)
+    }
+
+    static func oneLine(_ s: String) -> String {
+        s.replacingOccurrences(of: "\r", with: " ").replacingOccurrences(of: "\n", with: " ").replacingOccurrences(of: "\t", with: " ")
+    }
+
+    /// Cuts segments so that together they take at most `width` columns.
+    static func clip(_ segments: [Segment], _ width: Int) -> [Segment] {
+        var out: [Segment] = []
+        var used = 0
+        for s in segments {
+            let w = TextWidth.columns(s.text)
+            if used + w <= width {
+                out.append(s)
+                used += w
+            } else {
+                let rest = width - used
+                if rest > 0 { out.append(Segment(TextWidth.pad(TextWidth.fit(s.text, rest), rest), s.style)) }
+                break
+            }
+        }
+        return out
+    }
+}

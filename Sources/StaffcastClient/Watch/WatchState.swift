@@ -1,0 +1,201 @@
+import Foundation
+import StaffcastCore
+
+/// Everything `staffcast watch` shows, and how it changes. Pure: inputs are server frames,
+/// keys and the clock; outputs are `WatchEffect`s for the driver to carry out. The screen is a
+/// function of this state (`WatchRenderer`).
+public struct WatchState: Equatable {
+    public enum Connection: Equatable {
+        case connecting
+        case connected
+        case reconnecting(at: Date)
+        case offline(String)
+    }
+
+    public enum Mode: Equatable {
+        case messages, notifications, events, help
+    }
+
+    public struct Banner: Equatable {
+        public var message: StaffMessage
+        public var shownAt: Date
+        /// Urgent banners stay until dismissed; the rest leave after `bannerSeconds`.
+        public var sticky: Bool { message.priority == .urgent }
+    }
+
+    public static let bannerSeconds: TimeInterval = 5
+    public static let expiryWarning: TimeInterval = 10 * 60
+
+    public var user: Identity?
+    public var eventID: UUID
+    public var eventName = ""
+    public var connection = Connection.connecting
+    public var unreadCount = 0
+    /// Messages of the event, by seq, unexpired.
+    public var messages: [StaffMessage] = []
+    public var selected = 0
+    public var banners: [Banner] = []
+    public var notifications: [StaffNotification] = []
+    public var notificationSelected = 0
+    public var events: [EventSummary] = []
+    public var eventSelected = 0
+    public var mode = Mode.messages
+    public var status: String?
+
+    public init(eventID: UUID) { self.eventID = eventID }
+
+    public var unreadNotifications: Int { notifications.filter { !$0.read }.count }
+
+    // MARK: inputs
+
+    public mutating func connected(_ user: Identity) {
+        self.user = user
+        connection = .connected
+        status = nil
+    }
+
+    public mutating func disconnected(retryAt: Date) { connection = .reconnecting(at: retryAt) }
+
+    public mutating func offline(_ reason: String) { connection = .offline(reason) }
+
+    /// The reply to subscribe: history replaces nothing already shown, it adds what is new.
+    public mutating func subscribed(_ event: EventSummary, history: [StaffMessage], unreadCount: Int) {
+        if !event.name.isEmpty { eventName = event.name }
+        merge(history)
+        self.unreadCount = unreadCount
+        connection = .connected
+    }
+
+    /// A live message: into the list, a banner on top; returns effects (the bell).
+    public mutating func live(_ message: StaffMessage, now: Date) -> [WatchEffect] {
+        guard message.eventID == eventID, !messages.contains(where: { $0.id == message.id }) else { return [] }
+        merge([message])
+        if message.senderID != user?.userID { unreadCount += 1 }
+        banners.append(Banner(message: message, shownAt: now))
+        let ring = message.priority == .urgent || message.messageType == .emergency
+        return ring ? [.bell] : []
+    }
+
+    public mutating func read(messageID: UUID, eventID: UUID, unreadCount: Int) {
+        guard eventID == self.eventID else { return }
+        if let i = messages.firstIndex(where: { $0.id == messageID }), !messages[i].read {
+            messages[i].read = true
+            messages[i].readCount += 1
+        }
+        self.unreadCount = unreadCount
+    }
+
+    public mutating func notification(_ n: StaffNotification) {
+        if let i = notifications.firstIndex(where: { $0.id == n.id }) { notifications[i] = n } else { notifications.insert(n, at: 0) }
+    }
+
+    public mutating func notificationRead(_ id: UUID) {
+        if let i = notifications.firstIndex(where: { $0.id == id }) {
+            notifications[i].read = true
+            notifications[i].readAt = notifications[i].readAt ?? Date()
+        }
+    }
+
+    public mutating func accessRevoked(_ eventID: UUID) {
+        guard eventID == self.eventID else { return }
+        connection = .offline("your access to this event has ended")
+    }
+
+    /// Time passes: banners time out, expired messages leave.
+    public mutating func tick(now: Date) {
+        banners.removeAll { !$0.sticky && now.timeIntervalSince($0.shownAt) >= Self.bannerSeconds }
+        banners.removeAll { $0.message.isExpired(at: now) }
+        let before = messages.count
+        messages.removeAll { $0.isExpired(at: now) }
+        if messages.count != before { selected = min(selected, max(0, messages.count - 1)) }
+    }
+
+    /// Switches to another event: the list starts over.
+    public mutating func switched(to event: EventSummary) {
+        eventID = event.id
+        eventName = event.name
+        messages = []
+        banners = []
+        selected = 0
+        unreadCount = 0
+        mode = .messages
+    }
+
+    // MARK: keys
+
+    public enum Key: Equatable {
+        case up, down, enter, char(Character), escape, interrupt, resize
+    }
+
+    public mutating func key(_ key: Key) -> [WatchEffect] {
+        switch (mode, key) {
+        case (_, .interrupt), (.messages, .char("q")):
+            return [.quit]
+        case (.help, _), (.notifications, .char("q")), (.events, .char("q")), (_, .escape) where mode != .messages:
+            mode = .messages
+            return []
+        case (_, .char("?")):
+            mode = .help
+        case (.messages, .char("n")):
+            mode = .notifications
+            notificationSelected = 0
+        case (.messages, .char("e")):
+            mode = .events
+            return [.listEvents]
+        case (.messages, .up), (.messages, .char("k")):
+            selected = max(0, selected - 1)
+        case (.messages, .down), (.messages, .char("j")):
+            selected = min(max(0, messages.count - 1), selected + 1)
+        case (.messages, .enter):
+            // Newest first on screen: row `selected` is messages[count - 1 - selected].
+            guard let m = message(atRow: selected), !m.read else { return [] }
+            return [.markRead(m.id)]
+        case (.messages, .char("a")):
+            return messages.filter { !$0.read && $0.senderID != user?.userID }.map { .markRead($0.id) }
+        case (.messages, .char("d")), (.messages, .escape):
+            // Dismissing a banner does not mark its message read.
+            if !banners.isEmpty { banners.removeFirst() }
+        case (.notifications, .up), (.notifications, .char("k")):
+            notificationSelected = max(0, notificationSelected - 1)
+        case (.notifications, .down), (.notifications, .char("j")):
+            notificationSelected = min(max(0, notifications.count - 1), notificationSelected + 1)
+        case (.notifications, .enter):
+            guard notifications.indices.contains(notificationSelected), !notifications[notificationSelected].read else { return [] }
+            return [.markNotificationRead(notifications[notificationSelected].id)]
+        case (.events, .up), (.events, .char("k")):
+            eventSelected = max(0, eventSelected - 1)
+        case (.events, .down), (.events, .char("j")):
+            eventSelected = min(max(0, events.count - 1), eventSelected + 1)
+        case (.events, .enter):
+            guard events.indices.contains(eventSelected) else { return [] }
+            let target = events[eventSelected]
+            mode = .messages
+            return target.id == eventID ? [] : [.switchEvent(target)]
+        default:
+            break
+        }
+        return []
+    }
+
+    /// The message on list row `row` (newest first).
+    public func message(atRow row: Int) -> StaffMessage? {
+        let i = messages.count - 1 - row
+        return messages.indices.contains(i) ? messages[i] : nil
+    }
+
+    private mutating func merge(_ incoming: [StaffMessage]) {
+        var byID = Dictionary(messages.map { ($0.id, $0) }, uniquingKeysWith: { $1 })
+        for m in incoming where m.eventID == eventID { byID[m.id] = m }
+        messages = byID.values.sorted { $0.seq < $1.seq }
+    }
+}
+
+/// What the state asks its driver to do.
+public enum WatchEffect: Equatable {
+    case markRead(UUID)
+    case markNotificationRead(UUID)
+    case listEvents
+    case switchEvent(EventSummary)
+    case bell
+    case quit
+}

@@ -1,0 +1,92 @@
+import Foundation
+import StaffcastClient
+import StaffcastCore
+
+/// `staffcast watch` on a terminal: the subscriber session feeds `WatchState`, keys change it,
+/// and the screen is redrawn from it (`WatchRenderer`) whenever it or the clock moves.
+struct ScreenWatcher {
+    let session: SubscriberSession
+    let api: APIClient
+    let color: Bool
+
+    func run() throws {
+        var state = WatchState(eventID: session.eventID)
+        if let data = try? api.call("GET", "/v1/me/notifications"),
+           let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
+           let list = object["notifications"],
+           let notes = try? JSONDecoder().decode([StaffNotification].self, from: JSONSerialization.data(withJSONObject: list)) {
+            state.notifications = notes
+        }
+        let screen = CursesScreen(color: color)
+        defer { screen.close() }
+        var quit = false
+        var fatal: String?
+        var lastDraw = Date.distantPast
+        var lastState = state
+
+        func redraw(force: Bool = false) {
+            let now = Date()
+            state.tick(now: now)
+            guard force || state != lastState || now.timeIntervalSince(lastDraw) >= 1 else { return }
+            let (w, h) = screen.size
+            screen.draw(WatchRenderer.render(state, now: now, width: w, height: h))
+            lastDraw = now
+            lastState = state
+        }
+
+        func perform(_ effects: [WatchEffect]) {
+            for effect in effects {
+                switch effect {
+                case .markRead(let id): session.enqueue(["op": "mark_read", "message_id": id.uuidString.lowercased()])
+                case .markNotificationRead(let id):
+                    session.enqueue(["op": "mark_notification_read", "notification_id": id.uuidString.lowercased()])
+                case .listEvents: session.enqueue(["op": "list_events"])
+                case .switchEvent(let event):
+                    state.switched(to: event)
+                    session.switchEvent(to: event.id)
+                case .bell: screen.bell()
+                case .quit: quit = true
+                }
+            }
+        }
+
+        redraw(force: true)
+        session.run(tickInterval: 0.1, shouldStop: { quit || StopFlag.shared.isSet }, tick: {
+            while let key = screen.key() {
+                if key == .resize { redraw(force: true); continue }
+                perform(state.key(key))
+            }
+            redraw()
+        }) { update in
+            let now = Date()
+            switch update {
+            case .connecting:
+                if case .reconnecting = state.connection {} else if state.user == nil { state.connection = .connecting }
+            case .connected(let user):
+                state.connected(user)
+            case .subscribed(let event, let history, _, let unread):
+                state.subscribed(event, history: history, unreadCount: unread)
+            case .message(let m):
+                perform(state.live(m, now: now))
+            case .frame(let frame):
+                switch frame {
+                case .read(_, let id, let event, let unread): state.read(messageID: id, eventID: event, unreadCount: unread)
+                case .notification(let n): state.notification(n); screen.bell()
+                case .notificationRead(_, let id): state.notificationRead(id)
+                case .events(_, let events): state.events = events
+                case .accessRevoked(let event): state.accessRevoked(event)
+                case .error(_, let e): state.status = " \(e.message)"
+                default: break
+                }
+            case .disconnected(_, let retryIn):
+                state.disconnected(retryAt: now.addingTimeInterval(retryIn))
+            case .fatal(let reason):
+                fatal = reason
+                quit = true
+            }
+            redraw()
+        }
+        screen.close()
+        if let fatal { throw CommandFailure(fatal) }
+    }
+}

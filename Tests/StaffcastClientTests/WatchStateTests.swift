@@ -1,0 +1,178 @@
+import Foundation
+import StaffcastClient
+import StaffcastCore
+import XCTest
+
+final class WatchStateTests: XCTestCase {
+    let event = UUID()
+    let me = Identity(userID: UUID(), displayName: "Sam")
+    let organiser = UUID()
+    let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func message(_ seq: Int64, _ text: String = "hello", priority: Priority = .normal, type: MessageType = .broadcast,
+                 sentAt: Date? = nil, expiresAt: Date? = nil, read: Bool = false) -> StaffMessage {
+        StaffMessage(id: UUID(), seq: seq, eventID: event, senderID: organiser, senderName: "Olivia", message: text,
+                     messageType: type, priority: priority, sentAt: sentAt ?? t0, expiresAt: expiresAt, read: read, readCount: 0)
+    }
+
+    func state() -> WatchState {
+        var s = WatchState(eventID: event)
+        s.connected(me)
+        s.subscribed(EventSummary(id: event, name: "Fest", startsAt: nil, accessLevel: .staff), history: [], unreadCount: 0)
+        return s
+    }
+
+    func testBannersTimeOutExceptUrgentWhichStayUntilDismissed() {
+        var s = state()
+        XCTAssertEqual(s.live(message(1, priority: .normal), now: t0), [])
+        XCTAssertEqual(s.live(message(2, priority: .urgent), now: t0), [.bell])
+        XCTAssertEqual(s.live(message(3, priority: .high, type: .emergency), now: t0), [.bell])
+        XCTAssertEqual(s.banners.count, 3)
+        s.tick(now: t0.addingTimeInterval(4.9))
+        XCTAssertEqual(s.banners.count, 3)
+        s.tick(now: t0.addingTimeInterval(5))
+        XCTAssertEqual(s.banners.map(\.message.seq), [2])
+        s.tick(now: t0.addingTimeInterval(600))
+        XCTAssertEqual(s.banners.map(\.message.seq), [2], "urgent stays")
+        _ = s.key(.char("d"))
+        XCTAssertTrue(s.banners.isEmpty)
+        XCTAssertEqual(s.unreadCount, 3, "dismissing is not reading")
+        XCTAssertFalse(s.messages.contains { $0.read })
+    }
+
+    func testUnreadCountsFollowTheServer() {
+        var s = state()
+        _ = s.live(message(1), now: t0)
+        _ = s.live(message(2), now: t0)
+        XCTAssertEqual(s.unreadCount, 2)
+        // Enter on the top row (newest) asks to mark it read; the server's reply sets the count.
+        let effects = s.key(.enter)
+        XCTAssertEqual(effects, [.markRead(s.messages[1].id)])
+        s.read(messageID: s.messages[1].id, eventID: event, unreadCount: 1)
+        XCTAssertEqual(s.unreadCount, 1)
+        XCTAssertTrue(s.messages[1].read)
+        XCTAssertEqual(s.key(.enter), [], "already read")
+        XCTAssertEqual(s.key(.char("a")), [.markRead(s.messages[0].id)])
+        // A live duplicate (same id) changes nothing.
+        let dup = s.messages[0]
+        XCTAssertEqual(s.live(dup, now: t0), [])
+        XCTAssertEqual(s.messages.count, 2)
+    }
+
+    func testOrderingMovingAndExpiry() {
+        var s = state()
+        s.subscribed(EventSummary(id: event, name: "Fest", startsAt: nil, accessLevel: .staff),
+                     history: [message(3), message(1, expiresAt: t0.addingTimeInterval(60)), message(2)], unreadCount: 3)
+        XCTAssertEqual(s.messages.map(\.seq), [1, 2, 3])
+        XCTAssertEqual(s.message(atRow: 0)?.seq, 3, "newest first on screen")
+        _ = s.key(.down); _ = s.key(.char("j")); _ = s.key(.char("j"))
+        XCTAssertEqual(s.selected, 2)
+        _ = s.key(.up)
+        XCTAssertEqual(s.selected, 1)
+        s.tick(now: t0.addingTimeInterval(61))
+        XCTAssertEqual(s.messages.map(\.seq), [2, 3], "expired messages leave the list")
+    }
+
+    func testModesAndQuit() {
+        var s = state()
+        _ = s.key(.char("?"))
+        XCTAssertEqual(s.mode, .help)
+        _ = s.key(.char("x"))
+        XCTAssertEqual(s.mode, .messages)
+        XCTAssertEqual(s.key(.char("e")), [.listEvents])
+        let other = EventSummary(id: UUID(), name: "Other", startsAt: nil, accessLevel: .staff)
+        s.events = [EventSummary(id: event, name: "Fest", startsAt: nil, accessLevel: .staff), other]
+        _ = s.key(.down)
+        XCTAssertEqual(s.key(.enter), [.switchEvent(other)])
+        s.switched(to: other)
+        XCTAssertEqual(s.eventName, "Other")
+        XCTAssertTrue(s.messages.isEmpty)
+        _ = s.key(.char("n"))
+        XCTAssertEqual(s.mode, .notifications)
+        let n = StaffNotification(id: UUID(), userID: me.userID, type: "t", title: "Break", message: "now", data: nil,
+                                  read: false, readAt: nil, createdAt: t0)
+        s.notification(n)
+        XCTAssertEqual(s.unreadNotifications, 1)
+        XCTAssertEqual(s.key(.enter), [.markNotificationRead(n.id)])
+        s.notificationRead(n.id)
+        XCTAssertEqual(s.unreadNotifications, 0)
+        _ = s.key(.escape)
+        XCTAssertEqual(s.key(.char("q")), [.quit])
+        XCTAssertEqual(s.key(.interrupt), [.quit])
+    }
+}
+
+final class WatchRendererTests: XCTestCase {
+    let event = UUID()
+    let t0 = Date(timeIntervalSince1970: 1_800_000_000)
+
+    func render(_ s: WatchState, width: Int = 80, height: Int = 24, now: Date? = nil) -> [ScreenLine] {
+        WatchRenderer.render(s, now: now ?? t0, width: width, height: height)
+    }
+
+    func message(_ seq: Int64, _ text: String, priority: Priority = .normal, sentAt: Date? = nil, expiresAt: Date? = nil) -> StaffMessage {
+        StaffMessage(id: UUID(), seq: seq, eventID: event, senderID: UUID(), senderName: "Olivia", message: text,
+                     messageType: .alert, priority: priority, sentAt: sentAt ?? t0, expiresAt: expiresAt, read: false, readCount: 0)
+    }
+
+    func testEveryLineFillsTheWidthExactlyIncludingWideCharacters() {
+        var s = WatchState(eventID: event)
+        s.subscribed(EventSummary(id: event, name: "Fête de la Musique 音楽祭 🎵", startsAt: nil, accessLevel: .staff),
+                     history: [message(1, "Café ouvert — 東京ゲート 🚪 open"), message(2, String(repeating: "长", count: 100))],
+                     unreadCount: 2)
+        _ = s.live(message(3, "Évacuez la salle B 🚨", priority: .urgent), now: t0)
+        for (w, h) in [(80, 24), (40, 10), (120, 40), (24, 6)] {
+            let lines = render(s, width: w, height: h)
+            XCTAssertEqual(lines.count, h)
+            for line in lines {
+                XCTAssertEqual(TextWidth.columns(line.text), w, "width \(w): '\(line.text)'")
+            }
+        }
+    }
+
+    func testTopBarBannerListAndFooter() {
+        var s = WatchState(eventID: event)
+        s.connected(Identity(userID: UUID(), displayName: "Sam"))
+        s.subscribed(EventSummary(id: event, name: "Fest", startsAt: nil, accessLevel: .staff),
+                     history: [message(1, "Gates open", sentAt: t0.addingTimeInterval(-180), expiresAt: t0.addingTimeInterval(240))],
+                     unreadCount: 1)
+        _ = s.live(message(2, "Evacuate hall B", priority: .urgent), now: t0)
+        let lines = render(s)
+        XCTAssertTrue(lines[0].text.contains("Fest"))
+        XCTAssertTrue(lines[0].text.contains("● connected"))
+        XCTAssertTrue(lines[0].text.contains("2 unread"))
+        XCTAssertTrue(lines[1].text.contains("ALERT · URGENT · Olivia"))
+        XCTAssertTrue(lines[1].text.contains("Evacuate hall B"))
+        XCTAssertTrue(lines[1].text.contains("[d] dismiss"))
+        XCTAssertEqual(lines[1].segments.first?.style, .priority(.urgent))
+        XCTAssertTrue(lines[2].text.contains("● now"), lines[2].text)
+        XCTAssertTrue(lines[3].text.contains("3m ago"), lines[3].text)
+        XCTAssertTrue(lines[3].text.contains("[NORMAL]"))
+        XCTAssertTrue(lines[3].text.contains("expires in 4m"), lines[3].text)
+        XCTAssertTrue(lines[23].text.contains("? help"))
+    }
+
+    func testConnectionStatesAndTimeAgo() {
+        var s = WatchState(eventID: event)
+        s.disconnected(retryAt: t0.addingTimeInterval(4.2))
+        XCTAssertTrue(render(s)[0].text.contains("reconnecting in 5 s"))
+        s.offline("token refused")
+        XCTAssertTrue(render(s)[0].text.contains("offline"))
+        XCTAssertEqual(WatchRenderer.timeAgo(3), "now")
+        XCTAssertEqual(WatchRenderer.timeAgo(45), "45s ago")
+        XCTAssertEqual(WatchRenderer.timeAgo(180), "3m ago")
+        XCTAssertEqual(WatchRenderer.timeAgo(7_200), "2h ago")
+        XCTAssertEqual(WatchRenderer.timeAgo(3 * 86_400), "3d ago")
+    }
+
+    func testTextWidth() {
+        XCTAssertEqual(TextWidth.columns("abc"), 3)
+        XCTAssertEqual(TextWidth.columns("東京"), 4)
+        XCTAssertEqual(TextWidth.columns("é"), 1)
+        XCTAssertEqual(TextWidth.columns("e\u{301}"), 1)
+        XCTAssertEqual(TextWidth.columns("🚨"), 2)
+        XCTAssertEqual(TextWidth.columns("👍🏽"), 2)
+        XCTAssertEqual(TextWidth.columns(TextWidth.fit("東京東京", 5)), 5)
+        XCTAssertEqual(TextWidth.pad("東", 3), "東 ")
+    }
+}
