@@ -27,6 +27,7 @@ public final class SubscriberSession {
     private var socket: WebSocketClient?
     private var outgoing: [String] = []
     private var nextRef = 1
+    private var contextRequested: Set<UUID> = []
 
     public init(webSocketURL: String, token: String, eventID: UUID, cursors: CursorStore?) {
         self.webSocketURL = webSocketURL
@@ -116,6 +117,12 @@ public final class SubscriberSession {
             onUpdate(.connected(user))
         case .subscribed(_, let event, let history, let unread):
             let fresh = history.filter { lastSeq == nil || $0.seq > lastSeq! }
+            if let lastSeq, !contextRequested.contains(event.id) {
+                // Caught up with since_seq: also fetch what came before, for context on screen.
+                contextRequested.insert(event.id)
+                enqueue(["op": "history", "event_id": event.id.uuidString.lowercased(), "before_seq": lastSeq + 1,
+                         "limit": Limits.subscribeHistory])
+            }
             onUpdate(.subscribed(event, history: history, fresh: fresh, unreadCount: unread))
             if let last = history.map(\.seq).max() { remember(last) }
         case .message(let m) where m.eventID == eventID:

@@ -66,6 +66,12 @@ public struct WatchState: Equatable {
         connection = .connected
     }
 
+    /// Older messages for context (a `history` reply): into the list, no banner.
+    public mutating func history(_ messages: [StaffMessage], eventID: UUID) {
+        guard eventID == self.eventID else { return }
+        merge(messages)
+    }
+
     /// A live message: into the list, a banner on top; returns effects (the bell).
     public mutating func live(_ message: StaffMessage, now: Date) -> [WatchEffect] {
         guard message.eventID == eventID, !messages.contains(where: { $0.id == message.id }) else { return [] }

@@ -20,6 +20,7 @@ struct ScreenWatcher {
         let screen = CursesScreen(color: color)
         defer { screen.close() }
         var quit = false
+        var subscribedOnce = false
         var fatal: String?
         var lastDraw = Date.distantPast
         var lastState = state
@@ -64,7 +65,10 @@ struct ScreenWatcher {
                 if case .reconnecting = state.connection {} else if state.user == nil { state.connection = .connecting }
             case .connected(let user):
                 state.connected(user)
-            case .subscribed(let event, let history, _, let unread):
+            case .subscribed(let event, let history, let fresh, let unread):
+                // After a reconnect, what was missed meanwhile gets banners like live messages.
+                if subscribedOnce { for m in fresh { perform(state.live(m, now: now)) } }
+                subscribedOnce = true
                 state.subscribed(event, history: history, unreadCount: unread)
             case .message(let m):
                 perform(state.live(m, now: now))
@@ -74,6 +78,7 @@ struct ScreenWatcher {
                 case .notification(let n): state.notification(n); screen.bell()
                 case .notificationRead(_, let id): state.notificationRead(id)
                 case .events(_, let events): state.events = events
+                case .history(_, let event, let messages): state.history(messages, eventID: event)
                 case .accessRevoked(let event): state.accessRevoked(event)
                 case .error(_, let e): state.status = " \(e.message)"
                 default: break

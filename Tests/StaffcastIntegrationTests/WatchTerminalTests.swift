@@ -1,0 +1,117 @@
+import Foundation
+import StaffcastCore
+@testable import StaffcastPostgres
+import XCTest
+
+/// The real `staffcast watch` binary in a real terminal (tmux, 80x24), against a real server.
+final class WatchTerminalTests: XCTestCase {
+    var fixture: Fixture!
+    var server: TestServer!
+    let socketName = "sc-test-\(UUID().uuidString.prefix(8))"
+    var home = ""
+
+    override func setUpWithError() throws {
+        fixture = try Fixture(conninfo: try TestDatabase.create())
+        server = try TestServer(conninfo: fixture.conninfo)
+        home = NSTemporaryDirectory() + "sc-home-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        _ = try? tmux(["kill-server"])
+        server?.stop()
+        try? FileManager.default.removeItem(atPath: home)
+    }
+
+    @discardableResult
+    func tmux(_ args: [String]) throws -> String {
+        // posix_spawn + waitpid (ProcessRunner): the tmux server daemon inherits the client's
+        // descriptors, which would keep Foundation's Process (and any pipe) waiting forever.
+        let outcome = try ProcessRunner.run("/usr/bin/tmux", ["-L", socketName] + args)
+        return outcome.output
+    }
+
+    func startWatch(port: Int? = nil) throws {
+        let command = "env HOME=\(home) TERM=xterm-256color \(CommandLineTests.binary) watch --server http://127.0.0.1:\(port ?? server.port) --token \(fixture.staffToken) --event \(fixture.event.uuidString.lowercased())"
+        try tmux(["new-session", "-d", "-x", "80", "-y", "24", command])
+        XCTAssertTrue(waitForScreen { $0.contains("● connected") }, "watch did not connect:\n\(shown)")
+    }
+
+    func screen(colors: Bool = false) throws -> String {
+        try tmux(["capture-pane", "-p"] + (colors ? ["-e"] : []))
+    }
+
+    /// The screen for failure messages.
+    var shown: String { (try? screen()) ?? "(no screen)" }
+
+    func waitForScreen(timeout: TimeInterval = 8, colors: Bool = false, _ condition: (String) -> Bool) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if let s = try? screen(colors: colors), condition(s) { return true }
+            usleep(100_000)
+        }
+        return false
+    }
+
+    func send(_ text: String, priority: Priority = .normal) throws -> StaffMessage {
+        try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: text, priority: priority.rawValue))
+    }
+
+    func testUrgentBannerIsRedAndStaysWhileANormalOneLeavesAfterFiveSeconds() throws {
+        try startWatch()
+        _ = try send("Evacuate hall B", priority: .urgent)
+        _ = try send("Coffee in the lounge", priority: .normal)
+        XCTAssertTrue(waitForScreen { $0.contains("NORMAL · Adam") == false && $0.contains("URGENT · Olivia Owner") })
+        let colored = try screen(colors: true)
+        let bannerLine = try XCTUnwrap(colored.split(separator: "\n").first { $0.contains("URGENT · Olivia") })
+        XCTAssertTrue(bannerLine.contains("41m"), "urgent banner must be red: \(bannerLine)")
+        XCTAssertTrue(try screen().contains("BROADCAST · NORMAL · Olivia Owner"))
+        sleep(6)
+        let later = try screen()
+        XCTAssertTrue(later.contains("BROADCAST · URGENT · Olivia Owner"), "the urgent banner stays:\n\(later)")
+        XCTAssertFalse(later.contains("BROADCAST · NORMAL · Olivia Owner"), "the normal banner leaves after 5 s:\n\(later)")
+        XCTAssertTrue(later.contains("Coffee in the lounge"), "the message stays in the list")
+        try tmux(["send-keys", "d"])
+        XCTAssertTrue(waitForScreen { !$0.contains("[d] dismiss") })
+    }
+
+    func testEnterLowersTheUnreadBadgeAndTheOrganiserSeesTheReader() throws {
+        let first = try send("Gates open at 10")
+        _ = try send("Shuttle at gate 2")
+        try startWatch()
+        XCTAssertTrue(waitForScreen { $0.contains("2 unread") })
+        try tmux(["send-keys", "Down", "Enter"]) // the second row is the older message
+        XCTAssertTrue(waitForScreen { $0.contains("1 unread") }, shown)
+        let readBy = try fixture.count("SELECT count(*) FROM staff_messages WHERE id = $1 AND $2::uuid = ANY (read_by)",
+                                       [first.id.uuidString, fixture.staff.uuidString])
+        XCTAssertEqual(readBy, 1)
+        let receipts = try fixture.store.receipts(as: fixture.owner, message: first.id)
+        XCTAssertEqual(receipts.readBy.map(\.userID), [fixture.staff])
+        try tmux(["send-keys", "a"])
+        XCTAssertTrue(waitForScreen { $0.contains("0 unread") }, shown)
+    }
+
+    func testAMessageSentWhileTheServerIsDownAppearsExactlyOnce() throws {
+        try startWatch()
+        _ = try send("Before the restart")
+        XCTAssertTrue(waitForScreen { $0.contains("Before the restart") })
+        let port = server.port
+        server.stop()
+        XCTAssertTrue(waitForScreen { $0.contains("reconnecting") || $0.contains("connecting") }, shown)
+        _ = try send("Sent while the server was down")
+        server = try TestServer(conninfo: fixture.conninfo) { $0.port = port }
+        XCTAssertTrue(waitForScreen(timeout: 40) { $0.contains("Sent while the server was down") && $0.contains("● connected") },
+                      shown)
+        let text = try screen()
+        XCTAssertEqual(text.components(separatedBy: "Sent while the server was down").count - 1, 2,
+                       "once as the banner and once in the list:\n\(text)")
+        XCTAssertEqual(text.components(separatedBy: ": Before the restart").count - 1, 1, text)
+        // And after the client itself restarts, nothing is doubled either.
+        try tmux(["send-keys", "q"])
+        usleep(500_000)
+        try startWatch(port: port)
+        XCTAssertTrue(waitForScreen { $0.contains(": Before the restart") && $0.contains(": Sent while the server was down") }, shown)
+        let restarted = try screen()
+        XCTAssertEqual(restarted.components(separatedBy: ": Sent while the server was down").count - 1, 1, restarted)
+    }
+}
