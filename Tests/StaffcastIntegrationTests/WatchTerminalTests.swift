@@ -32,7 +32,7 @@ final class WatchTerminalTests: XCTestCase {
     }
 
     func startWatch(port: Int? = nil) throws {
-        let command = "env HOME=\(home) TERM=xterm-256color \(CommandLineTests.binary) watch --server http://127.0.0.1:\(port ?? server.port) --token \(fixture.staffToken) --event \(fixture.event.uuidString.lowercased())"
+        let command = "env -u NO_COLOR HOME=\(home) TERM=xterm-256color \(CommandLineTests.binary) watch --server http://127.0.0.1:\(port ?? server.port) --token \(fixture.staffToken) --event \(fixture.event.uuidString.lowercased())"
         try tmux(["new-session", "-d", "-x", "80", "-y", "24", command])
         XCTAssertTrue(waitForScreen { $0.contains("● connected") }, "watch did not connect:\n\(shown)")
     }
