@@ -122,6 +122,18 @@ final class AccessRulesSQLTests: XCTestCase {
         assertRLSRefuses { try notify(fixture.outsider, fixture.staff) }
     }
 
+    func testGrantsRevokesAndTokenIssuesAreAudited() throws {
+        try fixture.store.revoke(event: fixture.event, user: fixture.staff, actor: "alice")
+        _ = try fixture.store.issueToken(user: fixture.staff, label: "scanner 7", actor: "bob")
+        let log = try fixture.store.auditLog(limit: 3)
+        XCTAssertEqual(log.map(\.action), ["token_issue", "revoke", "token_issue"])
+        XCTAssertEqual(log[0].actor, "bob")
+        XCTAssertEqual(log[0].detail, "scanner 7")
+        XCTAssertEqual(log[1].actor, "alice")
+        XCTAssertEqual(log[1].eventID, fixture.event.uuidString.lowercased())
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM audit_log WHERE action = 'grant'"), 3)
+    }
+
     func testTokensAreStoredOnlyAsHashes() throws {
         let token = try fixture.store.issueToken(user: fixture.staff)
         let stored = try fixture.count("SELECT count(*) FROM api_tokens WHERE encode(token_hash, 'escape') LIKE '%' || $1 || '%'", [token])

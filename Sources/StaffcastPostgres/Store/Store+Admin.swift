@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import StaffcastCore
 
 /// Set-up done by organisers from the shell (`staffcast admin …`), as the server's own login.
@@ -18,32 +19,75 @@ extension Store {
         return id
     }
 
-    /// Gives `user` `level` on `event` (or changes it).
-    public func grant(event: UUID, user: UUID, level: AccessLevel) throws {
+    /// Gives `user` `level` on `event` (or changes it), recorded in the audit log.
+    public func grant(event: UUID, user: UUID, level: AccessLevel, actor: String = Store.defaultActor) throws {
         try requireEvent(event)
         try requireUser(user)
-        try conn.query("""
-            INSERT INTO event_access (event_id, user_id, access_level) VALUES ($1, $2, $3)
-            ON CONFLICT (event_id, user_id) DO UPDATE SET access_level = EXCLUDED.access_level, granted_at = now()
-            """, [Self.id(event), Self.id(user), level.rawValue])
+        try conn.transaction { tx in
+            try tx.query("""
+                INSERT INTO event_access (event_id, user_id, access_level) VALUES ($1, $2, $3)
+                ON CONFLICT (event_id, user_id) DO UPDATE SET access_level = EXCLUDED.access_level, granted_at = now()
+                """, [Self.id(event), Self.id(user), level.rawValue])
+            try audit(tx, actor, "grant", event: event, user: user, detail: level.rawValue)
+        }
     }
 
     /// Ends `user`'s access to `event`; false if there was none.
     @discardableResult
-    public func revoke(event: UUID, user: UUID) throws -> Bool {
+    public func revoke(event: UUID, user: UUID, actor: String = Store.defaultActor) throws -> Bool {
         try requireEvent(event)
         try requireUser(user)
-        return try conn.query("DELETE FROM event_access WHERE event_id = $1 AND user_id = $2",
-                              [Self.id(event), Self.id(user)]).affectedRows > 0
+        return try conn.transaction { tx in
+            let removed = try tx.query("DELETE FROM event_access WHERE event_id = $1 AND user_id = $2",
+                                       [Self.id(event), Self.id(user)]).affectedRows > 0
+            if removed { try audit(tx, actor, "revoke", event: event, user: user, detail: nil) }
+            return removed
+        }
     }
 
     /// Issues a new token for `user` and returns it; only its hash is stored.
-    public func issueToken(user: UUID, label: String? = nil) throws -> String {
+    public func issueToken(user: UUID, label: String? = nil, actor: String = Store.defaultActor) throws -> String {
         try requireUser(user)
         let token = TokenHasher.generate()
-        try conn.query("INSERT INTO api_tokens (token_hash, user_id, label) VALUES ($1, $2, $3)",
-                       [TokenHasher.storedHash(of: token), Self.id(user), label])
+        try conn.transaction { tx in
+            try tx.query("INSERT INTO api_tokens (token_hash, user_id, label) VALUES ($1, $2, $3)",
+                         [TokenHasher.storedHash(of: token), Self.id(user), label])
+            try audit(tx, actor, "token_issue", event: nil, user: user, detail: label)
+        }
         return token
+    }
+
+    /// Who runs admin commands: the operating-system user (SUDO_USER when run through sudo).
+    public static var defaultActor: String {
+        let env = ProcessInfo.processInfo.environment
+        return env["SUDO_USER"] ?? env["USER"] ?? env["LOGNAME"] ?? "uid \(getuid())"
+    }
+
+    private func audit(_ tx: PGConnection, _ actor: String, _ action: String, event: UUID?, user: UUID?, detail: String?) throws {
+        try tx.query("INSERT INTO audit_log (actor, action, event_id, user_id, detail) VALUES ($1, $2, $3, $4, $5)",
+                     [actor, action, event.map(Self.id), user.map(Self.id), detail])
+    }
+
+    public struct AuditEntry: Sendable, Equatable, Encodable {
+        public var at: String
+        public var actor: String
+        public var action: String
+        public var eventID: String?
+        public var userID: String?
+        public var detail: String?
+        enum CodingKeys: String, CodingKey { case at, actor, action, eventID = "event_id", userID = "user_id", detail }
+    }
+
+    /// The newest audit entries first.
+    public func auditLog(limit: Int = 100, event: UUID? = nil) throws -> [AuditEntry] {
+        let r = try conn.query("""
+            SELECT \(Self.epochMicros("at")), actor, action, event_id, user_id, detail FROM audit_log
+            WHERE $1::uuid IS NULL OR event_id = $1 ORDER BY id DESC LIMIT $2
+            """, [event.map(Self.id), String(limit)])
+        return (0..<r.rowCount).map { i in
+            AuditEntry(at: r.date(i, 0).map(RFC3339.format) ?? "", actor: r.string(i, 1) ?? "", action: r.string(i, 2) ?? "",
+                       eventID: r.string(i, 3), userID: r.string(i, 4), detail: r.string(i, 5))
+        }
     }
 
     /// The user a token belongs to, or nil for an unknown or revoked token.

@@ -18,7 +18,7 @@ struct AdminCommand: ParsableCommand {
               staffcast admin token issue --user $ALICE > alice.token && chmod 600 alice.token
             """,
         subcommands: [EventCommand.self, UserCommand.self, GrantCommand.self, RevokeCommand.self, TokenCommand.self,
-                      DemoCommand.self])
+                      DemoCommand.self, AuditCommand.self])
 
     /// Opens the database, runs `body` with a store, and stops a cluster started for it.
     static func withStore<T>(_ database: DatabaseOptions, _ body: (Store) throws -> T) throws -> T {
@@ -151,4 +151,40 @@ private func ids(_ event: String, _ user: String) throws -> (UUID, UUID) {
     guard let e = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
     guard let u = UUID(uuidString: user) else { throw CommandFailure("--user '\(user)' is not a UUID") }
     return (e, u)
+}
+
+struct AuditCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "audit", abstract: "List grants, revokes and token issues, newest first.",
+        discussion: """
+            Every grant, revoke and token issue is recorded with the operating-system user who ran it.
+            Examples:
+              staffcast admin audit
+              staffcast admin audit --event $EVENT --limit 20 --json
+            """)
+
+    @Option(help: "Only this event's entries.") var event: String?
+    @Option(help: "How many entries (default 100).") var limit = 100
+    @Flag(help: "One JSON object per line.") var json = false
+    @OptionGroup var database: DatabaseOptions
+
+    func run() throws {
+        try reportingFailures {
+            var eventID: UUID?
+            if let event {
+                guard let e = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
+                eventID = e
+            }
+            let entries = try AdminCommand.withStore(database) { try $0.auditLog(limit: limit, event: eventID) }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            for e in entries {
+                if json, let data = try? encoder.encode(e) {
+                    print(String(decoding: data, as: UTF8.self))
+                } else {
+                    print("\(e.at)  \(e.actor.padding(toLength: 10, withPad: " ", startingAt: 0))  \(e.action.padding(toLength: 11, withPad: " ", startingAt: 0))  event \(e.eventID ?? "-")  user \(e.userID ?? "-")\(e.detail.map { "  \($0)" } ?? "")")
+                }
+            }
+        }
+    }
 }
