@@ -184,6 +184,10 @@ extension StaffcastServer {
     /// means the client does not keep up: it is closed (4008) and catches up on reconnect.
     func enqueue(_ connection: Connection, _ frame: OutFrame) {
         if case .immediately? = connection.closing { return }
+        // A non-empty queue already has a writable callback pending (the writable handler asks
+        // again while frames remain), so only the first frame needs to ask: one lws call
+        // (an epoll change) per burst instead of per frame.
+        let wasEmpty = connection.outbound.isEmpty
         guard connection.outbound.push(frame, bytes: frame.length) else {
             connection.closing = .immediately(4008, "too slow: reconnect and catch up with since_seq")
             stats.slowClientsClosed += 1
@@ -192,7 +196,7 @@ extension StaffcastServer {
             lws_callback_on_writable(connection.wsi)
             return
         }
-        lws_callback_on_writable(connection.wsi)
+        if wasEmpty { lws_callback_on_writable(connection.wsi) }
     }
 
     func enqueue(to id: Int, _ frame: OutFrame) {

@@ -2,6 +2,7 @@
 // second, latency from commit to receipt, lost messages and the server's memory per connection.
 // Run by hand through `make bench` (bench/README.md); never part of `make test`.
 import Foundation
+import CBenchEpoll
 import Glibc
 import StaffcastClient
 
@@ -71,7 +72,7 @@ func parseMillis(_ b: ArraySlice<UInt8>) -> Double? {
 
 /// Reads server frames from many sockets with epoll; counts `message` frames per subscriber.
 final class Reader: @unchecked Sendable {
-    var fds: [Int32] = []
+    let epfd = sc_epoll_create()
     var buffers: [Int32: [UInt8]] = [:]
     var received: [Int32: Int] = [:]
     var subscribed = 0
@@ -82,32 +83,30 @@ final class Reader: @unchecked Sendable {
 
     func add(_ fd: Int32, _ buffered: [UInt8]) {
         lock.lock()
-        fds.append(fd)
         buffers[fd] = buffered
         received[fd] = 0
         lock.unlock()
+        _ = sc_epoll_add(epfd, fd)
     }
 
     func run() {
         var chunk = [UInt8](repeating: 0, count: 65_536)
+        var ready = [Int32](repeating: 0, count: 256)
         while !stop {
-            lock.lock()
-            var pfds = fds.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
-            lock.unlock()
-            if pfds.isEmpty { usleep(10_000); continue }
-            let n = poll(&pfds, nfds_t(pfds.count), 100)
+            let n = sc_epoll_wait(epfd, &ready, 256, 100)
             if n <= 0 { continue }
             let now = nowMillis()
             lock.lock()
-            for p in pfds where p.revents & Int16(POLLIN) != 0 {
-                let got = chunk.withUnsafeMutableBytes { recv(p.fd, $0.baseAddress, $0.count, 0) }
+            for fd in ready.prefix(Int(n)) {
+                let got = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
                 if got <= 0 { continue }
-                buffers[p.fd, default: []] += chunk[0..<got]
-                drain(p.fd, now: now)
+                buffers[fd, default: []] += chunk[0..<got]
+                drain(fd, now: now)
             }
             lock.unlock()
         }
     }
+
     /// A masked pong (clients must mask); the mask is zero, which RFC 6455 allows.
     private func pong(_ fd: Int32, _ payload: [UInt8]) {
         let frame: [UInt8] = [0x8A, 0x80 | UInt8(payload.count), 0, 0, 0, 0] + payload
