@@ -7,6 +7,7 @@ enum HTTPRoute: Equatable {
     case listMessages(eventID: UUID)
     case receipts(messageID: UUID)
     case notify(userID: UUID)
+    case eventStatus(eventID: UUID)
     case myNotifications
     case myEvents
     case healthz
@@ -48,6 +49,8 @@ enum HTTPRoute: Equatable {
             case "GET", "HEAD": return id(parts[2]).map { .listMessages(eventID: $0) }
             default: return .failure(.methodNotAllowed(allowed: "GET, POST"))
             }
+        case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "status":
+            return only("GET") { id(parts[2]).map { .eventStatus(eventID: $0) } }
         case 4 where parts[0] == "v1" && parts[1] == "messages" && parts[3] == "receipts":
             return only("GET") { id(parts[2]).map { .receipts(messageID: $0) } }
         case 4 where parts[0] == "v1" && parts[1] == "users" && parts[3] == "notifications":
@@ -64,6 +67,7 @@ enum HTTPRoute: Equatable {
         case .listMessages: return "GET /v1/events/{id}/messages"
         case .receipts: return "GET /v1/messages/{id}/receipts"
         case .notify: return "POST /v1/users/{id}/notifications"
+        case .eventStatus: return "GET /v1/events/{id}/status"
         case .myNotifications: return "GET /v1/me/notifications"
         case .myEvents: return "GET /v1/me/events"
         case .healthz: return "GET /healthz"

@@ -88,6 +88,9 @@ extension StaffcastServer {
                                     configuration: configuration, now: Self.monotonicNow())
         connections[id] = connection
         hub.connect(id, user: identity.userID)
+        let now = Date()
+        recentOpens[identity.userID, default: []].append(now)
+        recentOpens[identity.userID] = recentOpens[identity.userID]!.filter { now.timeIntervalSince($0) < 3_600 }.suffix(100)
         stats.connectionsOpened += 1
         metrics.connectionsOpened.increment()
         logger.info("connection opened", metadata: ["conn": "\(id)", "user": "\(identity.userID)", "peer": "\(connection.peer)"])

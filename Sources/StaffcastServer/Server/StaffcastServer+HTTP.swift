@@ -98,16 +98,19 @@ extension StaffcastServer {
             }
             respond(id, .text(200, metricsText(), contentType: "text/plain; version=0.0.4; charset=utf-8"))
         case .status:
-            let snapshot = statusSnapshot()
-            if let opsToken = configuration.opsToken, exchange.bearerToken == opsToken {
-                respond(id, .json(200, snapshot))
-                return
-            }
-            runHTTP(exchange) { store, identity in
-                guard try store.isOwnerOfAnyEvent(identity.userID) else {
+            let events = Array(hub.subscriberCounts.keys)
+            runHTTPOnLoop(exchange, allowOpsToken: true) { store, identity in
+                if let identity, try !store.isOwnerOfAnyEvent(identity.userID) {
                     throw StaffcastError.forbidden("Status is for owners of an event or the ops token.")
                 }
-                return .json(200, snapshot)
+                let latency = try store.ping()
+                let facts = try store.eventFacts(events)
+                return { server in .json(200, server.statusSnapshot(facts: facts, databaseLatency: latency)) }
+            }
+        case .eventStatus(let eventID):
+            runHTTPOnLoop(exchange, allowOpsToken: true) { store, identity in
+                let roster = try store.roster(event: eventID, asUser: identity?.userID)
+                return { server in .json(200, server.eventStatus(eventID, roster: roster)) }
             }
         case .sendMessage(let eventID):
             let request: SendRequest
@@ -171,6 +174,41 @@ extension StaffcastServer {
             runHTTP(exchange) { store, identity in
                 .json(200, ["events": try store.events(of: identity.userID)])
             }
+        }
+    }
+
+    /// Like `runHTTP`, for answers that also need the service thread's state: `work` runs on a
+    /// worker (identity nil when the ops token was used) and returns what builds the response
+    /// on the service thread.
+    private func runHTTPOnLoop(_ exchange: HTTPExchange, allowOpsToken: Bool,
+                               _ work: @escaping @Sendable (Store, Identity?) throws -> @Sendable (StaffcastServer) -> HTTPResponse) {
+        let id = exchange.id
+        let isOps = allowOpsToken && configuration.opsToken != nil && exchange.bearerToken == configuration.opsToken
+        guard isOps || !(exchange.bearerToken ?? "").isEmpty else {
+            respond(id, .error(StaffcastError(.unauthorized, "Send Authorization: Bearer TOKEN (an owner's token or the ops token).")))
+            return
+        }
+        let token = exchange.bearerToken ?? ""
+        let logger = self.logger
+        let accepted = workers.submit { [self] session in
+            do {
+                let store = try session.store()
+                var identity: Identity?
+                if !isOps {
+                    guard let found = try store.authenticate(token: token) else {
+                        throw StaffcastError(.unauthorized, "The token is not valid. Ask an organiser for a new one.")
+                    }
+                    identity = found
+                }
+                let build = try work(store, identity)
+                post { [self] in respond(id, build(self)) }
+            } catch {
+                let response = HTTPResponse.error(StaffcastError.from(error, logger: logger))
+                post { [self] in respond(id, response) }
+            }
+        }
+        if !accepted {
+            respond(id, .error(.unavailable("The server is overloaded right now; try again in a moment.")))
         }
     }
 

@@ -20,6 +20,13 @@ extension StaffcastServer {
                 lws_callback_on_writable(connection.wsi)
             }
         }
+        if Int(now) % 60 == 0 {
+            let wall = Date()
+            recentOpens = recentOpens.compactMapValues { opens in
+                let kept = opens.filter { wall.timeIntervalSince($0) < 3_600 }
+                return kept.isEmpty ? nil : kept
+            }
+        }
         if recentAccess.count > 1_000 {
             let wall = Date()
             recentAccess = recentAccess.filter { wall.timeIntervalSince($0.value.at) < 300 }

@@ -47,6 +47,8 @@ public final class StaffcastServer: @unchecked Sendable {
     /// predates a revoke that the service thread has already applied.
     var recentAccess: [AccessKey: (seq: Int64, level: AccessLevel?, at: Date)] = [:]
     var authenticator: Authenticator
+    /// When each user's connections opened in the last hour (at most 100 each), for status.
+    var recentOpens: [UUID: [Date]] = [:]
     var draining = false
     var exitLoop = false
     var stats = ServerStats()

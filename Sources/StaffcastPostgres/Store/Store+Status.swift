@@ -1,0 +1,80 @@
+import Foundation
+import StaffcastCore
+
+/// What ops pages need from the database, as the server's own login.
+extension Store {
+    /// One member of an event's roster with what the database knows of them.
+    public struct RosterEntry: Sendable, Equatable {
+        public var userID: UUID
+        public var displayName: String
+        public var level: AccessLevel
+        public var unreadCount: Int
+        /// The newest message of the event they have read, if any.
+        public var lastReadSeq: Int64?
+        public var lastReadSentAt: Date?
+    }
+
+    /// The roster of `event`. With `asUser`, only for an admin or owner of it.
+    public func roster(event: UUID, asUser user: UUID?) throws -> [RosterEntry] {
+        if let user {
+            _ = try withAccess(user, event) { _, summary in
+                guard summary.accessLevel.maySeeReceipts else {
+                    throw StaffcastError.forbidden("Only admins and owners of the event may see who is connected.")
+                }
+            }
+        } else {
+            try requireEvent(event)
+        }
+        let r = try conn.query("""
+            SELECT a.user_id, p.display_name, a.access_level,
+                   (SELECT count(*) FROM staff_messages m
+                     WHERE m.event_id = a.event_id AND NOT (a.user_id = ANY (m.read_by))
+                       AND m.sender_id <> a.user_id AND \(Self.unexpired)),
+                   last.seq, \(Self.epochMicros("last.sent_at"))
+            FROM event_access a JOIN profiles p ON p.id = a.user_id
+            LEFT JOIN LATERAL (SELECT m.seq, m.sent_at FROM staff_messages m
+                               WHERE m.event_id = a.event_id AND a.user_id = ANY (m.read_by)
+                               ORDER BY m.seq DESC LIMIT 1) last ON true
+            WHERE a.event_id = $1 ORDER BY p.display_name, a.user_id
+            """, [Self.id(event)])
+        return (0..<r.rowCount).compactMap { i in
+            guard let id = r.uuid(i, 0), let level = r.string(i, 2).flatMap(AccessLevel.init) else { return nil }
+            return RosterEntry(userID: id, displayName: r.string(i, 1) ?? "", level: level, unreadCount: r.int(i, 3) ?? 0,
+                               lastReadSeq: r.int64(i, 4), lastReadSentAt: r.date(i, 5))
+        }
+    }
+
+    /// Per event: roster size and the newest unexpired message.
+    public struct EventFacts: Sendable, Equatable {
+        public var eventID: UUID
+        public var name: String
+        public var roster: Int
+        public var lastMessageSeq: Int64?
+        public var lastMessageAt: Date?
+    }
+
+    public func eventFacts(_ events: [UUID]) throws -> [EventFacts] {
+        guard !events.isEmpty else { return [] }
+        let list = "{" + events.map(Self.id).joined(separator: ",") + "}"
+        let r = try conn.query("""
+            SELECT e.id, e.name, (SELECT count(*) FROM event_access a WHERE a.event_id = e.id),
+                   last.seq, \(Self.epochMicros("last.sent_at"))
+            FROM events e
+            LEFT JOIN LATERAL (SELECT m.seq, m.sent_at FROM staff_messages m WHERE m.event_id = e.id
+                               ORDER BY m.seq DESC LIMIT 1) last ON true
+            WHERE e.id = ANY ($1::uuid[])
+            """, [list])
+        return (0..<r.rowCount).compactMap { i in
+            guard let id = r.uuid(i, 0) else { return nil }
+            return EventFacts(eventID: id, name: r.string(i, 1) ?? "", roster: r.int(i, 2) ?? 0,
+                              lastMessageSeq: r.int64(i, 3), lastMessageAt: r.date(i, 4))
+        }
+    }
+
+    /// One round trip, for the database latency shown in status.
+    public func ping() throws -> TimeInterval {
+        let start = Date()
+        try conn.query("SELECT 1")
+        return Date().timeIntervalSince(start)
+    }
+}
