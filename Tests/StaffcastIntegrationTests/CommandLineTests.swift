@@ -139,4 +139,38 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(r.status, 1)
         XCTAssertTrue(r.stderr.contains("no token"), r.stderr)
     }
+
+    func testConfigurationPrecedenceAndBadKeys() throws {
+        let dir = NSTemporaryDirectory() + "sc-config-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let file = dir + "/staffcast.yaml"
+        try "listen: \"127.0.0.1:7001\"\ndatabase_workers: 7\nheartbeat_interval: 9\nops_token: \"s3cret\"\n".write(toFile: file, atomically: true, encoding: .utf8)
+        var r = try run(["serve", "--config", file, "--check-config"], env: ["STAFFCAST_LISTEN": "", "STAFFCAST_WORKERS": ""])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        XCTAssertTrue(r.stdout.contains("listen: 127.0.0.1:7001"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("database_workers: 7"))
+        XCTAssertTrue(r.stdout.contains("ops_token: ***"), "secrets are masked")
+        XCTAssertFalse(r.stdout.contains("s3cret"))
+        // environment beats the file, flags beat the environment
+        r = try run(["serve", "--config", file, "--check-config"], env: ["STAFFCAST_LISTEN": "127.0.0.1:7002", "STAFFCAST_WORKERS": "3"])
+        XCTAssertTrue(r.stdout.contains("listen: 127.0.0.1:7002"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("database_workers: 3"), r.stdout)
+        r = try run(["serve", "--config", file, "--check-config", "--listen", "127.0.0.1:7003", "--workers", "2"],
+                    env: ["STAFFCAST_LISTEN": "127.0.0.1:7002"])
+        XCTAssertTrue(r.stdout.contains("listen: 127.0.0.1:7003"), r.stdout)
+        XCTAssertTrue(r.stdout.contains("database_workers: 2"), r.stdout)
+        // unknown keys and bad values are errors that name the key
+        try "listen: \"127.0.0.1:7001\"\nheartbeat: 5\n".write(toFile: file, atomically: true, encoding: .utf8)
+        r = try run(["serve", "--config", file, "--check-config"])
+        XCTAssertEqual(r.status, 1)
+        XCTAssertTrue(r.stderr.contains("unknown key 'heartbeat'"), r.stderr)
+        try "database_workers: lots\n".write(toFile: file, atomically: true, encoding: .utf8)
+        r = try run(["serve", "--config", file, "--check-config"])
+        XCTAssertEqual(r.status, 1)
+        XCTAssertTrue(r.stderr.contains("'database_workers'"), r.stderr)
+        r = try run(["serve", "--check-config", "--listen", "nowhere"])
+        XCTAssertEqual(r.status, 1)
+        XCTAssertTrue(r.stderr.contains("HOST:PORT"), r.stderr)
+    }
 }

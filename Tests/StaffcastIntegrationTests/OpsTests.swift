@@ -77,4 +77,38 @@ final class OpsTests: XCTestCase {
         XCTAssertEqual(events.first?["event_id"] as? String, fixture.event.uuidString.lowercased())
         XCTAssertEqual(object["listener"] as? String, "listening")
     }
+
+    func testEventStatusReflectsASubscriberConnectingAndLeaving() throws {
+        let path = "/v1/events/\(fixture.event.uuidString.lowercased())/status"
+        func member(_ name: String) throws -> [String: Any] {
+            let data = try server.api(fixture.ownerToken).call("GET", path)
+            let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+            let staff = try XCTUnwrap(object["staff"] as? [[String: Any]])
+            return try XCTUnwrap(staff.first { $0["display_name"] as? String == name })
+        }
+        XCTAssertEqual(try member("Sam Staff")["connected"] as? Bool, false)
+        _ = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "one"))
+        let staff = try server.connect(fixture.staffToken)
+        _ = try staff.subscribe(fixture.event)
+        var sam = try member("Sam Staff")
+        XCTAssertEqual(sam["connected"] as? Bool, true)
+        XCTAssertNotNil(sam["connected_since"] as? String)
+        XCTAssertEqual(sam["unread_count"] as? Int, 1)
+        XCTAssertEqual(sam["reconnects_last_hour"] as? Int, 0)
+        staff.close()
+        let deadline = Date().addingTimeInterval(3)
+        while Date() < deadline, try member("Sam Staff")["connected"] as? Bool == true { usleep(100_000) }
+        XCTAssertEqual(try member("Sam Staff")["connected"] as? Bool, false)
+        let again = try server.connect(fixture.staffToken)
+        _ = try again.subscribe(fixture.event)
+        // Wait for a heartbeat round trip (interval 1 s here) to be recorded.
+        let until = Date().addingTimeInterval(3)
+        while Date() < until { _ = try again.nextOrNil(timeout: 0.2) }
+        sam = try member("Sam Staff")
+        XCTAssertEqual(sam["reconnects_last_hour"] as? Int, 1)
+        XCTAssertNotNil(sam["rtt_ms"] as? Double, "\(sam)")
+        // Staff may not see it; the ops token may.
+        XCTAssertEqual(try server.api(fixture.staffToken).raw("GET", path).status, 403)
+        XCTAssertEqual(try server.api("ops-secret").raw("GET", path).status, 200)
+    }
 }
