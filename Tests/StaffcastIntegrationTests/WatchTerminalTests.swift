@@ -114,4 +114,45 @@ final class WatchTerminalTests: XCTestCase {
         let restarted = try screen()
         XCTAssertEqual(restarted.components(separatedBy: ": Sent while the server was down").count - 1, 1, restarted)
     }
+
+    func testNoColorKeepsTheScreenMonochrome() throws {
+        let command = "env NO_COLOR=1 HOME=\(home) TERM=xterm-256color \(CommandLineTests.binary) watch --server http://127.0.0.1:\(server.port) --token \(fixture.staffToken) --event \(fixture.event.uuidString.lowercased())"
+        try tmux(["new-session", "-d", "-x", "80", "-y", "24", command])
+        XCTAssertTrue(waitForScreen { $0.contains("● connected") }, shown)
+        _ = try send("Evacuate hall B", priority: .urgent)
+        XCTAssertTrue(waitForScreen { $0.contains("URGENT · Olivia Owner") }, shown)
+        let colored = try screen(colors: true)
+        XCTAssertFalse(colored.contains("41m"), colored)
+        XCTAssertFalse(colored.contains(fixture.staffToken), "the token is never shown")
+    }
+
+    func testLineModeAndOnMessageCommand() throws {
+        let out = home + "/hook.txt"
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
+        p.arguments = ["watch", "--server", "http://127.0.0.1:\(server.port)", "--event", fixture.event.uuidString.lowercased(),
+                       "--on-message", "printf '%s|%s|%s\\n' \"$STAFFCAST_PRIORITY\" \"$STAFFCAST_MESSAGE\" \"${STAFFCAST_TOKEN:-none}\" >> \(out)"]
+        p.environment = ProcessInfo.processInfo.environment.merging(["HOME": home, "STAFFCAST_TOKEN": fixture.staffToken]) { $1 }
+        let stdout = home + "/stdout.txt"
+        FileManager.default.createFile(atPath: stdout, contents: nil)
+        p.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: stdout))
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        defer { if p.isRunning { p.terminate() } }
+        usleep(1_000_000)
+        _ = try send("Gates open", priority: .high)
+        let deadline = Date().addingTimeInterval(8)
+        var hook = ""
+        while Date() < deadline {
+            hook = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+            if hook.contains("Gates open") { break }
+            usleep(100_000)
+        }
+        XCTAssertEqual(hook, "high|Gates open|none\n", "the hook sees the message, never the token")
+        p.terminate()
+        p.waitUntilExit()
+        let lines = try String(contentsOfFile: stdout, encoding: .utf8).split(separator: "\n")
+        let frame = try ServerFrame.decode(Array(try XCTUnwrap(lines.first).utf8))
+        XCTAssertEqual(frame.message?.message, "Gates open")
+    }
 }
