@@ -13,6 +13,7 @@ extension StaffcastServer {
         switch ClientFrameDecoder.decode(bytes) {
         case .failure(let e):
             metrics.error(code: e.error.code.rawValue)
+            logger.info("frame refused", metadata: ["conn": "\(connection.id)", "code": "\(e.error.code)"])
             send(connection, .error(ref: e.ref, e.error))
         case .success(let frame):
             dispatch(connection, frame)
@@ -116,6 +117,7 @@ extension StaffcastServer {
             } catch {
                 let e = StaffcastError.from(error, logger: logger)
                 metrics.error(code: e.code.rawValue)
+                logger.info("request refused", metadata: ["conn": "\(id)", "code": "\(e.code)"])
                 let reply = OutFrame(ServerFrame.error(ref: ref, e).encoded())
                 apply = { server in server.enqueue(to: id, reply) }
             }
