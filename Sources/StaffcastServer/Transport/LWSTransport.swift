@@ -30,12 +30,14 @@ final class LWSTransport {
         protocols![0].per_session_data_size = MemoryLayout<Int>.size
         protocols![0].rx_buffer_size = 16_384
 
-        // Heartbeats are staffcast's own (StaffcastServer+Heartbeat), which measure round trips;
-        // lws's idle policy is only a backstop far beyond them.
+        // Heartbeats are staffcast's own (StaffcastServer+Heartbeat), which measure round trips.
+        // lws's "validity" timers are turned off (hangup 0): it re-inserts a timer into a sorted
+        // list on every confirmation, which was a quarter of the service thread's time at 5,000
+        // subscribers (perf: lws_dll2_add_sorted).
         retry = .allocate(capacity: 1)
         retry!.initialize(to: lws_retry_bo_t())
-        retry!.pointee.secs_since_valid_ping = UInt16(clamping: config.heartbeatInterval * 4)
-        retry!.pointee.secs_since_valid_hangup = UInt16(clamping: config.heartbeatInterval * 6)
+        retry!.pointee.secs_since_valid_ping = 0
+        retry!.pointee.secs_since_valid_hangup = 0
 
         var info = lws_context_creation_info()
         info.options = UInt64(LWS_SERVER_OPTION_EXPLICIT_VHOSTS)
