@@ -137,7 +137,7 @@ public struct WatchState: Equatable {
         switch (mode, key) {
         case (_, .interrupt), (.messages, .char("q")):
             return [.quit]
-        case (.help, _), (.notifications, .char("q")), (.events, .char("q")), (_, .escape) where mode != .messages:
+        case (.help, _), (.notifications, .char("q")), (.events, .char("q")), (.notifications, .escape), (.events, .escape):
             mode = .messages
             return []
         case (_, .char("?")):

@@ -49,8 +49,11 @@ public final class PGConnection {
         let cParams: [UnsafeMutablePointer<CChar>?] = params.map { $0.flatMap { strdup($0) } }
         defer { cParams.forEach { free($0) } }
         let raw: OpaquePointer? = cParams.withUnsafeBufferPointer { buffer in
-            buffer.baseAddress!.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: max(buffer.count, 1)) { values in
-                PQexecParams(handle, sql, Int32(params.count), nil, params.isEmpty ? nil : values, nil, nil, 0)
+            guard let base = buffer.baseAddress, !buffer.isEmpty else {
+                return PQexecParams(handle, sql, 0, nil, nil, nil, nil, 0)
+            }
+            return base.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) { values in
+                PQexecParams(handle, sql, Int32(buffer.count), nil, values, nil, nil, 0)
             }
         }
         return try check(raw, sql)

@@ -14,7 +14,7 @@ extension Store {
             // No RETURNING: the sender may insert the row but, by the rules, not read it back.
             let id = UUID()
             let createdAt = Date()
-            try conn.transaction(asUser: sender) { tx in
+            _ = try conn.transaction(asUser: sender) { tx in
                 try tx.query("""
                     INSERT INTO notifications (id, user_id, sender_id, type, title, message, data, created_at)
                     VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)

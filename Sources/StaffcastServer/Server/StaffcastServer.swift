@@ -239,16 +239,3 @@ public final class StaffcastServer: @unchecked Sendable {
 private final class StartFailure: @unchecked Sendable {
     var message: String?
 }
-
-/// Why a server could not start.
-public enum ServerError: Error, CustomStringConvertible {
-    case listen(String)
-    case database(String)
-
-    public var description: String {
-        switch self {
-        case .listen(let s): return s
-        case .database(let s): return s
-        }
-    }
-}

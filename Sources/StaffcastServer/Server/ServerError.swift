@@ -1,0 +1,12 @@
+/// Why a server could not start.
+public enum ServerError: Error, CustomStringConvertible {
+    case listen(String)
+    case database(String)
+
+    public var description: String {
+        switch self {
+        case .listen(let s): return s
+        case .database(let s): return s
+        }
+    }
+}
