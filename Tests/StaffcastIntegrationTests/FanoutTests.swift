@@ -146,6 +146,27 @@ final class FanoutTests: XCTestCase {
         XCTAssertThrowsError(try WebSocketClient(url: server.ws, headers: ["Authorization": "Bearer \(fixture.staffToken)"]))
     }
 
+    func testEventStatusOnOneServerSeesStaffConnectedToAnother() throws {
+        let a = try start { $0.nodeID = "node-a" }
+        let b = try start { $0.nodeID = "node-b" }
+        let path = "/v1/events/\(fixture.event.uuidString.lowercased())/status"
+        func sam() throws -> [String: Any] {
+            let data = try a.api(fixture.ownerToken).call("GET", path)
+            let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+            return try XCTUnwrap((object["staff"] as? [[String: Any]])?.first { $0["display_name"] as? String == "Sam Staff" })
+        }
+        let staffOnB = try b.connect(fixture.staffToken)
+        _ = try staffOnB.subscribe(fixture.event)
+        var deadline = Date().addingTimeInterval(8)
+        while Date() < deadline, try sam()["connected"] as? Bool != true { usleep(200_000) }
+        XCTAssertEqual(try sam()["connected"] as? Bool, true)
+        XCTAssertEqual(try sam()["nodes"] as? [String], ["node-b"])
+        staffOnB.close()
+        deadline = Date().addingTimeInterval(8)
+        while Date() < deadline, try sam()["connected"] as? Bool != false { usleep(200_000) }
+        XCTAssertEqual(try sam()["connected"] as? Bool, false)
+    }
+
     func testADatabaseOutageIsReportedAndTheServerRecovers() throws {
         let server = try start()
         let owner = try server.connect(fixture.ownerToken)

@@ -82,6 +82,9 @@ public struct Hub<Frame> {
         channels[eventID]?[id] != nil
     }
 
+    /// The events a connection is subscribed to.
+    public func events(of id: ConnectionID) -> Set<UUID> { eventsOfConnection[id] ?? [] }
+
     public func subscriberCount(of eventID: UUID) -> Int { channels[eventID]?.count ?? 0 }
 
     /// Subscriber counts per event, for status pages.

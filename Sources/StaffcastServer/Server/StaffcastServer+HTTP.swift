@@ -108,9 +108,11 @@ extension StaffcastServer {
                 return { server in .json(200, server.statusSnapshot(facts: facts, databaseLatency: latency)) }
             }
         case .eventStatus(let eventID):
+            let node = configuration.nodeID
             runHTTPOnLoop(exchange, allowOpsToken: true) { store, identity in
                 let roster = try store.roster(event: eventID, asUser: identity?.userID)
-                return { server in .json(200, server.eventStatus(eventID, roster: roster)) }
+                let elsewhere = try store.presence(event: eventID, excludingNode: node)
+                return { server in .json(200, server.eventStatus(eventID, roster: roster, elsewhere: elsewhere)) }
             }
         case .sendMessage(let eventID):
             let request: SendRequest

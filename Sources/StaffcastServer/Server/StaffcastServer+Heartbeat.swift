@@ -1,5 +1,6 @@
 import CLibWebSockets
 import Foundation
+import StaffcastPostgres
 
 /// Heartbeats, on the service thread, once a second: a connection silent for one
 /// `heartbeatInterval` is pinged; one silent for two is closed, so connections lost to dead
@@ -7,6 +8,10 @@ import Foundation
 extension StaffcastServer {
     func tick() {
         let now = Self.monotonicNow()
+        if now - lastPresenceWrite >= Self.presenceInterval {
+            lastPresenceWrite = now
+            publishPresence()
+        }
         let interval = Double(configuration.heartbeatInterval)
         for connection in connections.values where connection.closing == nil {
             let silent = now - connection.lastHeard
@@ -30,6 +35,32 @@ extension StaffcastServer {
         if recentAccess.count > 1_000 {
             let wall = Date()
             recentAccess = recentAccess.filter { wall.timeIntervalSince($0.value.at) < 300 }
+        }
+    }
+
+    /// Seconds between presence refreshes (other servers ignore rows older than 30 s).
+    static let presenceInterval = 3.0
+
+    /// Writes this server's subscriptions to the presence table (on a worker), so status on any
+    /// server sees who is connected to this one.
+    func publishPresence() {
+        var rows: [Store.PresenceRow] = []
+        for (id, connection) in connections {
+            for event in hub.events(of: id) {
+                rows.append(Store.PresenceRow(node: configuration.nodeID, connectionID: Int64(id), userID: connection.identity.userID,
+                                              eventID: event, connectedSince: connection.openedAt,
+                                              rttMs: connection.lastRTT.map { ($0 * 100_000).rounded() / 100 }))
+            }
+        }
+        let node = configuration.nodeID
+        let logger = self.logger
+        let snapshot = rows
+        _ = workers.submit { session in
+            do {
+                try session.store().replacePresence(node: node, rows: snapshot)
+            } catch {
+                logger.debug("presence not written", metadata: ["error": "\(error)"])
+            }
         }
     }
 

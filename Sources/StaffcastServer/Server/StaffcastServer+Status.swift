@@ -56,6 +56,8 @@ extension StaffcastServer {
             let connected: Bool
             let connected_since: String?
             let connections: Int
+            /// The servers the member is connected to.
+            let nodes: [String]
             let rtt_ms: Double?
             let reconnects_last_hour: Int
             let unread_count: Int
@@ -69,24 +71,30 @@ extension StaffcastServer {
         let staff: [Member]
     }
 
-    /// Who of an event's roster is connected to this server, merged with what the database
-    /// knows (unread, last read). Each server answers for its own connections.
-    func eventStatus(_ eventID: UUID, roster: [Store.RosterEntry]) -> EventStatusBody {
+    /// Who of an event's roster is connected: this server's own connections (live) merged with
+    /// what the other servers last wrote to the presence table (at most a few seconds old),
+    /// plus what the database knows (unread, last read).
+    func eventStatus(_ eventID: UUID, roster: [Store.RosterEntry], elsewhere: [Store.PresenceRow]) -> EventStatusBody {
         let now = Date()
+        let remote = Dictionary(grouping: elsewhere, by: \.userID)
         let members = roster.map { entry -> EventStatusBody.Member in
             let live = hub.connections(ofUser: entry.userID).filter { hub.isSubscribed($0, to: eventID) }
-                .compactMap { connections[$0] }.sorted { $0.openedAt < $1.openedAt }
+                .compactMap { connections[$0] }
+            let others = remote[entry.userID] ?? []
+            let since = (live.map(\.openedAt) + others.map(\.connectedSince)).min()
+            let rtts = live.compactMap { $0.lastRTT.map { ($0 * 100_000).rounded() / 100 } } + others.compactMap(\.rttMs)
             let opens = (recentOpens[entry.userID] ?? []).filter { now.timeIntervalSince($0) < 3_600 }.count
             return EventStatusBody.Member(
                 user_id: entry.userID.uuidString.lowercased(), display_name: entry.displayName,
-                access_level: entry.level.rawValue, connected: !live.isEmpty,
-                connected_since: live.first.map { RFC3339.format($0.openedAt) }, connections: live.count,
-                rtt_ms: live.compactMap(\.lastRTT).min().map { ($0 * 100_000).rounded() / 100 },
-                reconnects_last_hour: max(0, opens - 1), unread_count: entry.unreadCount,
+                access_level: entry.level.rawValue, connected: !live.isEmpty || !others.isEmpty,
+                connected_since: since.map(RFC3339.format), connections: live.count + others.count,
+                nodes: Array(Set((live.isEmpty ? [] : [configuration.nodeID]) + others.map(\.node))).sorted(),
+                rtt_ms: rtts.min(), reconnects_last_hour: max(0, opens - 1), unread_count: entry.unreadCount,
                 last_read_seq: entry.lastReadSeq, last_read_message_at: entry.lastReadSentAt.map(RFC3339.format))
         }
         return EventStatusBody(event_id: eventID.uuidString.lowercased(), node: configuration.nodeID,
-                               subscribers: hub.subscriberCount(of: eventID), roster: roster.count, staff: members)
+                               subscribers: hub.subscriberCount(of: eventID) + elsewhere.count, roster: roster.count,
+                               staff: members)
     }
 
     func metricsText() -> String {

@@ -49,6 +49,8 @@ public final class StaffcastServer: @unchecked Sendable {
     var authenticator: Authenticator
     /// When each user's connections opened in the last hour (at most 100 each), for status.
     var recentOpens: [UUID: [Date]] = [:]
+    /// Monotonic time of the last presence write (`publishPresence`).
+    var lastPresenceWrite = 0.0
     var draining = false
     var exitLoop = false
     var stats = ServerStats()
@@ -142,6 +144,9 @@ public final class StaffcastServer: @unchecked Sendable {
         post { [self] in exitLoop = true }
         _ = serviceEnded.wait(timeout: .now() + 5)
         listener?.stop()
+        // This server's presence rows go with it (queued jobs still run before workers end).
+        let node = configuration.nodeID
+        _ = workers.submit { session in _ = try? session.store().replacePresence(node: node, rows: []) }
         workers.stop()
         shared.withLock { $0.state = .stopped }
         logger.info("stopped")
