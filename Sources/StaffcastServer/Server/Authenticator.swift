@@ -20,7 +20,11 @@ final class Authenticator {
     private let logger: Logger
     private var connection: PGConnection?
     private var cache: [String: (identity: Identity, until: Date)] = [:]
+    /// Well-formed tokens that were not found, remembered briefly so that a client retrying a
+    /// wrong token in a loop costs one query per `negativeTTL`, not one per attempt.
+    private var refused: [String: Date] = [:]
     let ttl: TimeInterval = 60
+    let negativeTTL: TimeInterval = 5
     let capacity = 100_000
 
     init(conninfo: String, logger: Logger) {
@@ -32,9 +36,14 @@ final class Authenticator {
         guard let token, TokenHasher.looksValid(token) else { return .rejected }
         let now = Date()
         if let hit = cache[token], hit.until > now { return .accepted(hit.identity) }
+        if let until = refused[token], until > now { return .rejected }
         do {
             let store = try store()
-            guard let identity = try store.authenticate(token: token) else { return .rejected }
+            guard let identity = try store.authenticate(token: token) else {
+                if refused.count >= 10_000 { refused.removeAll(keepingCapacity: true) }
+                refused[token] = now.addingTimeInterval(negativeTTL)
+                return .rejected
+            }
             if cache.count >= capacity { cache.removeAll(keepingCapacity: true) }
             cache[token] = (identity, now.addingTimeInterval(ttl))
             return .accepted(identity)
