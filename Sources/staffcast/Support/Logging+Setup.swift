@@ -23,6 +23,7 @@ enum LogSetup {
 
 /// One JSON object per log line on stderr, for log collectors.
 struct JSONLogHandler: LogHandler {
+    private static let timestamp = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
     let label: String
     var logLevel: Logger.Level = .info
     var metadata: Logger.Metadata = [:]
@@ -34,7 +35,7 @@ struct JSONLogHandler: LogHandler {
 
     func log(event: LogEvent) {
         var object: [String: String] = [
-            "ts": ISO8601DateFormatter().string(from: Date()), "level": "\(event.level)",
+            "ts": Self.timestamp.format(Date()), "level": "\(event.level)",
             "logger": label, "msg": "\(event.message)",
         ]
         for (k, v) in metadata.merging(event.metadata ?? [:], uniquingKeysWith: { $1 }) { object[k] = "\(v)" }
