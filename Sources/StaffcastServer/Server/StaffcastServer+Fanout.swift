@@ -14,8 +14,14 @@ extension StaffcastServer {
         let messages = batch.messages.map { ($0, OutFrame(ServerFrame.message($0).encoded())) }
         let notifications = batch.notifications.map { ($0, OutFrame(ServerFrame.notification($0).encoded())) }
         let box = FanoutBatch(access: access, messages: messages, notifications: notifications)
+        // Back-pressure: when the service thread is far behind, the listener waits rather than
+        // piling batches up in memory (the change log, not the inbox, is the truth).
+        while inboxDepth > Self.maxInboxDepth && state == .running { usleep(1_000) }
         post { [self] in apply(box) }
     }
+
+    /// How far behind the service thread may be before the listener waits.
+    static let maxInboxDepth = 1_024
 
     private func apply(_ batch: FanoutBatch) {
         let now = Date()

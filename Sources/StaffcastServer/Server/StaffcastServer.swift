@@ -172,6 +172,9 @@ public final class StaffcastServer: @unchecked Sendable {
         if ctx != 0, let context = OpaquePointer(bitPattern: ctx) { lws_cancel_service(context) }
     }
 
+    /// Work items waiting for the service thread.
+    var inboxDepth: Int { inbox.withLock { $0.count } }
+
     func drainInbox() {
         let work = inbox.withLock { items -> [@Sendable () -> Void] in
             let out = items
