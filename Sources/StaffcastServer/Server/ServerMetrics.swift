@@ -16,6 +16,7 @@ final class ServerMetrics: @unchecked Sendable {
     let listenerBatches: CoreMetrics.Counter
     let heartbeatRTT: CoreMetrics.Timer
     let databaseJob: CoreMetrics.Timer
+    let listenerLag: CoreMetrics.Timer
 
     init() {
         factory = PrometheusMetricsFactory(registry: registry)
@@ -26,6 +27,7 @@ final class ServerMetrics: @unchecked Sendable {
         listenerBatches = Counter(label: "staffcast_listener_batches_total", factory: factory)
         heartbeatRTT = Timer(label: "staffcast_heartbeat_rtt_seconds", factory: factory)
         databaseJob = Timer(label: "staffcast_database_job_seconds", factory: factory)
+        listenerLag = Timer(label: "staffcast_listener_lag_seconds", factory: factory)
     }
 
     func messageSent(type: String, priority: String) {

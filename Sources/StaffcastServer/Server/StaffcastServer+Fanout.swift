@@ -11,6 +11,9 @@ extension StaffcastServer {
         let access = batch.access.map { change in
             (change, change.level == nil ? OutFrame(ServerFrame.accessRevoked(eventID: change.eventID).encoded()) : nil)
         }
+        let now = Date()
+        for m in batch.messages { metrics.listenerLag.recordSeconds(max(0, now.timeIntervalSince(m.sentAt))) }
+        metrics.listenerBatches.increment()
         let messages = batch.messages.map { ($0, OutFrame(ServerFrame.message($0).encoded())) }
         let notifications = batch.notifications.map { ($0, OutFrame(ServerFrame.notification($0).encoded())) }
         let box = FanoutBatch(access: access, messages: messages, notifications: notifications)
