@@ -164,4 +164,17 @@ final class HTTPAPITests: XCTestCase {
         XCTAssertEqual(errorCode(missing), "not_found")
         XCTAssertEqual(try anon.raw("DELETE", "/healthz").status, 405)
     }
+
+    func testHTTPSendsAreRateLimitedWith429() throws {
+        server.stop()
+        server = try TestServer(conninfo: fixture.conninfo) { $0.sendBurst = 2; $0.sendRatePerSecond = 0.01 }
+        let api = try server.api(fixture.ownerToken)
+        for _ in 0..<2 {
+            XCTAssertEqual(try api.raw("POST", messagesPath, body: Data("ok".utf8), contentType: "text/plain").status, 201)
+        }
+        let r = try api.raw("POST", messagesPath, body: Data("too many".utf8), contentType: "text/plain")
+        XCTAssertEqual(r.status, 429)
+        XCTAssertEqual(errorCode(r), "rate_limited")
+        XCTAssertEqual(fixture.messageCount, 2)
+    }
 }

@@ -115,6 +115,19 @@ extension StaffcastServer {
                 return { server in .json(200, server.eventStatus(eventID, roster: roster, elsewhere: elsewhere)) }
             }
         case .sendMessage(let eventID):
+            if let token = exchange.bearerToken, !token.isEmpty {
+                let now = Self.monotonicNow()
+                if httpSendBuckets.count > 10_000 { httpSendBuckets.removeAll(keepingCapacity: true) }
+                var bucket = httpSendBuckets[token]
+                    ?? TokenBucket(perSecond: configuration.sendRatePerSecond, burst: configuration.sendBurst, now: now)
+                let allowed = bucket.take(now: now)
+                httpSendBuckets[token] = bucket
+                guard allowed else {
+                    respond(id, .error(StaffcastError(.rateLimited,
+                        "You are sending too fast (at most \(Int(configuration.sendRatePerSecond)) messages a second after a burst of \(Int(configuration.sendBurst))); nothing was stored.")))
+                    return
+                }
+            }
             let request: SendRequest
             do {
                 request = try HTTPBodies.sendRequest(eventID: eventID, contentType: exchange.contentType,

@@ -49,6 +49,9 @@ public final class StaffcastServer: @unchecked Sendable {
     var authenticator: Authenticator
     /// When each user's connections opened in the last hour (at most 100 each), for status.
     var recentOpens: [UUID: [Date]] = [:]
+    /// Send rate per bearer token for the HTTP API (the WebSocket has one per connection);
+    /// bounded: emptied past 10,000 tokens.
+    var httpSendBuckets: [String: TokenBucket] = [:]
     /// Monotonic time of the last presence write (`publishPresence`).
     var lastPresenceWrite = 0.0
     var draining = false
