@@ -49,11 +49,14 @@ public final class DatabaseTarget: @unchecked Sendable {
         }
     }
 
+    /// What replaces a password when a URL is shown.
+    static let mask = "***"
+
     public static func redacted(_ url: String) -> String {
         guard var c = URLComponents(string: url), c.password != nil else {
-            return url.replacingOccurrences(of: #"password=\S+"#, with: "password=***", options: .regularExpression)
+            return url.replacingOccurrences(of: #"password=\S+"#, with: "password=" + mask, options: .regularExpression)
         }
-        c.password = "***"
+        c.password = mask
         return c.string ?? url
     }
 }
