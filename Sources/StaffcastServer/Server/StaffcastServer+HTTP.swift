@@ -123,8 +123,7 @@ extension StaffcastServer {
                 let allowed = bucket.take(now: now)
                 httpSendBuckets[token] = bucket
                 guard allowed else {
-                    respond(id, .error(StaffcastError(.rateLimited,
-                        "You are sending too fast (at most \(Int(configuration.sendRatePerSecond)) messages a second after a burst of \(Int(configuration.sendBurst))); nothing was stored.")))
+                    respond(id, .error(sendRateLimited))
                     return
                 }
             }
@@ -192,20 +191,38 @@ extension StaffcastServer {
         }
     }
 
+    /// Authenticates the bearer token and runs `work` on a database worker; any failure becomes
+    /// the JSON error body with its status.
+    private func runHTTP(_ exchange: HTTPExchange, _ work: @escaping @Sendable (Store, Identity) throws -> HTTPResponse) {
+        runHTTPOnLoop(exchange, allowOpsToken: false) { store, identity in
+            // Without the ops token `runHTTPOnLoop` always has an identity.
+            guard let identity else { throw StaffcastError(.unauthorized, "The token is not valid.") }
+            let response = try work(store, identity)
+            return { _ in response }
+        }
+    }
+
     /// Like `runHTTP`, for answers that also need the service thread's state: `work` runs on a
-    /// worker (identity nil when the ops token was used) and returns what builds the response
-    /// on the service thread.
+    /// worker (identity nil when `allowOpsToken` and the ops token was used) and returns what
+    /// builds the response on the service thread.
     private func runHTTPOnLoop(_ exchange: HTTPExchange, allowOpsToken: Bool,
                                _ work: @escaping @Sendable (Store, Identity?) throws -> @Sendable (StaffcastServer) -> HTTPResponse) {
         let id = exchange.id
-        let isOps = allowOpsToken && configuration.opsToken != nil && exchange.bearerToken == configuration.opsToken
-        guard isOps || !(exchange.bearerToken ?? "").isEmpty else {
-            respond(id, .error(StaffcastError(.unauthorized, "Send Authorization: Bearer TOKEN (an owner's token or the ops token).")))
+        guard !draining else {
+            respond(id, .error(.unavailable("This server is shutting down; try again in a moment.")))
             return
         }
+        let isOps = allowOpsToken && configuration.opsToken != nil && exchange.bearerToken == configuration.opsToken
         let token = exchange.bearerToken ?? ""
+        guard isOps || !token.isEmpty else {
+            respond(id, .error(StaffcastError(.unauthorized, allowOpsToken
+                ? "Send Authorization: Bearer TOKEN (an owner's token or the ops token)."
+                : "No token: send the header Authorization: Bearer TOKEN (staffcast admin token issue makes one).")))
+            return
+        }
         let logger = self.logger
         let accepted = workers.submit { [self] session in
+            let build: @Sendable (StaffcastServer) -> HTTPResponse
             do {
                 let store = try session.store()
                 var identity: Identity?
@@ -215,44 +232,12 @@ extension StaffcastServer {
                     }
                     identity = found
                 }
-                let build = try work(store, identity)
-                post { [self] in respond(id, build(self)) }
+                build = try work(store, identity)
             } catch {
                 let response = HTTPResponse.error(StaffcastError.from(error, logger: logger))
-                post { [self] in respond(id, response) }
+                build = { _ in response }
             }
-        }
-        if !accepted {
-            respond(id, .error(.unavailable("The server is overloaded right now; try again in a moment.")))
-        }
-    }
-
-    /// Authenticates the bearer token and runs `work` on a database worker; any failure becomes
-    /// the JSON error body with its status.
-    private func runHTTP(_ exchange: HTTPExchange, _ work: @escaping @Sendable (Store, Identity) throws -> HTTPResponse) {
-        let id = exchange.id
-        guard !draining else {
-            respond(id, .error(.unavailable("This server is shutting down; try again in a moment.")))
-            return
-        }
-        guard let token = exchange.bearerToken, !token.isEmpty else {
-            respond(id, .error(StaffcastError(.unauthorized,
-                "No token: send the header Authorization: Bearer TOKEN (staffcast admin token issue makes one).")))
-            return
-        }
-        let logger = self.logger
-        let accepted = workers.submit { [self] session in
-            let response: HTTPResponse
-            do {
-                let store = try session.store()
-                guard let identity = try store.authenticate(token: token) else {
-                    throw StaffcastError(.unauthorized, "The token is not valid. Ask an organiser for a new one.")
-                }
-                response = try work(store, identity)
-            } catch {
-                response = .error(StaffcastError.from(error, logger: logger))
-            }
-            post { [self] in respond(id, response) }
+            post { [self] in respond(id, build(self)) }
         }
         if !accepted {
             respond(id, .error(.unavailable("The server is overloaded right now; nothing was done. Try again in a moment.")))

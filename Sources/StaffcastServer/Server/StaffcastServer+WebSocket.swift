@@ -9,6 +9,11 @@ extension StaffcastServer {
     /// What a database job hands back to the service thread.
     typealias Apply = @Sendable (StaffcastServer) -> Void
 
+    /// The answer to a send over the rate limit (WebSocket per connection, HTTP per token).
+    var sendRateLimited: StaffcastError {
+        StaffcastError(.rateLimited, "You are sending too fast (at most \(Int(configuration.sendRatePerSecond)) messages a second after a burst of \(Int(configuration.sendBurst))); nothing was stored.")
+    }
+
     func handleFrame(_ connection: Connection, _ bytes: [UInt8]) {
         switch ClientFrameDecoder.decode(bytes) {
         case .failure(let e):
@@ -52,8 +57,7 @@ extension StaffcastServer {
 
         case .send(let request):
             guard connection.sendBucket.take(now: Self.monotonicNow()) else {
-                send(connection, .error(ref: ref, StaffcastError(.rateLimited,
-                    "You are sending too fast (at most \(Int(configuration.sendRatePerSecond)) messages a second after a burst of \(Int(configuration.sendBurst))); nothing was stored.")))
+                send(connection, .error(ref: ref, sendRateLimited))
                 return
             }
             runJob(connection, ref: ref) { [logger, metrics] store in

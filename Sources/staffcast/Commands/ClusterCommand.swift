@@ -20,7 +20,7 @@ struct ClusterCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            let dir = dataDir ?? ProcessInfo.processInfo.environment["STAFFCAST_DATA_DIR"] ?? "./.staffcast"
+            let dir = dataDir ?? environment("STAFFCAST_DATA_DIR") ?? "./.staffcast"
             let cluster = try EmbeddedCluster(dataDir: dir)
             switch action {
             case .start:

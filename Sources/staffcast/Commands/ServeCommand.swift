@@ -73,17 +73,16 @@ struct ServeCommand: ParsableCommand {
 
     func effectiveConfiguration(_ file: ConfigFile?) throws -> ServerConfiguration {
         var c = file?.server ?? ServerConfiguration()
-        let env = ProcessInfo.processInfo.environment
-        let listenText = listen ?? env["STAFFCAST_LISTEN"].flatMap { $0.isEmpty ? nil : $0 } ?? file?.listen ?? "0.0.0.0:8080"
+        let listenText = listen ?? environment("STAFFCAST_LISTEN") ?? file?.listen ?? "0.0.0.0:8080"
         guard let colon = listenText.lastIndex(of: ":"), let port = Int(listenText[listenText.index(after: colon)...]),
               (0...65_535).contains(port) else {
             throw CommandFailure("listen address '\(listenText)' is not HOST:PORT (e.g. 0.0.0.0:8080)")
         }
         c.host = String(listenText[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
         c.port = port
-        if let v = env["STAFFCAST_OPS_TOKEN"], !v.isEmpty { c.opsToken = v }
-        if let v = env["STAFFCAST_WORKERS"], let n = Int(v) { c.databaseWorkers = n }
-        if let v = env["STAFFCAST_HEARTBEAT_INTERVAL"], let n = Int(v) { c.heartbeatInterval = n }
+        if let v = environment("STAFFCAST_OPS_TOKEN") { c.opsToken = v }
+        if let v = environment("STAFFCAST_WORKERS"), let n = Int(v) { c.databaseWorkers = n }
+        if let v = environment("STAFFCAST_HEARTBEAT_INTERVAL"), let n = Int(v) { c.heartbeatInterval = n }
         if let workers { c.databaseWorkers = workers }
         if let heartbeat { c.heartbeatInterval = heartbeat }
         guard (1...64).contains(c.databaseWorkers) else { throw CommandFailure("workers must be from 1 to 64") }

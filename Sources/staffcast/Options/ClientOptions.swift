@@ -16,14 +16,14 @@ struct ClientOptions: ParsableArguments {
     var tokenFile: String?
 
     var serverURL: String {
-        server ?? ProcessInfo.processInfo.environment["STAFFCAST_SERVER"].flatMap { $0.isEmpty ? nil : $0 }
+        server ?? environment("STAFFCAST_SERVER")
             ?? "http://127.0.0.1:8080"
     }
 
     /// --token, else $STAFFCAST_TOKEN, else the token file; nil when there is none.
     func resolveToken(required: Bool = true) throws -> String? {
         if let token, !token.isEmpty { return token }
-        if let env = ProcessInfo.processInfo.environment["STAFFCAST_TOKEN"], !env.isEmpty { return env }
+        if let env = environment("STAFFCAST_TOKEN") { return env }
         let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
         let path = tokenFile ?? "\(home)/.config/staffcast/token"
         if FileManager.default.fileExists(atPath: path) {

@@ -27,20 +27,19 @@ struct DatabaseOptions: ParsableArguments {
 
     /// The config file named by --config or $STAFFCAST_CONFIG (nil when neither).
     func loadConfigFile() throws -> ConfigFile? {
-        guard let path = config ?? ProcessInfo.processInfo.environment["STAFFCAST_CONFIG"], !path.isEmpty else { return nil }
+        guard let path = config ?? environment("STAFFCAST_CONFIG") else { return nil }
         return try ConfigFile.load(path: path)
     }
 
     /// Flag, else environment, else config file.
     func resolved(_ file: ConfigFile?) -> (databaseURL: String?, dataDir: String) {
-        let env = ProcessInfo.processInfo.environment
-        let url = databaseURL ?? env["STAFFCAST_DATABASE_URL"].flatMap { $0.isEmpty ? nil : $0 } ?? file?.databaseURL
-        let dir = dataDir ?? env["STAFFCAST_DATA_DIR"].flatMap { $0.isEmpty ? nil : $0 } ?? file?.dataDir ?? "./.staffcast"
+        let url = databaseURL ?? environment("STAFFCAST_DATABASE_URL") ?? file?.databaseURL
+        let dir = dataDir ?? environment("STAFFCAST_DATA_DIR") ?? file?.dataDir ?? "./.staffcast"
         return (url, dir)
     }
 
     func level(_ file: ConfigFile?) throws -> Logger.Level {
-        let text = logLevel ?? ProcessInfo.processInfo.environment["STAFFCAST_LOG_LEVEL"] ?? file?.logLevel ?? "info"
+        let text = logLevel ?? environment("STAFFCAST_LOG_LEVEL") ?? file?.logLevel ?? "info"
         guard let level = Logger.Level(rawValue: text.lowercased()) else {
             throw CommandFailure("log level '\(text)' is not one of trace, debug, info, notice, warning, error, critical")
         }
