@@ -38,6 +38,20 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var opsToken: String?
     /// When true, `/metrics` needs the ops token as a bearer token.
     public var metricsRequireToken = false
+    /// Service loops (threads), each with its own libwebsockets context and its share of the
+    /// connections; 0 means one per core.
+    public var serviceThreads = 0
+    /// WebSockets open at once on this server; past it an upgrade is refused with 503.
+    public var maxConnections = 50_000
+    /// WebSockets one user may have open at once on this server; past it, 429.
+    public var maxConnectionsPerUser = 20
+    /// Seconds a client has to send a whole request head (and a body once it started).
+    public var headerTimeout = 10.0
+    /// Seconds a keep-alive HTTP connection may sit idle between requests.
+    public var idleTimeout = 60.0
+    /// Seconds a WebSocket may leave queued frames unread before it is dropped and its memory
+    /// released (a reader whose receive window stays shut).
+    public var writeStallTimeout = 15.0
 
     public init() {}
 
