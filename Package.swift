@@ -2,8 +2,11 @@
 import PackageDescription
 
 // Layers (each depends only on those above it):
-//   CLibWebSockets, CLibPQ, CNcurses  – system-library shims; the only places C is imported
-//   StaffcastCore                     – pure Swift domain: messages, access, protocol codec, hub
+//   CLibWebSockets, CLibPQ, CNcurses,
+//   CStaffcastSocket                  – system-library shims; the only places C is imported
+//                                       (CStaffcastSocket: epoll, SO_REUSEPORT listen, accept4)
+//   StaffcastCore                     – pure Swift, no C, no I/O: domain, protocol codec, HTTP framing,
+//                                       and the fan-out engine (a state machine: events in, actions out)
 //   StaffcastPostgres                 – the store on libpq (only importer of CLibPQ)
 //   StaffcastServer                   – libwebsockets transport + HTTP API (only importer of CLibWebSockets)
 //   StaffcastClient                   – WebSocket/HTTP client used by `send`, `watch` and the tests
@@ -28,6 +31,7 @@ let package = Package(
         .systemLibrary(name: "CLibPQ", pkgConfig: "libpq",
                        providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CNcurses", providers: [.apt(["libncurses-dev"])]),
+        .systemLibrary(name: "CStaffcastSocket"),
         .target(name: "StaffcastCore"),
         .target(name: "StaffcastPostgres", dependencies: [
             "CLibPQ", "StaffcastCore",
@@ -35,7 +39,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .target(name: "StaffcastServer", dependencies: [
-            "CLibWebSockets", "StaffcastCore", "StaffcastPostgres",
+            "CLibWebSockets", "CStaffcastSocket", "StaffcastCore", "StaffcastPostgres",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),

@@ -1,0 +1,122 @@
+// The server's few socket helpers that Swift cannot express well: epoll (Glibc's overlay does
+// not bring <sys/epoll.h>, and struct epoll_event is packed), a listening socket shared by
+// every service loop through SO_REUSEPORT, and accept4. Everything speaks plain ints.
+// Functions return -errno on failure, so Swift turns every failure into an error in one place
+// (`SocketError`).
+#ifndef STAFFCAST_SOCKET_SHIM_H
+#define STAFFCAST_SOCKET_SHIM_H
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <sys/types.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SC_POLL_IN 0x001
+#define SC_POLL_OUT 0x004
+#define SC_POLL_ERR 0x008
+#define SC_POLL_HUP 0x010
+
+static inline int sc_epoll_create(void) {
+    int fd = epoll_create1(EPOLL_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+/// op: 1 add, 2 delete, 3 modify; events: SC_POLL_IN | SC_POLL_OUT.
+static inline int sc_epoll_ctl(int epfd, int op, int fd, unsigned events) {
+    struct epoll_event ev = { .events = events, .data = { .fd = fd } };
+    int o = op == 1 ? EPOLL_CTL_ADD : op == 2 ? EPOLL_CTL_DEL : EPOLL_CTL_MOD;
+    return epoll_ctl(epfd, o, fd, &ev) < 0 ? -errno : 0;
+}
+
+/// Ready descriptors (up to `max`, at most 512) with their events; returns how many, or -errno.
+static inline int sc_epoll_wait(int epfd, int *fds, unsigned *evs, int max, int timeout_ms) {
+    struct epoll_event events[512];
+    if (max > 512) max = 512;
+    int n = epoll_wait(epfd, events, max, timeout_ms);
+    if (n < 0) return -errno;
+    for (int i = 0; i < n; i++) { fds[i] = events[i].data.fd; evs[i] = events[i].events; }
+    return n;
+}
+
+/// A non-blocking TCP socket listening on ip:port (IPv4 text, or "::" / IPv6 text), with
+/// SO_REUSEPORT so every service loop can listen on the same port and the kernel spreads new
+/// connections over them. Returns the descriptor or -errno.
+static inline int sc_listen(const char *ip, int port, int backlog) {
+    int v6 = strchr(ip, ':') != NULL;
+    int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -errno;
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+    int rc;
+    if (v6) {
+        struct sockaddr_in6 a;
+        memset(&a, 0, sizeof a);
+        a.sin6_family = AF_INET6;
+        a.sin6_port = htons((unsigned short)port);
+        if (inet_pton(AF_INET6, ip, &a.sin6_addr) != 1) { close(fd); return -EINVAL; }
+        rc = bind(fd, (struct sockaddr *)&a, sizeof a);
+    } else {
+        struct sockaddr_in a;
+        memset(&a, 0, sizeof a);
+        a.sin_family = AF_INET;
+        a.sin_port = htons((unsigned short)port);
+        if (inet_pton(AF_INET, ip, &a.sin_addr) != 1) { close(fd); return -EINVAL; }
+        rc = bind(fd, (struct sockaddr *)&a, sizeof a);
+    }
+    if (rc < 0 || listen(fd, backlog) < 0) { int e = errno; close(fd); return -e; }
+    return fd;
+}
+
+/// The port a socket is bound to, or -errno.
+static inline int sc_local_port(int fd) {
+    struct sockaddr_storage a;
+    socklen_t l = sizeof a;
+    if (getsockname(fd, (struct sockaddr *)&a, &l) < 0) return -errno;
+    if (a.ss_family == AF_INET6) return ntohs(((struct sockaddr_in6 *)&a)->sin6_port);
+    return ntohs(((struct sockaddr_in *)&a)->sin_port);
+}
+
+/// Accepts one connection, non-blocking, with TCP_NODELAY; writes the peer's address as text
+/// into `peer`. Returns the descriptor or -errno (-EAGAIN when none is waiting).
+static inline int sc_accept(int lfd, char *peer, int peer_len) {
+    struct sockaddr_storage a;
+    socklen_t l = sizeof a;
+    int fd = accept4(lfd, (struct sockaddr *)&a, &l, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    if (fd < 0) return -errno;
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (peer && peer_len > 0) {
+        peer[0] = 0;
+        if (a.ss_family == AF_INET6) inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&a)->sin6_addr, peer, peer_len);
+        else inet_ntop(AF_INET, &((struct sockaddr_in *)&a)->sin_addr, peer, peer_len);
+    }
+    return fd;
+}
+
+/// Reads what is there, or -errno (-EAGAIN: nothing now); 0 is end of stream.
+static inline long sc_read(int fd, void *buf, long len) {
+    long n = recv(fd, buf, (size_t)len, 0);
+    return n < 0 ? -errno : n;
+}
+
+/// Writes what the socket takes now, or -errno (-EAGAIN: nothing now). Never raises SIGPIPE.
+static inline long sc_write(int fd, const void *buf, long len) {
+    long n = send(fd, buf, (size_t)len, MSG_NOSIGNAL);
+    return n < 0 ? -errno : n;
+}
+
+static inline int sc_close(int fd) { return close(fd) < 0 ? -errno : 0; }
+
+/// Closes with a reset (SO_LINGER 0): for peers that do not read, so nothing lingers.
+static inline void sc_close_reset(int fd) {
+    struct linger l = { 1, 0 };
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+    close(fd);
+}
+#endif

@@ -1,0 +1,50 @@
+import Foundation
+
+/// Changes committed by any server, read by the change listener in one snapshot, with each
+/// live frame encoded once. The same batch (the same frame objects) goes to every service
+/// loop. Applied in this order: token and access changes first, so nobody who lost access
+/// gets a message committed after that.
+public struct CommittedBatch<Frame: WireFrame>: Sendable {
+    public struct Access: Sendable {
+        public var seq: Int64
+        public var eventID: UUID
+        public var userID: UUID
+        /// nil: access ended.
+        public var level: AccessLevel?
+        /// The `access_revoked` frame, when access ended.
+        public var revokedFrame: Frame?
+        public init(seq: Int64, eventID: UUID, userID: UUID, level: AccessLevel?, revokedFrame: Frame?) {
+            self.seq = seq; self.eventID = eventID; self.userID = userID; self.level = level; self.revokedFrame = revokedFrame
+        }
+    }
+
+    public struct Message: Sendable {
+        public var seq: Int64
+        public var eventID: UUID
+        public var expiresAt: Date?
+        public var frame: Frame
+        public init(seq: Int64, eventID: UUID, expiresAt: Date?, frame: Frame) {
+            self.seq = seq; self.eventID = eventID; self.expiresAt = expiresAt; self.frame = frame
+        }
+    }
+
+    public struct Notification: Sendable {
+        public var userID: UUID
+        public var frame: Frame
+        public init(userID: UUID, frame: Frame) { self.userID = userID; self.frame = frame }
+    }
+
+    /// Tokens that stopped being valid: their open WebSockets are closed with 4401.
+    public var revokedTokens: Set<TokenDigest>
+    public var access: [Access]
+    public var messages: [Message]
+    public var notifications: [Notification]
+
+    public init(revokedTokens: Set<TokenDigest> = [], access: [Access] = [], messages: [Message] = [],
+                notifications: [Notification] = []) {
+        self.revokedTokens = revokedTokens
+        self.access = access
+        self.messages = messages
+        self.notifications = notifications
+    }
+}

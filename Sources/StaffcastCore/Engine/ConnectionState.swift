@@ -1,0 +1,58 @@
+import Foundation
+
+/// One open WebSocket as the engine sees it: who it is, what waits to be written, what it
+/// asked for, and its heartbeat. Owned by the engine (so by its service loop's thread).
+public final class ConnectionState<Frame: WireFrame> {
+    public enum Phase: Equatable {
+        case open
+        /// Closing with this code: at once (`afterFlush` false) or after its queue is written
+        /// and its requests are answered; dropped if not closed by `deadline` (monotonic s).
+        case closing(code: UInt16, reason: String, afterFlush: Bool, deadline: Double)
+    }
+
+    public let id: Int
+    public let identity: Identity
+    /// The digest of the token it connected with, to close it when that token is revoked.
+    public let token: TokenDigest?
+    public let peer: String
+    public let openedAt: Date
+    public internal(set) var phase: Phase = .open
+    var outbound: OutboundQueue<Frame>
+    /// Fragments of the frame being received, and whether it already passed the limit.
+    var rx: [UInt8] = []
+    var rxOverflow = false
+    /// Requests waiting on the database.
+    public internal(set) var inFlight = 0
+    /// Subscribe requests in flight per event; an unsubscribe in between cancels them.
+    var pendingSubscribes: [UUID: Int] = [:]
+    var sendBucket: TokenBucket
+    public internal(set) var framesWritten = 0
+    /// Heartbeat (monotonic seconds): last time anything arrived, whether a ping waits to be
+    /// written, when the outstanding one left, and the last round trip.
+    var lastHeard: Double
+    var pingDue = false
+    var pingSentAt: Double?
+    public internal(set) var lastRTT: Double?
+    /// When queued frames last made progress (or the queue turned non-empty): a deadline
+    /// for readers that stop reading.
+    var lastWriteProgress: Double
+    /// True while a writable callback has been asked for and not yet served.
+    var writableRequested = false
+
+    init(id: Int, identity: Identity, token: TokenDigest?, peer: String, configuration: EngineConfiguration,
+         now: Double, wall: Date) {
+        self.id = id
+        self.identity = identity
+        self.token = token
+        self.peer = peer
+        self.openedAt = wall
+        self.outbound = OutboundQueue(maxFrames: configuration.outboundMaxFrames, maxBytes: configuration.outboundMaxBytes)
+        self.sendBucket = TokenBucket(perSecond: configuration.sendRatePerSecond, burst: configuration.sendBurst, now: now)
+        self.lastHeard = now
+        self.lastWriteProgress = now
+    }
+
+    public var queuedFrames: Int { outbound.count }
+    public var queuedBytes: Int { outbound.bytes }
+    public var isOpen: Bool { phase == .open }
+}

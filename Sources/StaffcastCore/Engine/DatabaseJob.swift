@@ -1,0 +1,39 @@
+import Foundation
+
+/// A request that needs the database, as the engine hands it out (`EngineAction.run`).
+/// The runner executes it as `identity`, encodes the reply off the service loop, and reports
+/// back with `FanoutEngine.jobCompleted(connection:ref:outcome:)`.
+public struct DatabaseJob: Sendable {
+    public enum Request: Sendable, Equatable {
+        /// `generation` lets the engine ignore an answer overtaken by an unsubscribe.
+        case subscribe(eventID: UUID, sinceSeq: Int64?, generation: Int)
+        case send(SendRequest)
+        case markRead(messageID: UUID)
+        case markNotificationRead(notificationID: UUID)
+        case history(eventID: UUID, beforeSeq: Int64?, limit: Int)
+        case listEvents
+    }
+
+    public var connection: Int
+    public var ref: String?
+    public var identity: Identity
+    public var request: Request
+
+    public init(connection: Int, ref: String?, identity: Identity, request: Request) {
+        self.connection = connection
+        self.ref = ref
+        self.identity = identity
+        self.request = request
+    }
+}
+
+/// How a `DatabaseJob` ended, with its reply already encoded.
+public enum JobOutcome<Frame: WireFrame>: Sendable {
+    /// Queue this reply frame.
+    case reply(Frame)
+    /// A subscribe's snapshot: `historyThrough` is the highest message seq it could see,
+    /// `accessThrough` the highest access-change seq.
+    case subscribed(eventID: UUID, generation: Int, reply: Frame, historyThrough: Int64, accessThrough: Int64)
+    /// Refused or failed; the engine sends an `error` frame with the request's ref.
+    case failed(StaffcastError)
+}

@@ -1,0 +1,28 @@
+/// The policy knobs of one `FanoutEngine`: queue bounds, rate limits, heartbeats and deadlines.
+/// Every duration is in seconds.
+public struct EngineConfiguration: Sendable, Equatable {
+    /// Frames and bytes waiting for one connection. When a push would pass either bound the
+    /// client does not keep up: it is closed with 4008 and catches up on reconnect.
+    public var outboundMaxFrames = 2_048
+    public var outboundMaxBytes = 8 << 20
+    /// Requests one connection may have waiting on the database; more get `rate_limited`.
+    public var maxInFlightPerConnection = 32
+    /// `send` ops one connection may make: a burst, then this many a second.
+    public var sendBurst = 20.0
+    public var sendRatePerSecond = 5.0
+    /// Silence after which a connection is pinged; twice this and it is closed (1001).
+    public var heartbeatInterval = 20.0
+    /// A connection whose queued frames make no progress for this long is dropped: its peer
+    /// does not read (a receive window that stays shut), and its memory is released.
+    public var writeStallTimeout = 15.0
+    /// How long a close may wait for its writable callback before the socket is dropped.
+    public var closeTimeout = 2.0
+    /// Live messages remembered to line up subscribes with fan-out (see `Hub`).
+    public var recentWindow = 4_096
+    /// This server's name, sent in `hello`.
+    public var nodeID = "staffcast"
+    /// Most bytes one writable callback hands to the transport (several frames, one write).
+    public var maxWriteBytes = 64 << 10
+
+    public init() {}
+}

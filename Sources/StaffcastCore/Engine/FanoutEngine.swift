@@ -1,0 +1,395 @@
+import Foundation
+
+/// The fan-out core of one service loop: its share of the hub, each connection's state, the
+/// line-up of subscribes with live fan-out, the slow-client policy, heartbeats and rate limits.
+///
+/// A pure state machine in the manner of postgres-nio's: it takes events (a connection opened
+/// or closed, a frame received, a socket writable, a job answered, a batch committed, a tick)
+/// and returns actions (`EngineAction`) for its transport; it does no I/O, starts no thread
+/// and reads no clock (every method is given `now`, monotonic seconds, and `wall` where a date
+/// is needed). Not thread-safe: one service loop owns one engine and calls it from its thread.
+public final class FanoutEngine<Frame: WireFrame> {
+    public let configuration: EngineConfiguration
+    public private(set) var hub: Hub<Frame>
+    public private(set) var connections: [Int: ConnectionState<Frame>] = [:]
+    public private(set) var stats = EngineStats()
+    public private(set) var draining = false
+    /// Recent access changes by (event, user): a subscribe whose database check predates a
+    /// revoke already applied here is refused.
+    private var recentAccess: [AccessKey: (seq: Int64, level: AccessLevel?, at: Double)] = [:]
+    private var nextGeneration = 1
+
+    struct AccessKey: Hashable {
+        var event: UUID
+        var user: UUID
+    }
+
+    public init(configuration: EngineConfiguration, publishedThrough: Int64) {
+        self.configuration = configuration
+        self.hub = Hub(publishedThrough: publishedThrough, recentCapacity: configuration.recentWindow)
+    }
+
+    public func connection(_ id: Int) -> ConnectionState<Frame>? { connections[id] }
+
+    // MARK: connections
+
+    /// A WebSocket finished its upgrade: it gets `hello`.
+    public func connectionOpened(_ id: Int, identity: Identity, token: TokenDigest?, peer: String,
+                                 now: Double, wall: Date) -> [EngineAction] {
+        let connection = ConnectionState<Frame>(id: id, identity: identity, token: token, peer: peer,
+                                                configuration: configuration, now: now, wall: wall)
+        connections[id] = connection
+        hub.connect(id, user: identity.userID)
+        stats.connectionsOpened += 1
+        var actions: [EngineAction] = []
+        if draining {
+            close(connection, 1001, "server shutting down; reconnect", afterFlush: false, now: now, into: &actions)
+            return actions
+        }
+        enqueue(connection, Frame(text: ServerFrame.hello(user: identity, serverTime: wall, node: configuration.nodeID).encoded()),
+                now: now, into: &actions)
+        return actions
+    }
+
+    /// The socket is gone (closed by either side, or dropped): forget it.
+    public func connectionClosed(_ id: Int) {
+        guard connections.removeValue(forKey: id) != nil else { return }
+        hub.disconnect(id)
+        stats.connectionsClosed += 1
+    }
+
+    /// Every connection closed and nothing left: a draining loop may stop.
+    public var isDrained: Bool { draining && connections.isEmpty }
+
+    /// Graceful stop: no new work; every connection gets its queue, then 1001.
+    public func beginDrain(now: Double) -> [EngineAction] {
+        draining = true
+        var actions: [EngineAction] = []
+        for connection in connections.values {
+            close(connection, 1001, "server shutting down; reconnect", afterFlush: true, now: now, into: &actions)
+        }
+        return actions
+    }
+
+    // MARK: receiving
+
+    /// Part of a client frame arrived (`final`: it is complete). Frames over the size limit are
+    /// dropped with `too_large`; binary frames with `invalid`.
+    public func received(_ id: Int, _ bytes: UnsafeRawBufferPointer, final: Bool, binary: Bool, now: Double) -> [EngineAction] {
+        guard let connection = connections[id] else { return [] }
+        connection.lastHeard = now
+        if connection.rx.count + bytes.count > Limits.maxFrameBytes {
+            connection.rxOverflow = true
+            connection.rx = []
+        } else if !connection.rxOverflow {
+            connection.rx.append(contentsOf: bytes)
+        }
+        guard final else { return [] }
+        let frame = connection.rx
+        let overflow = connection.rxOverflow
+        connection.rx = []
+        connection.rxOverflow = false
+        var actions: [EngineAction] = []
+        if overflow {
+            reply(connection, .error(ref: nil, StaffcastError(.tooLarge,
+                "The frame was larger than \(Limits.maxFrameBytes) bytes and was dropped; messages may be at most \(Limits.maxMessageBytes) bytes.")),
+                now: now, into: &actions)
+        } else if binary {
+            reply(connection, .error(ref: nil, .invalid("Send JSON in text frames; binary frames are not part of staffcast.v1.")),
+                  now: now, into: &actions)
+        } else {
+            handleFrame(connection, frame, now: now, into: &actions)
+        }
+        return actions
+    }
+
+    /// A pong arrived: the heartbeat's round trip.
+    public func pongReceived(_ id: Int, now: Double) {
+        guard let connection = connections[id] else { return }
+        connection.lastHeard = now
+        if let sent = connection.pingSentAt {
+            connection.lastRTT = now - sent
+            connection.pingSentAt = nil
+        }
+    }
+
+    private func handleFrame(_ connection: ConnectionState<Frame>, _ bytes: [UInt8], now: Double, into actions: inout [EngineAction]) {
+        switch ClientFrameDecoder.decode(bytes) {
+        case .failure(let e):
+            actions.append(.notice(.frameRefused(connection: connection.id, code: e.error.code)))
+            reply(connection, .error(ref: e.ref, e.error), now: now, into: &actions)
+        case .success(let frame):
+            dispatch(connection, frame, now: now, into: &actions)
+        }
+    }
+
+    private func dispatch(_ connection: ConnectionState<Frame>, _ frame: ClientFrame, now: Double, into actions: inout [EngineAction]) {
+        let ref = frame.ref
+        guard connection.isOpen else { return }
+        if draining, frame.request != .ping {
+            reply(connection, .error(ref: ref, .unavailable("This server is shutting down; reconnect and try again.")), now: now, into: &actions)
+            return
+        }
+        switch frame.request {
+        case .ping:
+            reply(connection, .pong(ref: ref), now: now, into: &actions)
+        case .unsubscribe(let event):
+            connection.pendingSubscribes[event] = nil
+            hub.unsubscribe(connection.id, from: event)
+            reply(connection, .unsubscribed(ref: ref, eventID: event), now: now, into: &actions)
+        case .subscribe(let event, let sinceSeq):
+            let generation = nextGeneration
+            nextGeneration += 1
+            connection.pendingSubscribes[event] = generation
+            run(connection, ref: ref, .subscribe(eventID: event, sinceSeq: sinceSeq, generation: generation), now: now, into: &actions)
+        case .send(let request):
+            guard connection.sendBucket.take(now: now) else {
+                reply(connection, .error(ref: ref, Self.sendRateLimited(configuration)), now: now, into: &actions)
+                return
+            }
+            run(connection, ref: ref, .send(request), now: now, into: &actions)
+        case .markRead(let messageID):
+            run(connection, ref: ref, .markRead(messageID: messageID), now: now, into: &actions)
+        case .markNotificationRead(let notificationID):
+            run(connection, ref: ref, .markNotificationRead(notificationID: notificationID), now: now, into: &actions)
+        case .history(let event, let beforeSeq, let limit):
+            run(connection, ref: ref, .history(eventID: event, beforeSeq: beforeSeq, limit: limit), now: now, into: &actions)
+        case .listEvents:
+            run(connection, ref: ref, .listEvents, now: now, into: &actions)
+        }
+    }
+
+    /// The answer to a send over the rate limit (WebSocket per connection, HTTP per token).
+    public static func sendRateLimited(_ configuration: EngineConfiguration) -> StaffcastError {
+        StaffcastError(.rateLimited, "You are sending too fast (at most \(Int(configuration.sendRatePerSecond)) messages a second after a burst of \(Int(configuration.sendBurst))); nothing was stored.")
+    }
+
+    /// Bounded twice: per connection here (`maxInFlightPerConnection`, else `rate_limited`),
+    /// and overall by the runner's queue (which answers `jobRefused`).
+    private func run(_ connection: ConnectionState<Frame>, ref: String?, _ request: DatabaseJob.Request, now: Double,
+                     into actions: inout [EngineAction]) {
+        guard connection.inFlight < configuration.maxInFlightPerConnection else {
+            reply(connection, .error(ref: ref, StaffcastError(.rateLimited,
+                "Too many of your requests are still waiting for the database; wait for replies before sending more.")),
+                now: now, into: &actions)
+            return
+        }
+        connection.inFlight += 1
+        actions.append(.run(DatabaseJob(connection: connection.id, ref: ref, identity: connection.identity, request: request)))
+    }
+
+    // MARK: database answers
+
+    /// A job's answer came back (in any order relative to other jobs).
+    public func jobCompleted(connection id: Int, ref: String?, outcome: JobOutcome<Frame>, now: Double, wall: Date) -> [EngineAction] {
+        guard let connection = connections[id] else { return [] }
+        connection.inFlight = max(0, connection.inFlight - 1)
+        var actions: [EngineAction] = []
+        switch outcome {
+        case .reply(let frame):
+            enqueue(connection, frame, now: now, into: &actions)
+        case .failed(let error):
+            reply(connection, .error(ref: ref, error), now: now, into: &actions)
+        case .subscribed(let event, let generation, let frame, let historyThrough, let accessThrough):
+            completeSubscribe(connection, event: event, generation: generation, ref: ref, reply: frame,
+                              historyThrough: historyThrough, accessThrough: accessThrough, now: now, wall: wall, into: &actions)
+        }
+        // A connection closing after its requests are answered may close now.
+        if case .closing(_, _, true, _) = connection.phase, connection.inFlight == 0 {
+            requestWritable(connection, into: &actions)
+        }
+        return actions
+    }
+
+    /// The runner could not take the job (its queue is full): nothing was done.
+    public func jobRefused(connection id: Int, ref: String?, now: Double) -> [EngineAction] {
+        jobCompleted(connection: id, ref: ref, outcome: .failed(.unavailable(
+            "The server is overloaded right now; nothing was done. Try again in a moment.")), now: now, wall: Date(timeIntervalSince1970: 0))
+    }
+
+    /// Joins a connection to an event's channel once its snapshot is ready, lining it up with
+    /// live fan-out so nothing is missed or sent twice.
+    private func completeSubscribe(_ connection: ConnectionState<Frame>, event: UUID, generation: Int, ref: String?, reply frame: Frame,
+                                   historyThrough: Int64, accessThrough: Int64, now: Double, wall: Date,
+                                   into actions: inout [EngineAction]) {
+        guard connection.pendingSubscribes[event] == generation else { return }
+        connection.pendingSubscribes[event] = nil
+        if let change = recentAccess[AccessKey(event: event, user: connection.identity.userID)],
+           change.seq > accessThrough, change.level == nil {
+            reply(connection, .error(ref: ref, .forbidden("Your access to this event has ended.")), now: now, into: &actions)
+            return
+        }
+        switch hub.subscribe(connection.id, to: event, historyThrough: historyThrough, now: wall) {
+        case .subscribed(let catchUp):
+            enqueue(connection, frame, now: now, into: &actions)
+            for missed in catchUp { enqueue(connection, missed, now: now, into: &actions) }
+        case .lagged:
+            reply(connection, .error(ref: ref, .unavailable(
+                "Messages arrived faster than this subscription could be lined up; subscribe again with since_seq set to the last seq you have.")),
+                now: now, into: &actions)
+        }
+    }
+
+    // MARK: fan-out
+
+    /// Applies what was committed: token and access changes first, then messages (each frame
+    /// queued, unchanged, on every subscriber), then notifications.
+    public func committed(_ batch: CommittedBatch<Frame>, now: Double, wall: Date) -> [EngineAction] {
+        var actions: [EngineAction] = []
+        if !batch.revokedTokens.isEmpty {
+            for connection in connections.values where connection.isOpen {
+                guard let token = connection.token, batch.revokedTokens.contains(token) else { continue }
+                stats.tokenRevocationsClosed += 1
+                actions.append(.notice(.tokenRevoked(connection: connection.id)))
+                close(connection, 4401, "token revoked", afterFlush: false, now: now, into: &actions)
+            }
+        }
+        for change in batch.access {
+            recentAccess[AccessKey(event: change.eventID, user: change.userID)] = (change.seq, change.level, now)
+            guard let frame = change.revokedFrame else { continue }
+            for id in hub.revoke(user: change.userID, from: change.eventID) {
+                guard let connection = connections[id] else { continue }
+                actions.append(.notice(.accessRevoked(connection: id, event: change.eventID)))
+                enqueue(connection, frame, now: now, into: &actions)
+            }
+        }
+        for message in batch.messages {
+            let recipients = hub.publish(seq: message.seq, eventID: message.eventID, expiresAt: message.expiresAt, frame: message.frame)
+            for id in recipients {
+                if let connection = connections[id] { enqueue(connection, message.frame, now: now, into: &actions) }
+            }
+            stats.messagesFannedOut += 1
+        }
+        for notification in batch.notifications {
+            for id in hub.connections(ofUser: notification.userID) {
+                if let connection = connections[id] { enqueue(connection, notification.frame, now: now, into: &actions) }
+            }
+        }
+        return actions
+    }
+
+    // MARK: writing
+
+    /// The socket of `id` can take bytes: what to write. Frames go out several at a time (up
+    /// to `maxWriteBytes`), so a busy subscriber costs one write per burst, not per frame.
+    public func writable(_ id: Int, now: Double) -> WriteStep<Frame> {
+        guard let connection = connections[id] else { return .idle }
+        connection.writableRequested = false
+        if case .closing(let code, let reason, let afterFlush, _) = connection.phase {
+            if !afterFlush || (connection.outbound.isEmpty && connection.inFlight == 0) {
+                return .close(code: code, reason: reason)
+            }
+        }
+        if connection.pingDue {
+            connection.pingDue = false
+            connection.pingSentAt = now
+            return .ping(more: wantsMore(connection))
+        }
+        guard !connection.outbound.isEmpty else { return .idle }
+        var frames: [Frame] = []
+        var bytes = 0
+        while let next = connection.outbound.first, frames.isEmpty || bytes + next.wireLength <= configuration.maxWriteBytes {
+            _ = connection.outbound.popFirst()
+            frames.append(next)
+            bytes += next.wireLength
+        }
+        connection.framesWritten += frames.count
+        connection.lastWriteProgress = now
+        stats.framesDelivered += frames.count
+        return .frames(frames, more: wantsMore(connection))
+    }
+
+    private func wantsMore(_ connection: ConnectionState<Frame>) -> Bool {
+        let more: Bool
+        if case .closing(_, _, let afterFlush, _) = connection.phase {
+            more = !afterFlush || connection.inFlight == 0 || !connection.outbound.isEmpty
+        } else {
+            more = !connection.outbound.isEmpty || connection.pingDue
+        }
+        if more { connection.writableRequested = true }
+        return more
+    }
+
+    // MARK: time
+
+    /// Once a second: pings for silent connections, closes for those silent twice as long,
+    /// and drops for readers that stopped reading or missed their close deadline.
+    public func tick(now: Double, wall: Date) -> [EngineAction] {
+        var actions: [EngineAction] = []
+        let interval = configuration.heartbeatInterval
+        for connection in connections.values {
+            if case .closing(_, _, _, let deadline) = connection.phase {
+                if now >= deadline { actions.append(.drop(connection.id)) }
+                continue
+            }
+            if !connection.outbound.isEmpty, now - connection.lastWriteProgress >= configuration.writeStallTimeout {
+                stats.stalledClientsDropped += 1
+                actions.append(.notice(.writeStalled(connection: connection.id)))
+                connection.phase = .closing(code: 4008, reason: "not reading", afterFlush: false, deadline: now)
+                connection.outbound = OutboundQueue(maxFrames: configuration.outboundMaxFrames, maxBytes: configuration.outboundMaxBytes)
+                actions.append(.drop(connection.id))
+                continue
+            }
+            let silent = now - connection.lastHeard
+            if silent >= 2 * interval {
+                stats.heartbeatTimeouts += 1
+                actions.append(.notice(.heartbeatTimeout(connection: connection.id)))
+                close(connection, 1001, "no answer to heartbeat", afterFlush: false, now: now, into: &actions)
+            } else if silent >= interval, connection.pingSentAt == nil, !connection.pingDue {
+                connection.pingDue = true
+                requestWritable(connection, into: &actions)
+            }
+        }
+        if recentAccess.count > 1_000 {
+            recentAccess = recentAccess.filter { now - $0.value.at < 300 }
+        }
+        return actions
+    }
+
+    // MARK: queueing
+
+    /// Queues an encoded frame. A queue that is full means the client does not keep up: it is
+    /// closed with 4008 (what it had queued is dropped) and catches up on reconnect.
+    public func enqueue(_ connection: ConnectionState<Frame>, _ frame: Frame, now: Double, into actions: inout [EngineAction]) {
+        guard connection.isOpen || connection.phase.isAfterFlush else { return }
+        let wasEmpty = connection.outbound.isEmpty
+        guard connection.outbound.push(frame, bytes: frame.wireLength) else {
+            stats.slowClientsClosed += 1
+            actions.append(.notice(.slowClient(connection: connection.id, queuedFrames: connection.outbound.count)))
+            connection.outbound = OutboundQueue(maxFrames: configuration.outboundMaxFrames, maxBytes: configuration.outboundMaxBytes)
+            close(connection, 4008, "too slow: reconnect and catch up with since_seq", afterFlush: false, now: now, into: &actions)
+            return
+        }
+        if wasEmpty {
+            connection.lastWriteProgress = now
+            requestWritable(connection, into: &actions)
+        }
+    }
+
+    private func reply(_ connection: ConnectionState<Frame>, _ frame: ServerFrame, now: Double, into actions: inout [EngineAction]) {
+        enqueue(connection, Frame(text: frame.encoded()), now: now, into: &actions)
+    }
+
+    private func close(_ connection: ConnectionState<Frame>, _ code: UInt16, _ reason: String, afterFlush: Bool, now: Double,
+                       into actions: inout [EngineAction]) {
+        if case .closing(_, _, false, _) = connection.phase { return }
+        let deadline = now + (afterFlush ? max(configuration.closeTimeout, configuration.writeStallTimeout) : configuration.closeTimeout)
+        connection.phase = .closing(code: code, reason: reason, afterFlush: afterFlush, deadline: deadline)
+        hub.disconnect(connection.id)
+        hub.connect(connection.id, user: connection.identity.userID) // no subscriptions while closing
+        requestWritable(connection, into: &actions)
+    }
+
+    private func requestWritable(_ connection: ConnectionState<Frame>, into actions: inout [EngineAction]) {
+        guard !connection.writableRequested else { return }
+        connection.writableRequested = true
+        actions.append(.wantWritable(connection.id))
+    }
+}
+
+extension ConnectionState.Phase {
+    var isAfterFlush: Bool {
+        if case .closing(_, _, true, _) = self { return true }
+        return false
+    }
+}

@@ -1,0 +1,243 @@
+/// A complete HTTP request: its head and its (de-chunked) body.
+public struct HTTPRequest: Sendable, Equatable {
+    public var head: HTTPRequestHead
+    public var body: [UInt8]
+    public init(head: HTTPRequestHead, body: [UInt8]) {
+        self.head = head
+        self.body = body
+    }
+}
+
+/// A request the server refuses to read further: the status to answer, then the connection
+/// is closed (what follows on it cannot be framed).
+public struct HTTPParseError: Error, Sendable, Equatable {
+    public var status: Int
+    public var message: String
+    public init(status: Int, _ message: String) {
+        self.status = status
+        self.message = message
+    }
+}
+
+/// What `HTTPRequestParser.parse` found at the front of a connection's buffer.
+public enum HTTPParseResult: Sendable, Equatable {
+    /// The head is not complete yet.
+    case needMore
+    /// The head is complete, the body is not (answer `100 Continue` if it asks, and wait).
+    case incompleteBody(HTTPRequestHead)
+    /// A whole request, which took the first `consumed` bytes; what follows is the next one.
+    case request(HTTPRequest, consumed: Int)
+    /// A WebSocket upgrade request whose head is the first `headLength` bytes.
+    case upgrade(HTTPRequestHead, headLength: Int)
+    case failure(HTTPParseError)
+}
+
+/// HTTP/1.1 request framing (RFC 9112) for the API: request line, headers, and a body framed
+/// by `Content-Length` or `Transfer-Encoding: chunked`. Pure: it looks at bytes and says what
+/// they are; the transport owns the buffer, the socket and the deadlines.
+///
+/// Hand-written, not taken from a library, because it sits in front of libwebsockets: an
+/// upgrade request must be recognised and its exact bytes handed on to libwebsockets, and
+/// keep-alive requests pipelined on one connection must be framed one after another. (The
+/// HTTP server inside Debian's libwebsockets 4.1.6 spins on pipelined request bodies.)
+public struct HTTPRequestParser: Sendable {
+    public var maxHeadBytes: Int
+    public var maxBodyBytes: Int
+
+    public init(maxHeadBytes: Int = 8_192, maxBodyBytes: Int = Limits.maxFrameBytes) {
+        self.maxHeadBytes = maxHeadBytes
+        self.maxBodyBytes = maxBodyBytes
+    }
+
+    public func parse(_ buffer: [UInt8]) -> HTTPParseResult {
+        buffer.withUnsafeBufferPointer { parse($0) }
+    }
+
+    public func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> HTTPParseResult {
+        // Tolerate empty lines before a request line (RFC 9112 §2.2).
+        var start = 0
+        while start + 1 < bytes.count, bytes[start] == 0x0D, bytes[start + 1] == 0x0A { start += 2 }
+        guard let headEnd = Self.find(crlfcrlf: bytes, from: start, limit: start + maxHeadBytes) else {
+            if bytes.count - start > maxHeadBytes {
+                return .failure(HTTPParseError(status: 431, "The request head is larger than \(maxHeadBytes) bytes."))
+            }
+            return .needMore
+        }
+        let head: HTTPRequestHead
+        switch Self.parseHead(UnsafeBufferPointer(rebasing: bytes[start..<headEnd])) {
+        case .success(let h): head = h
+        case .failure(let e): return .failure(e)
+        }
+        let bodyStart = headEnd + 4
+        if head.isWebSocketUpgrade { return .upgrade(head, headLength: bodyStart) }
+
+        if let encoding = head.header("transfer-encoding")?.lowercased() {
+            guard encoding.split(separator: ",").last?.trimmingCharacters == "chunked" else {
+                return .failure(HTTPParseError(status: 411, "Only chunked transfer encoding is understood; send Content-Length instead."))
+            }
+            guard head.header("content-length") == nil else {
+                return .failure(HTTPParseError(status: 400, "A request may not carry both Content-Length and Transfer-Encoding."))
+            }
+            switch dechunk(bytes, from: bodyStart) {
+            case .needMore: return .incompleteBody(head)
+            case .failure(let e): return .failure(e)
+            case .done(let body, let end): return .request(HTTPRequest(head: head, body: body), consumed: end)
+            }
+        }
+        var length = 0
+        let lengths = head.headers.filter { $0.name == "content-length" }.map(\.value)
+        if let first = lengths.first {
+            guard lengths.allSatisfy({ $0 == first }), let n = Int(first.trimmingSpaces), n >= 0,
+                  first.trimmingSpaces.utf8.allSatisfy({ $0 >= 0x30 && $0 <= 0x39 }) else {
+                return .failure(HTTPParseError(status: 400, "Content-Length is not a number."))
+            }
+            length = n
+        }
+        guard length <= maxBodyBytes else {
+            return .failure(HTTPParseError(status: 413, "The body is \(length) bytes; the limit is \(maxBodyBytes)."))
+        }
+        guard bytes.count - bodyStart >= length else { return .incompleteBody(head) }
+        let body = Array(bytes[bodyStart..<(bodyStart + length)])
+        return .request(HTTPRequest(head: head, body: body), consumed: bodyStart + length)
+    }
+
+    // MARK: head
+
+    static func parseHead(_ bytes: UnsafeBufferPointer<UInt8>) -> Result<HTTPRequestHead, HTTPParseError> {
+        var lines: [Substring] = []
+        let text = String(decoding: bytes, as: UTF8.self)
+        lines = text.split(separator: "\r\n", omittingEmptySubsequences: false).map { $0 }
+        guard let requestLine = lines.first else { return .failure(HTTPParseError(status: 400, "The request line is missing.")) }
+        let parts = requestLine.split(separator: " ", omittingEmptySubsequences: false)
+        guard parts.count == 3, !parts[0].isEmpty, parts[0].utf8.allSatisfy({ $0 >= 0x41 && $0 <= 0x5A }) else {
+            return .failure(HTTPParseError(status: 400, "The request line is not 'METHOD /path HTTP/1.1'."))
+        }
+        let version = parts[2]
+        guard version == "HTTP/1.1" || version == "HTTP/1.0" else {
+            return .failure(HTTPParseError(status: 505, "Only HTTP/1.0 and HTTP/1.1 are served here."))
+        }
+        let target = parts[1]
+        guard target.first == "/" else {
+            return .failure(HTTPParseError(status: 400, "The request target must be a path starting with '/'."))
+        }
+        var path = Substring(target)
+        var query: [String: String] = [:]
+        if let q = target.firstIndex(of: "?") {
+            path = target[..<q]
+            for pair in target[target.index(after: q)...].split(separator: "&") where !pair.isEmpty {
+                if let eq = pair.firstIndex(of: "=") {
+                    query[percentDecode(pair[..<eq])] = percentDecode(pair[pair.index(after: eq)...])
+                } else {
+                    query[percentDecode(pair)] = ""
+                }
+            }
+        }
+        var headers: [(name: String, value: String)] = []
+        for line in lines.dropFirst() {
+            guard let colon = line.firstIndex(of: ":"), colon != line.startIndex else {
+                return .failure(HTTPParseError(status: 400, "A header line has no name: '\(line.prefix(40))'."))
+            }
+            let name = line[..<colon]
+            guard !name.contains(" "), !name.contains("\t") else {
+                return .failure(HTTPParseError(status: 400, "A header name contains white space."))
+            }
+            headers.append((name.lowercased(), String(line[line.index(after: colon)...]).trimmingSpaces))
+        }
+        if version == "HTTP/1.1", !headers.contains(where: { $0.name == "host" }) {
+            return .failure(HTTPParseError(status: 400, "HTTP/1.1 requests must carry a Host header."))
+        }
+        return .success(HTTPRequestHead(method: String(parts[0]), path: String(path), query: query,
+                                        isHTTP11: version == "HTTP/1.1", headers: headers))
+    }
+
+    static func percentDecode(_ s: Substring) -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(s.utf8.count)
+        var it = Array(s.utf8)[...]
+        while let c = it.popFirst() {
+            if c == UInt8(ascii: "+") {
+                out.append(0x20)
+            } else if c == UInt8(ascii: "%"), it.count >= 2, let h = hexValue(it[it.startIndex]), let l = hexValue(it[it.startIndex + 1]) {
+                out.append(h << 4 | l)
+                it = it.dropFirst(2)
+            } else {
+                out.append(c)
+            }
+        }
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    static func hexValue(_ c: UInt8) -> UInt8? {
+        switch c {
+        case 0x30...0x39: return c - 0x30
+        case 0x41...0x46: return c - 0x41 + 10
+        case 0x61...0x66: return c - 0x61 + 10
+        default: return nil
+        }
+    }
+
+    static func find(crlfcrlf bytes: UnsafeBufferPointer<UInt8>, from: Int, limit: Int) -> Int? {
+        var i = from
+        let end = min(bytes.count, limit + 4) - 3
+        while i < end {
+            if bytes[i] == 0x0D, bytes[i + 1] == 0x0A, bytes[i + 2] == 0x0D, bytes[i + 3] == 0x0A { return i }
+            i += 1
+        }
+        return nil
+    }
+
+    // MARK: chunked bodies
+
+    enum Dechunked {
+        case needMore
+        case failure(HTTPParseError)
+        case done([UInt8], end: Int)
+    }
+
+    func dechunk(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Dechunked {
+        var body: [UInt8] = []
+        var i = start
+        func line(from: Int) -> (Substring, next: Int)? {
+            var j = from
+            while j + 1 < bytes.count {
+                if bytes[j] == 0x0D && bytes[j + 1] == 0x0A {
+                    return (Substring(String(decoding: UnsafeBufferPointer(rebasing: bytes[from..<j]), as: UTF8.self)), j + 2)
+                }
+                if j - from > 1_024 { return nil }
+                j += 1
+            }
+            return nil
+        }
+        while true {
+            guard let (sizeLine, next) = line(from: i) else {
+                return bytes.count - i > 1_024 ? .failure(HTTPParseError(status: 400, "A chunk size line is too long.")) : .needMore
+            }
+            let hex = sizeLine.split(separator: ";", maxSplits: 1).first.map { String($0).trimmingSpaces } ?? ""
+            guard !hex.isEmpty, hex.count <= 8, let size = Int(hex, radix: 16) else {
+                return .failure(HTTPParseError(status: 400, "A chunk size is not a hexadecimal number."))
+            }
+            i = next
+            if size == 0 {
+                // Trailers, up to an empty line.
+                while true {
+                    guard let (trailer, after) = line(from: i) else { return .needMore }
+                    i = after
+                    if trailer.isEmpty { return .done(body, end: i) }
+                }
+            }
+            guard body.count + size <= maxBodyBytes else {
+                return .failure(HTTPParseError(status: 413, "The body is larger than \(maxBodyBytes) bytes."))
+            }
+            guard bytes.count >= i + size + 2 else { return .needMore }
+            guard bytes[i + size] == 0x0D, bytes[i + size + 1] == 0x0A else {
+                return .failure(HTTPParseError(status: 400, "A chunk is longer than its size says."))
+            }
+            body.append(contentsOf: UnsafeBufferPointer(rebasing: bytes[i..<(i + size)]))
+            i += size + 2
+        }
+    }
+}
+
+private extension Substring {
+    var trimmingCharacters: String { String(self).trimmingSpaces }
+}
