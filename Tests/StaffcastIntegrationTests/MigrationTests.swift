@@ -7,9 +7,9 @@ final class MigrationTests: XCTestCase {
         let conninfo = try TestDatabase.createEmpty()
         let migrator = Migrator(migrations: try TestDatabase.migrations(), logger: TestDatabase.logger)
         let conn = try PGConnection(conninfo: conninfo)
-        XCTAssertEqual(try migrator.migrate(conn), [1, 2, 3])
+        XCTAssertEqual(try migrator.migrate(conn), [1, 2, 3, 4])
         XCTAssertEqual(try migrator.migrate(conn), [])
-        XCTAssertEqual(try conn.query("SELECT count(*) FROM schema_migrations").int(0, 0), 3)
+        XCTAssertEqual(try conn.query("SELECT count(*) FROM schema_migrations").int(0, 0), 4)
         try migrator.verify(conn)
     }
 
@@ -25,7 +25,7 @@ final class MigrationTests: XCTestCase {
             }
         }
         XCTAssertTrue(errors.all.isEmpty, "\(errors.all)")
-        XCTAssertEqual(try PGConnection(conninfo: conninfo).query("SELECT count(*) FROM schema_migrations").int(0, 0), 3)
+        XCTAssertEqual(try PGConnection(conninfo: conninfo).query("SELECT count(*) FROM schema_migrations").int(0, 0), 4)
     }
 
     func testANewerSchemaIsRefused() throws {

@@ -2,16 +2,18 @@ import Foundation
 import StaffcastCore
 
 /// How far a server has read each change log (`staff_messages.seq`, `notifications.seq`,
-/// `access_changes.seq`).
+/// `access_changes.seq`, `token_changes.seq`).
 public struct ChangeCursors: Sendable, Equatable {
     public var message: Int64
     public var notification: Int64
     public var access: Int64
+    public var token: Int64
 
-    public init(message: Int64 = 0, notification: Int64 = 0, access: Int64 = 0) {
+    public init(message: Int64 = 0, notification: Int64 = 0, access: Int64 = 0, token: Int64 = 0) {
         self.message = message
         self.notification = notification
         self.access = access
+        self.token = token
     }
 }
 
@@ -23,6 +25,28 @@ public struct AccessChange: Sendable, Equatable {
     public var level: AccessLevel?
 }
 
+/// One token change, with the token's state as of the batch's snapshot (not as of `seq`):
+/// applying a batch's changes in order leaves a server's token table right.
+public struct TokenChange: Sendable, Equatable {
+    public var seq: Int64
+    public var digest: TokenDigest
+    public var userID: UUID
+    /// Who the token authenticates now; nil: the token is no longer valid (revoked, deleted,
+    /// or already expired) and must be dropped, and its open connections closed.
+    public var identity: Identity?
+    /// When the token stops being valid by itself. No change row is written at that moment:
+    /// a server holding the token compares this with its clock.
+    public var expiresAt: Date?
+
+    public init(seq: Int64, digest: TokenDigest, userID: UUID, identity: Identity?, expiresAt: Date?) {
+        self.seq = seq
+        self.digest = digest
+        self.userID = userID
+        self.identity = identity
+        self.expiresAt = expiresAt
+    }
+}
+
 /// Committed changes read from one snapshot, so that an access change committed before a
 /// message is always seen together with it (revokes are applied before messages fan out).
 public struct ChangeBatch: Sendable {
@@ -30,10 +54,12 @@ public struct ChangeBatch: Sendable {
     /// Unexpired messages, in seq order, with `read == false` (nobody has had them yet).
     public var messages: [StaffMessage] = []
     public var notifications: [StaffNotification] = []
+    /// Token changes in seq order.
+    public var tokens: [TokenChange] = []
     /// The cursors after this batch.
     public var cursors: ChangeCursors
     /// True when a log had more rows than one batch takes; read again at once.
     public var hasMore = false
 
-    public var isEmpty: Bool { access.isEmpty && messages.isEmpty && notifications.isEmpty }
+    public var isEmpty: Bool { access.isEmpty && messages.isEmpty && notifications.isEmpty && tokens.isEmpty }
 }

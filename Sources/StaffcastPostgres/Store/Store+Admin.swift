@@ -45,25 +45,13 @@ extension Store {
         }
     }
 
-    /// Issues a new token for `user` and returns it; only its hash is stored.
-    public func issueToken(user: UUID, label: String? = nil, actor: String = Store.defaultActor) throws -> String {
-        try requireUser(user)
-        let token = TokenHasher.generate()
-        try conn.transaction { tx in
-            try tx.query("INSERT INTO api_tokens (token_hash, user_id, label) VALUES ($1, $2, $3)",
-                         [TokenHasher.storedHash(of: token), Self.id(user), label])
-            try audit(tx, actor, "token_issue", event: nil, user: user, detail: label)
-        }
-        return token
-    }
-
     /// Who runs admin commands: the operating-system user (SUDO_USER when run through sudo).
     public static var defaultActor: String {
         let env = ProcessInfo.processInfo.environment
         return env["SUDO_USER"] ?? env["USER"] ?? env["LOGNAME"] ?? "uid \(getuid())"
     }
 
-    private func audit(_ tx: PGConnection, _ actor: String, _ action: String, event: UUID?, user: UUID?, detail: String?) throws {
+    func audit(_ tx: PGConnection, _ actor: String, _ action: String, event: UUID?, user: UUID?, detail: String?) throws {
         try tx.query("INSERT INTO audit_log (actor, action, event_id, user_id, detail) VALUES ($1, $2, $3, $4, $5)",
                      [actor, action, event.map(Self.id), user.map(Self.id), detail])
     }
@@ -88,17 +76,6 @@ extension Store {
             AuditEntry(at: r.date(i, 0).map(RFC3339.format) ?? "", actor: r.string(i, 1) ?? "", action: r.string(i, 2) ?? "",
                        eventID: r.string(i, 3), userID: r.string(i, 4), detail: r.string(i, 5))
         }
-    }
-
-    /// The user a token belongs to, or nil for an unknown or revoked token.
-    public func authenticate(token: String) throws -> Identity? {
-        guard TokenHasher.looksValid(token) else { return nil }
-        let r = try conn.query("""
-            SELECT p.id, p.display_name FROM api_tokens t JOIN profiles p ON p.id = t.user_id
-            WHERE t.token_hash = $1 AND t.revoked_at IS NULL
-            """, [TokenHasher.storedHash(of: token)])
-        guard r.rowCount == 1, let id = r.uuid(0, 0) else { return nil }
-        return Identity(userID: id, displayName: r.string(0, 1) ?? "")
     }
 
     public func requireEvent(_ event: UUID) throws {

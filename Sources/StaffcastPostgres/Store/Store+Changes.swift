@@ -8,9 +8,11 @@ extension Store {
         let r = try conn.query("""
             SELECT (SELECT coalesce(max(seq), 0) FROM staff_messages),
                    (SELECT coalesce(max(seq), 0) FROM notifications),
-                   (SELECT coalesce(max(seq), 0) FROM access_changes)
+                   (SELECT coalesce(max(seq), 0) FROM access_changes),
+                   (SELECT coalesce(max(seq), 0) FROM token_changes)
             """)
-        return ChangeCursors(message: r.int64(0, 0) ?? 0, notification: r.int64(0, 1) ?? 0, access: r.int64(0, 2) ?? 0)
+        return ChangeCursors(message: r.int64(0, 0) ?? 0, notification: r.int64(0, 1) ?? 0, access: r.int64(0, 2) ?? 0,
+                             token: r.int64(0, 3) ?? 0)
     }
 
     /// Everything committed after `cursors`, read from one snapshot, at most `limit` rows a log.
@@ -43,7 +45,30 @@ extension Store {
                 """, [String(cursors.notification), String(limit)])
             batch.notifications = try Self.notifications(n)
             if n.rowCount > 0, let last = n.int64(n.rowCount - 1, 9) { batch.cursors.notification = last }
-            batch.hasMore = a.rowCount == limit || m.rowCount == limit || n.rowCount == limit
+            // Each token change with the token's state now (in this snapshot): valid, or gone.
+            let t = try tx.query("""
+                SELECT c.seq, encode(c.token_hash, 'hex'), c.user_id,
+                       t.token_hash IS NOT NULL AND \(Self.tokenIsValid("t")), p.id, p.display_name,
+                       \(Self.epochMicros("t.expires_at"))
+                FROM token_changes c
+                LEFT JOIN api_tokens t ON t.token_hash = c.token_hash
+                LEFT JOIN profiles p ON p.id = t.user_id
+                WHERE c.seq > $1 ORDER BY c.seq LIMIT $2
+                """, [String(cursors.token), String(limit)])
+            for i in 0..<t.rowCount {
+                guard let seq = t.int64(i, 0), let digest = t.string(i, 1).flatMap(TokenDigest.init(hex:)),
+                      let user = t.uuid(i, 2) else {
+                    throw PostgresError(.unexpectedResult, "a token_changes row could not be read")
+                }
+                var identity: Identity?
+                if t.bool(i, 3) == true, let owner = t.uuid(i, 4) {
+                    identity = Identity(userID: owner, displayName: t.string(i, 5) ?? "")
+                }
+                batch.tokens.append(TokenChange(seq: seq, digest: digest, userID: user, identity: identity,
+                                                expiresAt: t.date(i, 6)))
+                batch.cursors.token = seq
+            }
+            batch.hasMore = a.rowCount == limit || m.rowCount == limit || n.rowCount == limit || t.rowCount == limit
             return batch
         }
     }

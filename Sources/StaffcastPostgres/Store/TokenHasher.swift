@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import StaffcastCore
 
 /// API tokens: 32 random bytes, shown once as `sc_<base64url>`; only their SHA-256 is stored.
 public enum TokenHasher {
@@ -14,8 +15,19 @@ public enum TokenHasher {
 
     /// The stored form: SHA-256 of the token's UTF-8 bytes, as PostgreSQL's `\x…` bytea text.
     public static func storedHash(of token: String) -> String {
-        "\\x" + SHA256.hash(data: Data(token.utf8)).map { String(format: "%02x", $0) }.joined()
+        byteaText(digest(of: token))
     }
+
+    /// The SHA-256 of the token's UTF-8 bytes: the key servers look tokens up by in memory.
+    public static func digest(of token: String) -> TokenDigest {
+        guard let digest = TokenDigest(bytes: Array(SHA256.hash(data: Data(token.utf8)))) else {
+            preconditionFailure("SHA-256 is 32 bytes")
+        }
+        return digest
+    }
+
+    /// A digest as PostgreSQL's `\x…` bytea text, for a bound parameter.
+    static func byteaText(_ digest: TokenDigest) -> String { "\\x" + digest.hex }
 
     /// Cheap shape check before touching the database with a token.
     public static func looksValid(_ token: String) -> Bool {

@@ -123,7 +123,14 @@ struct RevokeCommand: ParsableCommand {
 
 struct TokenCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "token", abstract: "Issue API tokens.", subcommands: [TokenIssueCommand.self])
+        commandName: "token", abstract: "Issue, list and revoke API tokens.",
+        discussion: """
+            Examples:
+              staffcast admin token issue --user $ALICE --expires 7d > alice.token && chmod 600 alice.token
+              staffcast admin token list --user $ALICE
+              staffcast admin token revoke --user $ALICE
+            """,
+        subcommands: [TokenIssueCommand.self, TokenListCommand.self, TokenRevokeCommand.self])
 }
 
 struct TokenIssueCommand: ParsableCommand {
@@ -131,20 +138,141 @@ struct TokenIssueCommand: ParsableCommand {
         commandName: "issue", abstract: "Issue a token for a user; prints it alone on stdout, once.",
         discussion: """
             Only a hash of the token is stored: save it now, it cannot be shown again.
-            Example: staffcast admin token issue --user $ALICE > alice.token && chmod 600 alice.token
+            --expires takes a whole number of minutes, hours or days (30m, 12h, 7d; at most 3650d);
+            without it the token works until revoked.
+            Examples:
+              staffcast admin token issue --user $ALICE > alice.token && chmod 600 alice.token
+              staffcast admin token issue --user $ALICE --label "gate 3 tablet" --expires 12h > gate3.token
             """)
 
     @Option(help: "User id.") var user: String
-    @Option(help: "A note for whom or what the token is.") var label: String?
+    @Option(help: "A note for whom or what the token is (shown by `token list`).") var label: String?
+    @Option(help: ArgumentHelp("How long the token works: 30m, 12h, 7d (default: until revoked).", valueName: "duration"))
+    var expires: String?
     @OptionGroup var database: DatabaseOptions
 
     func run() throws {
         try reportingFailures {
-            guard let u = UUID(uuidString: user) else { throw CommandFailure("--user '\(user)' is not a UUID") }
-            let token = try AdminCommand.withStore(database) { try $0.issueToken(user: u, label: label) }
+            let u = try userID(user)
+            let lifetime = try expires.map { text -> TimeInterval in
+                guard let seconds = TokenLifetime.parse(text) else {
+                    throw CommandFailure("--expires '\(text)' is not a duration such as 30m, 12h or 7d (at most 3650d)")
+                }
+                return seconds
+            }
+            let token = try AdminCommand.withStore(database) { try $0.issueToken(user: u, label: label, expiresIn: lifetime) }
             print(token)
+            if let expires { printError("the token expires in \(expires)") }
         }
     }
+}
+
+/// `--expires` values: a whole number of minutes, hours or days.
+enum TokenLifetime {
+    static let maxSeconds: TimeInterval = 3650 * 86_400
+
+    static func parse(_ text: String) -> TimeInterval? {
+        let digits = text.dropLast()
+        guard let unit = text.last, !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }),
+              let count = Int(digits), count > 0 else { return nil }
+        let seconds: TimeInterval
+        switch unit {
+        case "m": seconds = TimeInterval(count) * 60
+        case "h": seconds = TimeInterval(count) * 3_600
+        case "d": seconds = TimeInterval(count) * 86_400
+        default: return nil
+        }
+        return seconds <= maxSeconds ? seconds : nil
+    }
+}
+
+struct TokenListCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "list", abstract: "List a user's tokens: label, created, last used, expires, revoked.",
+        discussion: """
+            Never shows a token or its hash. Revoked and expired tokens are listed too.
+            Examples:
+              staffcast admin token list --user $ALICE
+              staffcast admin token list --user $ALICE --json
+            """)
+
+    @Option(help: "User id.") var user: String
+    @Flag(help: "One JSON object per line.") var json = false
+    @OptionGroup var database: DatabaseOptions
+
+    func run() throws {
+        try reportingFailures {
+            let u = try userID(user)
+            let tokens = try AdminCommand.withStore(database) { try $0.tokens(ofUser: u) }
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                for t in tokens { print(String(decoding: try encoder.encode(t), as: UTF8.self)) }
+                return
+            }
+            guard !tokens.isEmpty else {
+                printError("user \(user) has no tokens")
+                return
+            }
+            func column(_ text: String, _ width: Int) -> String { text.padding(toLength: width, withPad: " ", startingAt: 0) }
+            func time(_ d: Date?, _ none: String) -> String { d.map(RFC3339.format) ?? none }
+            print([column("CREATED", 26), column("LAST USED", 26), column("EXPIRES", 26), column("REVOKED", 26),
+                   column("STATE", 9), "LABEL"].joined())
+            for t in tokens {
+                print([column(time(t.createdAt, "-"), 26), column(time(t.lastUsedAt, "never"), 26),
+                       column(time(t.expiresAt, "never"), 26), column(time(t.revokedAt, "-"), 26),
+                       column(t.state.rawValue, 9), t.label ?? "-"].joined())
+            }
+        }
+    }
+}
+
+struct TokenRevokeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "revoke", abstract: "Revoke all of a user's tokens, or one token.",
+        discussion: """
+            Within 2 s every server refuses the token and closes its open WebSockets (code 4401).
+            Give --user (all of that user's tokens) or --token (one; "-" reads it from stdin,
+            keeping it out of the process list and shell history). Prints how many were revoked.
+            Examples:
+              staffcast admin token revoke --user $ALICE
+              staffcast admin token revoke --token - < alice.token
+            """)
+
+    @Option(help: "Revoke every token of this user (id).") var user: String?
+    @Option(help: ArgumentHelp("Revoke this one token (\"-\": read it from stdin).", valueName: "token")) var token: String?
+    @OptionGroup var database: DatabaseOptions
+
+    func run() throws {
+        try reportingFailures {
+            switch (user, token) {
+            case (let user?, nil):
+                let u = try userID(user)
+                let count = try AdminCommand.withStore(database) { try $0.revokeTokens(user: u) }
+                printError("revoked \(count) token\(count == 1 ? "" : "s") of user \(user)")
+            case (nil, let token?):
+                var text = token
+                if token == "-" { text = readLine(strippingNewline: true) ?? "" }
+                text = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                guard TokenHasher.looksValid(text) else {
+                    throw CommandFailure("--token is not a staffcast token (sc_ and 43 more characters)")
+                }
+                let owner = try AdminCommand.withStore(database) { try $0.revokeToken(text) }
+                if let owner {
+                    printError("revoked 1 token of user \(owner.uuidString.lowercased())")
+                } else {
+                    printError("revoked 0 tokens: that token is unknown or was already revoked")
+                }
+            default:
+                throw CommandFailure("give --user ID (all of a user's tokens) or --token TOKEN (one), not both")
+            }
+        }
+    }
+}
+
+private func userID(_ user: String) throws -> UUID {
+    guard let u = UUID(uuidString: user) else { throw CommandFailure("--user '\(user)' is not a UUID") }
+    return u
 }
 
 private func ids(_ event: String, _ user: String) throws -> (UUID, UUID) {
@@ -155,9 +283,9 @@ private func ids(_ event: String, _ user: String) throws -> (UUID, UUID) {
 
 struct AuditCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "audit", abstract: "List grants, revokes and token issues, newest first.",
+        commandName: "audit", abstract: "List grants, revokes, token issues and token revokes, newest first.",
         discussion: """
-            Every grant, revoke and token issue is recorded with the operating-system user who ran it.
+            Every grant, revoke, token issue and token revoke is recorded with the operating-system user who ran it.
             Examples:
               staffcast admin audit
               staffcast admin audit --event $EVENT --limit 20 --json
@@ -182,7 +310,7 @@ struct AuditCommand: ParsableCommand {
                 if json, let data = try? encoder.encode(e) {
                     print(String(decoding: data, as: UTF8.self))
                 } else {
-                    print("\(e.at)  \(e.actor.padding(toLength: 10, withPad: " ", startingAt: 0))  \(e.action.padding(toLength: 11, withPad: " ", startingAt: 0))  event \(e.eventID ?? "-")  user \(e.userID ?? "-")\(e.detail.map { "  \($0)" } ?? "")")
+                    print("\(e.at)  \(e.actor.padding(toLength: 10, withPad: " ", startingAt: 0))  \(e.action.padding(toLength: 12, withPad: " ", startingAt: 0))  event \(e.eventID ?? "-")  user \(e.userID ?? "-")\(e.detail.map { "  \($0)" } ?? "")")
                 }
             }
         }

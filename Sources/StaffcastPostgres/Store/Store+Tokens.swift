@@ -1,0 +1,165 @@
+import Foundation
+import StaffcastCore
+
+/// API tokens: issued, listed and revoked from the shell (`staffcast admin token …`, as the
+/// server's own login, audited), and loaded by servers into memory (`validTokens`, then
+/// followed through `changes(after:)`). Only a token's SHA-256 is ever stored or shown.
+extension Store {
+    /// SQL: the token row `alias` is neither revoked nor expired.
+    static func tokenIsValid(_ alias: String) -> String {
+        "(\(alias).revoked_at IS NULL AND (\(alias).expires_at IS NULL OR \(alias).expires_at > now()))"
+    }
+
+    /// Issues a new token for `user` and returns it; only its hash is stored. With
+    /// `expiresIn` (seconds, > 0) the token stops working that long from now (database clock).
+    public func issueToken(user: UUID, label: String? = nil, expiresIn: TimeInterval? = nil,
+                           actor: String = Store.defaultActor) throws -> String {
+        if let expiresIn, !(expiresIn.isFinite && expiresIn > 0) {
+            throw StaffcastError.invalid("A token's lifetime must be more than zero seconds.")
+        }
+        try requireUser(user)
+        let token = TokenHasher.generate()
+        try conn.transaction { tx in
+            let r = try tx.query("""
+                INSERT INTO api_tokens (token_hash, user_id, label, expires_at)
+                VALUES ($1, $2, $3, now() + make_interval(secs => $4::float8))
+                RETURNING \(Self.epochMicros("expires_at"))
+                """, [TokenHasher.storedHash(of: token), Self.id(user), label, expiresIn.map { String($0) }])
+            let expiry = r.date(0, 0).map { "expires " + RFC3339.format($0) }
+            let detail = [label, expiry].compactMap { $0 }.joined(separator: "; ")
+            try audit(tx, actor, "token_issue", event: nil, user: user, detail: detail.isEmpty ? nil : detail)
+        }
+        return token
+    }
+
+    /// The user a token belongs to, or nil for an unknown, revoked or expired token.
+    public func authenticate(token: String) throws -> Identity? {
+        guard TokenHasher.looksValid(token) else { return nil }
+        let r = try conn.query("""
+            SELECT p.id, p.display_name FROM api_tokens t JOIN profiles p ON p.id = t.user_id
+            WHERE t.token_hash = $1 AND \(Self.tokenIsValid("t"))
+            """, [TokenHasher.storedHash(of: token)])
+        guard r.rowCount == 1, let id = r.uuid(0, 0) else { return nil }
+        return Identity(userID: id, displayName: r.string(0, 1) ?? "")
+    }
+
+    /// Every token that is neither revoked nor expired, and the token log's highest seq, read
+    /// from one snapshot: a server loads these, then follows `changes(after:)` from
+    /// `ChangeCursors(token: through)` with no gap and no change applied twice.
+    public func validTokens() throws -> (tokens: [TokenRecord], through: Int64) {
+        try conn.transaction("REPEATABLE READ READ ONLY") { tx in
+            let through = try tx.query("SELECT coalesce(max(seq), 0) FROM token_changes").int64(0, 0) ?? 0
+            let r = try tx.query("""
+                SELECT encode(t.token_hash, 'hex'), p.id, p.display_name, \(Self.epochMicros("t.expires_at"))
+                FROM api_tokens t JOIN profiles p ON p.id = t.user_id
+                WHERE \(Self.tokenIsValid("t"))
+                """)
+            var tokens: [TokenRecord] = []
+            tokens.reserveCapacity(r.rowCount)
+            for i in 0..<r.rowCount {
+                guard let digest = r.string(i, 0).flatMap(TokenDigest.init(hex:)), let user = r.uuid(i, 1) else {
+                    throw PostgresError(.unexpectedResult, "an api_tokens row could not be read")
+                }
+                tokens.append(TokenRecord(digest: digest, identity: Identity(userID: user, displayName: r.string(i, 2) ?? ""),
+                                          expiresAt: r.date(i, 3)))
+            }
+            return (tokens, through)
+        }
+    }
+
+    /// Records that these tokens were used just now (shown by `staffcast admin token list`).
+    /// Writes no change-log row; meant to be called now and then with the tokens a server
+    /// saw since the last call, not once per request.
+    public func recordTokenUse(_ digests: some Collection<TokenDigest>) throws {
+        guard !digests.isEmpty else { return }
+        let list = "{" + digests.map(\.hex).joined(separator: ",") + "}"
+        try conn.query("""
+            UPDATE api_tokens SET last_used_at = now()
+            WHERE token_hash IN (SELECT decode(h, 'hex') FROM unnest($1::text[]) AS h)
+            """, [list])
+    }
+
+    /// What `staffcast admin token list` shows of one token: never the token or its hash.
+    public struct TokenSummary: Sendable, Equatable, Encodable {
+        public enum State: String, Sendable, Encodable { case active, expired, revoked }
+
+        public var userID: UUID
+        public var label: String?
+        public var createdAt: Date
+        public var lastUsedAt: Date?
+        public var expiresAt: Date?
+        public var revokedAt: Date?
+        /// As the database saw it when listing.
+        public var state: State
+
+        enum CodingKeys: String, CodingKey {
+            case userID = "user_id", label, createdAt = "created_at", lastUsedAt = "last_used_at",
+                 expiresAt = "expires_at", revokedAt = "revoked_at", state
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(Store.id(userID), forKey: .userID)
+            try c.encode(label, forKey: .label)
+            try c.encode(RFC3339.format(createdAt), forKey: .createdAt)
+            try c.encode(lastUsedAt.map(RFC3339.format), forKey: .lastUsedAt)
+            try c.encode(expiresAt.map(RFC3339.format), forKey: .expiresAt)
+            try c.encode(revokedAt.map(RFC3339.format), forKey: .revokedAt)
+            try c.encode(state, forKey: .state)
+        }
+    }
+
+    /// Every token of `user`, revoked and expired ones too, oldest first.
+    public func tokens(ofUser user: UUID) throws -> [TokenSummary] {
+        try requireUser(user)
+        let r = try conn.query("""
+            SELECT label, \(Self.epochMicros("created_at")), \(Self.epochMicros("last_used_at")),
+                   \(Self.epochMicros("expires_at")), \(Self.epochMicros("revoked_at")),
+                   revoked_at IS NOT NULL, expires_at IS NOT NULL AND expires_at <= now()
+            FROM api_tokens WHERE user_id = $1 ORDER BY created_at, token_hash
+            """, [Self.id(user)])
+        return try (0..<r.rowCount).map { i in
+            guard let created = r.date(i, 1) else {
+                throw PostgresError(.unexpectedResult, "an api_tokens row could not be read")
+            }
+            let state: TokenSummary.State = r.bool(i, 5) == true ? .revoked : r.bool(i, 6) == true ? .expired : .active
+            return TokenSummary(userID: user, label: r.string(i, 0), createdAt: created, lastUsedAt: r.date(i, 2),
+                                expiresAt: r.date(i, 3), revokedAt: r.date(i, 4), state: state)
+        }
+    }
+
+    /// Revokes every token of `user` not yet revoked (expired ones included); returns how
+    /// many. Recorded in the audit log when there was any.
+    @discardableResult
+    public func revokeTokens(user: UUID, actor: String = Store.defaultActor) throws -> Int {
+        try requireUser(user)
+        return try conn.transaction { tx in
+            let count = try tx.query("UPDATE api_tokens SET revoked_at = now() WHERE user_id = $1 AND revoked_at IS NULL",
+                                     [Self.id(user)]).affectedRows
+            if count > 0 {
+                try audit(tx, actor, "token_revoke", event: nil, user: user,
+                          detail: count == 1 ? "all tokens (1)" : "all tokens (\(count))")
+            }
+            return count
+        }
+    }
+
+    /// Revokes one token; returns the user it belonged to, or nil when it is unknown or was
+    /// already revoked. Recorded in the audit log (by label, never the token).
+    @discardableResult
+    public func revokeToken(_ token: String, actor: String = Store.defaultActor) throws -> UUID? {
+        guard TokenHasher.looksValid(token) else {
+            throw StaffcastError.invalid("That is not a staffcast token (sc_ and 43 more characters).")
+        }
+        return try conn.transaction { tx in
+            let r = try tx.query("""
+                UPDATE api_tokens SET revoked_at = now() WHERE token_hash = $1 AND revoked_at IS NULL
+                RETURNING user_id, label
+                """, [TokenHasher.storedHash(of: token)])
+            guard r.rowCount == 1, let user = r.uuid(0, 0) else { return nil }
+            try audit(tx, actor, "token_revoke", event: nil, user: user,
+                      detail: r.string(0, 1).map { "one token: \($0)" } ?? "one token")
+            return user
+        }
+    }
+}

@@ -1,0 +1,16 @@
+import Foundation
+import StaffcastCore
+
+/// One valid token as a server holds it in memory: who it authenticates, and until when.
+public struct TokenRecord: Sendable, Equatable {
+    public var digest: TokenDigest
+    public var identity: Identity
+    /// Nil: never expires. A server refuses the token from this moment on by itself.
+    public var expiresAt: Date?
+
+    public init(digest: TokenDigest, identity: Identity, expiresAt: Date?) {
+        self.digest = digest
+        self.identity = identity
+        self.expiresAt = expiresAt
+    }
+}
