@@ -10,4 +10,19 @@ static inline size_t staffcast_lws_pre(void) { return LWS_PRE; }
 /// "Do not listen" port marker for client-only contexts (CONTEXT_PORT_NO_LISTEN is a macro).
 static inline int staffcast_lws_no_listen(void) { return CONTEXT_PORT_NO_LISTEN; }
 
+/// Port marker for a server vhost that listens on nothing and serves adopted sockets.
+static inline int staffcast_lws_no_listen_server(void) { return CONTEXT_PORT_NO_LISTEN_SERVER; }
+
+/// lws_set_timeout's "close it now, asynchronously" (LWS_TO_KILL_ASYNC is a macro).
+static inline int staffcast_lws_kill_async(void) { return LWS_TO_KILL_ASYNC; }
+
+/// LWS_WRITE_RAW is a macro alias: bytes written as they are, no WebSocket framing.
+static inline enum lws_write_protocol staffcast_lws_write_raw(void) { return LWS_WRITE_RAW; }
+
+/// Adopts a descriptor as a raw file (its readability becomes LWS_CALLBACK_RAW_RX_FILE).
+static inline struct lws *staffcast_lws_adopt_file(struct lws_vhost *vh, int fd, const char *protocol) {
+    lws_sock_file_fd_type u;
+    u.filefd = fd;
+    return lws_adopt_descriptor_vhost(vh, LWS_ADOPT_RAW_FILE_DESC, u, protocol, NULL);
+}
 #endif

@@ -119,4 +119,10 @@ static inline void sc_close_reset(int fd) {
     setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
     close(fd);
 }
+/// Makes a later close() reset the connection and discard unsent data (SO_LINGER 0), so a
+/// peer that stopped reading releases the kernel's send queue at once.
+static inline void sc_set_linger_zero(int fd) {
+    struct linger l = { 1, 0 };
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+}
 #endif

@@ -1,4 +1,5 @@
 import Foundation
+import StaffcastCore
 
 /// Everything a staffcast server can be told, with the defaults it uses when told nothing.
 /// Documented key by key in `config/staffcast.example.toml`.
@@ -57,5 +58,27 @@ public struct ServerConfiguration: Sendable, Equatable {
 
     public static func defaultNodeID() -> String {
         "\(ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "staffcast")-\(ProcessInfo.processInfo.processIdentifier)"
+    }
+}
+
+extension ServerConfiguration {
+    /// The fan-out engine's policy, from these settings.
+    public var engine: EngineConfiguration {
+        var e = EngineConfiguration()
+        e.outboundMaxFrames = outboundMaxFrames
+        e.outboundMaxBytes = outboundMaxBytes
+        e.maxInFlightPerConnection = maxInFlightPerConnection
+        e.sendBurst = sendBurst
+        e.sendRatePerSecond = sendRatePerSecond
+        e.heartbeatInterval = Double(heartbeatInterval)
+        e.writeStallTimeout = writeStallTimeout
+        e.recentWindow = recentWindow
+        e.nodeID = nodeID
+        return e
+    }
+
+    /// Service loops to run: `serviceThreads`, or one per core when 0.
+    public var resolvedServiceThreads: Int {
+        serviceThreads > 0 ? serviceThreads : max(1, ProcessInfo.processInfo.activeProcessorCount)
     }
 }

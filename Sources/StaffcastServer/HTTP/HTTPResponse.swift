@@ -22,3 +22,49 @@ struct HTTPResponse: Sendable {
         HTTPResponse(status: status, contentType: contentType, body: Array(text.utf8))
     }
 }
+
+extension HTTPResponse {
+    /// The whole response on the wire: status line, headers and (unless `headOnly`) body.
+    func serialized(keepAlive: Bool, headOnly: Bool = false) -> [UInt8] {
+        var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
+        head += "content-type: \(contentType)\r\ncontent-length: \(body.count)\r\ncache-control: no-store\r\n"
+        if status == 405 { head += "allow: GET, POST\r\n" }
+        head += keepAlive ? "\r\n" : "connection: close\r\n\r\n"
+        var out = Array(head.utf8)
+        if !headOnly { out += body }
+        return out
+    }
+
+    static func reason(_ status: Int) -> String {
+        switch status {
+        case 200: return "OK"
+        case 201: return "Created"
+        case 202: return "Accepted"
+        case 204: return "No Content"
+        case 400: return "Bad Request"
+        case 401: return "Unauthorized"
+        case 403: return "Forbidden"
+        case 404: return "Not Found"
+        case 405: return "Method Not Allowed"
+        case 408: return "Request Timeout"
+        case 409: return "Conflict"
+        case 410: return "Gone"
+        case 411: return "Length Required"
+        case 413: return "Content Too Large"
+        case 429: return "Too Many Requests"
+        case 431: return "Request Header Fields Too Large"
+        case 500: return "Internal Server Error"
+        case 503: return "Service Unavailable"
+        case 505: return "HTTP Version Not Supported"
+        default: return "Status"
+        }
+    }
+
+    /// The answer to a request that could not be framed (the connection closes after it).
+    static func framing(_ e: HTTPParseError) -> HTTPResponse {
+        let code: ErrorCode = e.status == 413 || e.status == 431 ? .tooLarge : .invalid
+        var r = HTTPResponse.error(StaffcastError(code, e.message))
+        r.status = e.status
+        return r
+    }
+}

@@ -2,7 +2,8 @@ import Foundation
 import StaffcastCore
 import StaffcastPostgres
 
-/// `/v1/status` and `/metrics`, answered on the service thread from its own state.
+/// `/v1/status`, `/v1/events/{id}/status` and `/metrics`, built from the loops' snapshots
+/// (`collectLoops`) and what the database knows.
 extension StaffcastServer {
     struct StatusSnapshot: Encodable, Sendable {
         struct EventStatus: Encodable, Sendable {
@@ -27,16 +28,28 @@ extension StaffcastServer {
         let slow_clients_closed: Int
         let heartbeat_timeouts: Int
         let messages_fanned_out: Int
+        let loops: [LoopStatus]
     }
 
-    func statusSnapshot(facts: [Store.EventFacts], databaseLatency: TimeInterval) -> StatusSnapshot {
-        let counts = hub.subscriberCounts
+    struct LoopStatus: Encodable, Sendable {
+        let index: Int
+        let connections: Int
+        let http_connections: Int
+        let subscriptions: Int
+        let inbox: Int
+        let frames_delivered: Int
+    }
+
+    func statusSnapshot(_ loops: [LoopSnapshot], facts: [Store.EventFacts], databaseLatency: TimeInterval) -> StatusSnapshot {
+        var counts: [UUID: Int] = [:]
+        for loop in loops { counts.merge(loop.subscribers, uniquingKeysWith: +) }
+        let stats = loops.map(\.stats).reduce(EngineStats(), +)
         let byID = Dictionary(facts.map { ($0.eventID, $0) }, uniquingKeysWith: { a, _ in a })
         let r = readiness
         return StatusSnapshot(
             node: configuration.nodeID, version: StaffcastVersion.current,
             uptime_seconds: Int(Date().timeIntervalSince(startedAt)), state: state.rawValue,
-            connections: connections.count, subscriptions: counts.values.reduce(0, +),
+            connections: loops.map(\.connections).reduce(0, +), subscriptions: counts.values.reduce(0, +),
             events: counts.sorted { $0.key.uuidString < $1.key.uuidString }.map { id, n in
                 let f = byID[id]
                 return StatusSnapshot.EventStatus(event_id: id.uuidString.lowercased(), name: f?.name, subscribers: n,
@@ -44,8 +57,11 @@ extension StaffcastServer {
                                                   last_message_at: f?.lastMessageAt.map(RFC3339.format))
             },
             database: r.database, database_latency_ms: (databaseLatency * 100_000).rounded() / 100, listener: r.listener,
-            queued_database_jobs: workers.queued, slow_clients_closed: stats.slowClientsClosed,
-            heartbeat_timeouts: stats.heartbeatTimeouts, messages_fanned_out: stats.messagesFannedOut)
+            queued_database_jobs: workers.queued, slow_clients_closed: stats.slowClientsClosed + stats.stalledClientsDropped,
+            heartbeat_timeouts: stats.heartbeatTimeouts, messages_fanned_out: loops.map(\.stats.messagesFannedOut).max() ?? 0,
+            loops: loops.map { LoopStatus(index: $0.index, connections: $0.connections, http_connections: $0.httpConnections,
+                                          subscriptions: $0.subscribers.values.reduce(0, +), inbox: $0.inboxDepth,
+                                          frames_delivered: $0.stats.framesDelivered) })
     }
 
     struct EventStatusBody: Encodable, Sendable {
@@ -74,16 +90,15 @@ extension StaffcastServer {
     /// Who of an event's roster is connected: this server's own connections (live) merged with
     /// what the other servers last wrote to the presence table (at most a few seconds old),
     /// plus what the database knows (unread, last read).
-    func eventStatus(_ eventID: UUID, roster: [Store.RosterEntry], elsewhere: [Store.PresenceRow]) -> EventStatusBody {
-        let now = Date()
+    func eventStatus(_ eventID: UUID, loops: [LoopSnapshot], roster: [Store.RosterEntry], elsewhere: [Store.PresenceRow]) -> EventStatusBody {
         let remote = Dictionary(grouping: elsewhere, by: \.userID)
+        let local = Dictionary(grouping: loops.flatMap(\.members).filter { $0.eventID == eventID }, by: \.userID)
         let members = roster.map { entry -> EventStatusBody.Member in
-            let live = hub.connections(ofUser: entry.userID).filter { hub.isSubscribed($0, to: eventID) }
-                .compactMap { connections[$0] }
+            let live = local[entry.userID] ?? []
             let others = remote[entry.userID] ?? []
-            let since = (live.map(\.openedAt) + others.map(\.connectedSince)).min()
-            let rtts = live.compactMap { $0.lastRTT.map { ($0 * 100_000).rounded() / 100 } } + others.compactMap(\.rttMs)
-            let opens = (recentOpens[entry.userID] ?? []).filter { now.timeIntervalSince($0) < 3_600 }.count
+            let since = (live.map(\.connectedSince) + others.map(\.connectedSince)).min()
+            let rtts = live.compactMap { $0.rtt.map { ($0 * 100_000).rounded() / 100 } } + others.compactMap(\.rttMs)
+            let opens = gatekeeper.opensLastHour(of: entry.userID)
             return EventStatusBody.Member(
                 user_id: entry.userID.uuidString.lowercased(), display_name: entry.displayName,
                 access_level: entry.level.rawValue, connected: !live.isEmpty || !others.isEmpty,
@@ -93,21 +108,23 @@ extension StaffcastServer {
                 last_read_seq: entry.lastReadSeq, last_read_message_at: entry.lastReadSentAt.map(RFC3339.format))
         }
         return EventStatusBody(event_id: eventID.uuidString.lowercased(), node: configuration.nodeID,
-                               subscribers: hub.subscriberCount(of: eventID) + elsewhere.count, roster: roster.count,
-                               staff: members)
+                               subscribers: loops.map { $0.subscribers[eventID] ?? 0 }.reduce(0, +) + elsewhere.count,
+                               roster: roster.count, staff: members)
     }
 
-    func metricsText() -> String {
-        metrics.gauge("staffcast_connections", Double(connections.count))
-        metrics.gauge("staffcast_subscriptions", Double(hub.subscriberCounts.values.reduce(0, +)))
+    func metricsText(_ loops: [LoopSnapshot]) -> String {
+        metrics.gauge("staffcast_connections", Double(loops.map(\.connections).reduce(0, +)))
+        metrics.gauge("staffcast_subscriptions", Double(loops.map { $0.subscribers.values.reduce(0, +) }.reduce(0, +)))
         metrics.gauge("staffcast_database_jobs_queued", Double(workers.queued))
-        metrics.gauge("staffcast_listener_up", listener?.state == .listening ? 1 : 0)
+        metrics.gauge("staffcast_listener_up", listenerState == .listening ? 1 : 0)
         metrics.gauge("staffcast_database_workers", Double(configuration.databaseWorkers))
+        metrics.gauge("staffcast_service_loops", Double(loops.count))
+        metrics.gauge("staffcast_valid_tokens", Double(gatekeeper.tokenCount))
         return metrics.text()
     }
 }
 
 /// The version staffcast reports in status and `--version`.
 public enum StaffcastVersion {
-    public static let current = "0.1.0"
+    public static let current = "0.2.0"
 }

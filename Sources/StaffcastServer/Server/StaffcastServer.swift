@@ -1,23 +1,20 @@
-import CLibWebSockets
 import Foundation
 import Logging
 import StaffcastCore
 import StaffcastPostgres
 import Synchronization
 
-/// The staffcast server: one libwebsockets context serving the WebSocket protocol and the
-/// HTTP API on one port, database workers, and the change listener.
-///
-/// Threads and what they own:
-/// - **service thread** (one, as Debian's lws is built with `LWS_MAX_SMP 1`): the lws context
-///   and every `lws *`, the `Hub`, all `Connection`s and `HTTPExchange`s, the `Authenticator`.
-///   Only it writes to sockets, and only from writable callbacks.
-/// - **database workers** (`configuration.databaseWorkers`): run requests, encode replies, and
-///   `post` the result back.
-/// - **listener thread**: reads committed changes, encodes each live frame once, and `post`s it.
-/// `post` appends to the inbox under a lock and calls `lws_cancel_service`, which wakes the
-/// service thread into `LWS_CALLBACK_EVENT_WAIT_CANCELLED`, where the inbox is drained.
+/// The staffcast server: composition and lifecycle only. It wires together
+/// - `ServiceLoop`s (`service_threads`, default one per core): each a thread with its own
+///   libwebsockets context, listening socket (SO_REUSEPORT), HTTP connections and
+///   `FanoutEngine` shard; each owns its connections and nothing else touches them;
+/// - the `Gatekeeper` (token table and connection caps, in memory, behind a lock);
+/// - `DatabaseWorkers` + `JobRunner` (every query runs there, never on a service loop);
+/// - the `ChangeListener` thread + `ChangeFeed` (committed changes, each frame encoded once,
+///   the same bytes to every loop);
+/// - a ticker thread that posts `tick` to every loop once a second.
 public final class StaffcastServer: @unchecked Sendable {
+    /// The lifecycle; each state carries what exists in it.
     public enum State: String, Sendable {
         case idle, starting, running, draining, stopped
     }
@@ -25,44 +22,15 @@ public final class StaffcastServer: @unchecked Sendable {
     public let configuration: ServerConfiguration
     public let conninfo: String
     let logger: Logger
-    let workers: DatabaseWorkers
-    let startedAt = Date()
-
-    // Shared between threads (each behind its lock).
-    private let inbox = Mutex<[@Sendable () -> Void]>([])
-    private let shared = Mutex<(state: State, port: Int, context: UInt, listener: ChangeListener?)>((.idle, 0, 0, nil))
-    private let serviceEnded = DispatchSemaphore(value: 0)
-    private let tickerStop = DispatchSemaphore(value: 0)
-    let drained = DispatchSemaphore(value: 0)
-
-    // Service thread only.
-    var context: OpaquePointer?
-    var hub: Hub<OutFrame>
-    var connections: [Int: Connection] = [:]
-    var exchanges: [Int: HTTPExchange] = [:]
-    /// Identities checked at the upgrade, until `LWS_CALLBACK_ESTABLISHED` takes them.
-    var upgrades: [UInt: Identity] = [:]
-    var nextID = 1
-    /// Recent access changes by (event, user), to refuse a subscribe whose database check
-    /// predates a revoke that the service thread has already applied.
-    var recentAccess: [AccessKey: (seq: Int64, level: AccessLevel?, at: Date)] = [:]
-    var authenticator: Authenticator
-    /// When each user's connections opened in the last hour (at most 100 each), for status.
-    var recentOpens: [UUID: [Date]] = [:]
-    /// Send rate per bearer token for the HTTP API (the WebSocket has one per connection);
-    /// bounded: emptied past 10,000 tokens.
-    var httpSendBuckets: [String: TokenBucket] = [:]
-    /// Monotonic time of the last presence write (`publishPresence`).
-    var lastPresenceWrite = 0.0
-    var draining = false
-    var exitLoop = false
-    var stats = ServerStats()
     let metrics = ServerMetrics()
-
-    struct AccessKey: Hashable {
-        var event: UUID
-        var user: UUID
-    }
+    let workers: DatabaseWorkers
+    let gatekeeper: Gatekeeper
+    let startedAt = Date()
+    private(set) var loops: [ServiceLoop] = []
+    private var listener: ChangeListener?
+    private let shared = Mutex<(state: State, port: Int)>((.idle, 0))
+    private let tickerStop = DispatchSemaphore(value: 0)
+    private let loopsEnded = DispatchGroup()
 
     public init(configuration: ServerConfiguration, conninfo: String, logger: Logger) {
         self.configuration = configuration
@@ -70,51 +38,82 @@ public final class StaffcastServer: @unchecked Sendable {
         self.logger = logger
         self.workers = DatabaseWorkers(conninfo: conninfo, count: configuration.databaseWorkers,
                                        queueCapacity: configuration.jobQueueCapacity)
-        self.hub = Hub(publishedThrough: 0, recentCapacity: configuration.recentWindow)
-        self.authenticator = Authenticator(conninfo: conninfo, logger: logger)
+        self.gatekeeper = Gatekeeper(maxConnections: configuration.maxConnections, maxPerUser: configuration.maxConnectionsPerUser)
     }
 
     public var state: State { shared.withLock { $0.state } }
     /// The port actually listened on (useful with port 0).
     public var port: Int { shared.withLock { $0.port } }
-    var listener: ChangeListener? { shared.withLock { $0.listener } }
+    var isDraining: Bool { state == .draining }
 
     // MARK: lifecycle
 
-    /// Connects to the database, starts listening, and returns once clients can connect.
-    /// Throws with a sentence for a person when the port or the database is unusable.
+    /// Reads where the change logs end and every valid token, opens the port on every loop,
+    /// starts the threads, and returns once clients can connect. Throws with a sentence for a
+    /// person when the port or the database is unusable.
     public func start() throws {
         shared.withLock { $0.state = .starting }
-        let cursors: ChangeCursors
+        var cursors: ChangeCursors
         do {
-            let conn = try PGConnection(conninfo: conninfo)
-            cursors = try Store(conn).currentCursors()
+            let store = Store(try PGConnection(conninfo: conninfo))
+            cursors = try store.currentCursors()
+            let tokens = try store.validTokens()
+            gatekeeper.load(tokens.tokens)
+            cursors.token = tokens.through
         } catch {
             shared.withLock { $0.state = .stopped }
             throw ServerError.database("cannot read from the database: \(error)")
         }
-        hub = Hub(publishedThrough: cursors.message, recentCapacity: configuration.recentWindow)
+
+        let runner = JobRunner(workers: workers, logger: logger, metrics: metrics)
+        let api = HTTPAPI(server: self, configuration: configuration, gatekeeper: gatekeeper, workers: workers,
+                          logger: logger, metrics: metrics)
+        loops = (0..<configuration.resolvedServiceThreads).map {
+            ServiceLoop(index: $0, configuration: configuration, publishedThrough: cursors.message, logger: logger,
+                        metrics: metrics, gatekeeper: gatekeeper, runner: runner, api: api)
+        }
+        var port = configuration.port
+        do {
+            for loop in loops { port = try loop.listen(host: configuration.host, port: port) }
+        } catch {
+            loops = []
+            shared.withLock { $0.state = .stopped }
+            throw ServerError.listen("cannot listen on \(configuration.host):\(configuration.port): \(error) (is the port in use, or the address not on this machine?)")
+        }
+        shared.withLock { $0.port = port }
         workers.start()
 
-        let ready = DispatchSemaphore(value: 0)
-        let failure = StartFailure()
-        let thread = Thread { [self] in
-            serviceThread(ready: ready, failure: failure)
+        let failures = Mutex<[String]>([])
+        let started = DispatchGroup()
+        for loop in loops {
+            started.enter()
+            loopsEnded.enter()
+            let thread = Thread { [loopsEnded] in
+                loop.run { error in
+                    if let error { failures.withLock { $0.append("\(error)") } }
+                    started.leave()
+                }
+                loopsEnded.leave()
+            }
+            thread.name = "staffcast-loop-\(loop.index)"
+            thread.stackSize = 1 << 20
+            thread.start()
         }
-        thread.name = "staffcast-service"
-        thread.start()
-        ready.wait()
-        if let message = failure.message {
+        started.wait()
+        if let failure = failures.withLock({ $0.first }) {
+            for loop in loops { loop.requestExit() }
+            _ = loopsEnded.wait(timeout: .now() + 5)
             workers.stop()
             shared.withLock { $0.state = .stopped }
-            throw ServerError.listen(message)
+            throw ServerError.listen(failure)
         }
 
-        let listener = ChangeListener(conninfo: conninfo, from: cursors, pollInterval: configuration.listenerPollInterval,
-                                      logger: logger) { [self] batch in
-            deliver(batch)
+        let feed = ChangeFeed(loops: loops, gatekeeper: gatekeeper, metrics: metrics) { [weak self] in
+            self?.state == .running || self?.state == .starting
         }
-        shared.withLock { $0.listener = listener }
+        let listener = ChangeListener(conninfo: conninfo, from: cursors, pollInterval: configuration.listenerPollInterval,
+                                      logger: logger) { batch in feed.deliver(batch) }
+        self.listener = listener
         listener.start()
         // Ready means the listener is up too; wait briefly so `start` returns a ready server.
         let deadline = Date().addingTimeInterval(10)
@@ -125,12 +124,13 @@ public final class StaffcastServer: @unchecked Sendable {
         startTicker()
         shared.withLock { $0.state = .running }
         logger.info("staffcast is serving", metadata: ["host": "\(configuration.host)", "port": "\(port)",
+                                                        "loops": "\(loops.count)", "tokens": "\(gatekeeper.tokenCount)",
                                                         "node": "\(configuration.nodeID)"])
     }
 
-    /// Graceful stop: refuses new work, lets requests in flight finish, closes every
-    /// WebSocket with 1001 (going away) after its queued frames, then ends all threads.
-    /// Returns within `shutdownGrace` plus a few seconds.
+    /// Graceful stop: refuses new work, lets requests in flight finish, closes every WebSocket
+    /// with 1001 after its queued frames, then ends all threads. Returns within
+    /// `shutdownGrace` plus a few seconds, however loaded the server is.
     public func stop() {
         let alreadyStopping: Bool = shared.withLock {
             guard $0.state == .running || $0.state == .starting else { return true }
@@ -139,13 +139,27 @@ public final class StaffcastServer: @unchecked Sendable {
         }
         if alreadyStopping { return }
         logger.info("stopping: closing connections with 1001")
-        post { [self] in beginDrain() }
-        if drained.wait(timeout: .now() + configuration.shutdownGrace) == .timedOut {
-            logger.warning("some clients did not close in time; closing them now")
+        for loop in loops { loop.post { $0.beginDrain() } }
+        let deadline = Date().addingTimeInterval(configuration.shutdownGrace)
+        while Date() < deadline {
+            let drained = Mutex(0)
+            let asked = DispatchGroup()
+            for loop in loops {
+                asked.enter()
+                loop.post { l in
+                    if l.isDrained { drained.withLock { $0 += 1 } }
+                    asked.leave()
+                }
+            }
+            _ = asked.wait(timeout: .now() + 0.5)
+            if drained.withLock({ $0 }) == loops.count { break }
+            usleep(50_000)
         }
         tickerStop.signal()
-        post { [self] in exitLoop = true }
-        _ = serviceEnded.wait(timeout: .now() + 5)
+        for loop in loops { loop.requestExit() }
+        if loopsEnded.wait(timeout: .now() + 5) == .timedOut {
+            logger.warning("a service loop did not end in time")
+        }
         listener?.stop()
         // This server's presence rows go with it (queued jobs still run before workers end).
         let node = configuration.nodeID
@@ -155,80 +169,77 @@ public final class StaffcastServer: @unchecked Sendable {
         logger.info("stopped")
     }
 
-    /// Posts `tick()` to the service thread once a second until `stop`.
+    /// Posts `tick` to every loop once a second, and writes presence every few seconds.
     private func startTicker() {
         let thread = Thread { [self] in
+            var lastPresence = 0.0
+            var lastTrim = ServiceLoop.monotonicNow()
             while tickerStop.wait(timeout: .now() + 1) == .timedOut {
-                post { [self] in tick() }
+                for loop in loops { loop.post { $0.tick() } }
+                let now = ServiceLoop.monotonicNow()
+                if now - lastPresence >= Self.presenceInterval {
+                    lastPresence = now
+                    publishPresence()
+                }
+                if now - lastTrim >= 60 {
+                    lastTrim = now
+                    gatekeeper.trimOpens()
+                }
             }
         }
         thread.name = "staffcast-ticker"
         thread.start()
     }
 
-    /// Runs `work` on the service thread soon. Safe from any thread.
-    func post(_ work: @escaping @Sendable () -> Void) {
-        let ctx: UInt = inbox.withLock {
-            $0.append(work)
-            return shared.withLock { $0.context }
+    /// Seconds between presence refreshes (other servers ignore rows older than 30 s).
+    static let presenceInterval = 3.0
+
+    /// Writes this server's subscriptions to the presence table (on a worker), so status on
+    /// any server sees who is connected to this one.
+    private func publishPresence() {
+        let node = configuration.nodeID
+        let logger = self.logger
+        collectLoops { [workers] loops in
+            let rows = loops.flatMap(\.members).map {
+                Store.PresenceRow(node: node, connectionID: Int64($0.connectionID), userID: $0.userID, eventID: $0.eventID,
+                                  connectedSince: $0.connectedSince, rttMs: $0.rtt.map { ($0 * 100_000).rounded() / 100 })
+            }
+            _ = workers.submit { session in
+                do {
+                    try session.store().replacePresence(node: node, rows: rows)
+                } catch {
+                    logger.debug("presence not written", metadata: ["error": "\(error)"])
+                }
+            }
         }
-        if ctx != 0, let context = OpaquePointer(bitPattern: ctx) { lws_cancel_service(context) }
     }
 
-    /// Work items waiting for the service thread.
-    var inboxDepth: Int { inbox.withLock { $0.count } }
-
-    func drainInbox() {
-        let work = inbox.withLock { items -> [@Sendable () -> Void] in
-            let out = items
-            items.removeAll(keepingCapacity: true)
-            return out
+    /// Asks every loop for a snapshot of what it holds; `completion` runs once all answered
+    /// (on the thread of the last loop to answer, so it must not block), or after 2 s with
+    /// those that did.
+    func collectLoops(_ completion: @escaping @Sendable ([LoopSnapshot]) -> Void) {
+        let box = Mutex<(snapshots: [LoopSnapshot], done: Bool)>(([], false))
+        let expected = loops.count
+        guard expected > 0 else { return completion([]) }
+        let finish: @Sendable (Bool) -> Void = { force in
+            let result: [LoopSnapshot]? = box.withLock { b in
+                guard !b.done, force || b.snapshots.count == expected else { return nil }
+                b.done = true
+                return b.snapshots.sorted { $0.index < $1.index }
+            }
+            if let result { completion(result) }
         }
-        for item in work { item() }
+        for loop in loops {
+            loop.post { l in
+                let s = l.snapshot()
+                box.withLock { $0.snapshots.append(s) }
+                finish(false)
+            }
+        }
+        DispatchQueue.global().asyncAfter(deadline: .now() + 2) { finish(true) }
     }
 
-    // MARK: service thread
-
-    private func serviceThread(ready: DispatchSemaphore, failure: StartFailure) {
-        let transport = LWSTransport(server: self)
-        guard let ctx = transport.createContext() else {
-            failure.message = transport.failure ?? "libwebsockets could not start"
-            ready.signal()
-            return
-        }
-        context = ctx
-        shared.withLock {
-            $0.context = UInt(bitPattern: ctx)
-            $0.port = transport.listenPort
-        }
-        ready.signal()
-        while !exitLoop {
-            if lws_service(ctx, 0) < 0 { break }
-        }
-        shared.withLock { $0.context = 0 }
-        // Close what is left without waiting for peers; then the context goes.
-        lws_context_destroy(ctx)
-        context = nil
-        authenticator.close()
-        drainInbox() // release frames still queued for connections that are gone
-        transport.release()
-        serviceEnded.signal()
-    }
-
-    func beginDrain() {
-        draining = true
-        for connection in connections.values {
-            connection.closing = .afterFlush(1001, "server shutting down; reconnect")
-            lws_callback_on_writable(connection.wsi)
-        }
-        checkDrained()
-    }
-
-    func checkDrained() {
-        if draining && connections.isEmpty { drained.signal() }
-    }
-
-    // MARK: readiness and status
+    // MARK: readiness
 
     public struct Readiness: Sendable, Encodable {
         public var ready: Bool
@@ -244,9 +255,6 @@ public final class StaffcastServer: @unchecked Sendable {
                          database: databaseOK ? "up" : (l?.lastError ?? "down"),
                          listener: listenerState)
     }
-}
 
-/// Written by the service thread before it signals `ready`, read by `start` after waiting.
-private final class StartFailure: @unchecked Sendable {
-    var message: String?
+    var listenerState: ChangeListener.State? { listener?.state }
 }

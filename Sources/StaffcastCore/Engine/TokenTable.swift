@@ -1,0 +1,46 @@
+import Foundation
+
+/// Every valid API token a server knows, by digest: loaded at start and kept current from the
+/// token change log, so a WebSocket upgrade is decided from memory, never by a database call
+/// on a service loop. Pure; the server guards its one instance with a lock.
+public struct TokenTable: Sendable {
+    public struct Entry: Sendable, Equatable {
+        public var identity: Identity
+        public var expiresAt: Date?
+        public init(identity: Identity, expiresAt: Date?) {
+            self.identity = identity
+            self.expiresAt = expiresAt
+        }
+    }
+
+    private var entries: [TokenDigest: Entry] = [:]
+
+    public init() {}
+
+    public var count: Int { entries.count }
+
+    /// The identity of a token that is valid at `now`.
+    public func identity(for digest: TokenDigest, now: Date) -> Identity? {
+        guard let entry = entries[digest] else { return nil }
+        if let expires = entry.expiresAt, expires <= now { return nil }
+        return entry.identity
+    }
+
+    /// Adds or replaces a valid token.
+    public mutating func insert(_ digest: TokenDigest, _ entry: Entry) {
+        entries[digest] = entry
+    }
+
+    /// Forgets a token; true when it was known (so its open connections must be closed).
+    @discardableResult
+    public mutating func remove(_ digest: TokenDigest) -> Bool {
+        entries.removeValue(forKey: digest) != nil
+    }
+
+    /// Drops tokens expired by `now`; returns them.
+    public mutating func removeExpired(now: Date) -> [TokenDigest] {
+        let expired = entries.filter { $0.value.expiresAt.map { $0 <= now } ?? false }.map(\.key)
+        for digest in expired { entries[digest] = nil }
+        return expired
+    }
+}

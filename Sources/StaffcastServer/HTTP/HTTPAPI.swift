@@ -1,0 +1,239 @@
+import Foundation
+import Logging
+import StaffcastCore
+import StaffcastPostgres
+import Synchronization
+
+/// The HTTP API (CONTRACT.md §3) on the WebSocket's port. Called by a service loop with a
+/// whole request; it answers through `respond`, at once for what memory knows and from a
+/// database worker otherwise. It never blocks the calling loop: tokens are checked against the
+/// gatekeeper's table in memory, and every query runs on a worker.
+final class HTTPAPI: @unchecked Sendable {
+    typealias Respond = @Sendable (HTTPResponse) -> Void
+
+    /// The server it answers for (status, readiness); the server owns this object.
+    unowned let server: StaffcastServer
+    private let configuration: ServerConfiguration
+    private let gatekeeper: Gatekeeper
+    private let workers: DatabaseWorkers
+    private let logger: Logger
+    private let metrics: ServerMetrics
+    /// Send rate per bearer token (the WebSocket has one per connection). Bounded: emptied
+    /// past 10,000 tokens.
+    private let sendBuckets = Mutex<[String: TokenBucket]>([:])
+
+    init(server: StaffcastServer, configuration: ServerConfiguration, gatekeeper: Gatekeeper, workers: DatabaseWorkers,
+         logger: Logger, metrics: ServerMetrics) {
+        self.server = server
+        self.configuration = configuration
+        self.gatekeeper = gatekeeper
+        self.workers = workers
+        self.logger = logger
+        self.metrics = metrics
+    }
+
+    func handle(_ request: HTTPRequest, respond: @escaping Respond) {
+        let head = request.head
+        let started = ServiceLoop.monotonicNow()
+        let metrics = self.metrics
+        let logger = self.logger
+        let answer: Respond = { response in
+            metrics.httpRequest(route: (try? HTTPRoute.match(method: head.method, path: head.path).get())?.label ?? "other", status: response.status)
+            if response.status >= 400 {
+                metrics.error(code: ErrorCode.all.first { $0.httpStatus == response.status }?.rawValue ?? "http_\(response.status)")
+            }
+            logger.debug("http", metadata: ["method": "\(head.method)", "path": "\(head.path)", "status": "\(response.status)",
+                                            "ms": "\(Int((ServiceLoop.monotonicNow() - started) * 1000))"])
+            respond(response)
+        }
+        if head.path == "/v1/ws" {
+            answer(.error(.invalid("This is the WebSocket endpoint: connect with a WebSocket client (subprotocol staffcast.v1).")))
+            return
+        }
+        switch HTTPRoute.match(method: head.method, path: head.path) {
+        case .failure(.notFound):
+            answer(.error(.notFound("There is no \(head.method) \(head.path). See docs/protocol.md for the HTTP API.")))
+        case .failure(.methodNotAllowed(let allowed)):
+            var response = HTTPResponse.error(.invalid("\(head.path) answers \(allowed), not \(head.method)."))
+            response.status = 405
+            answer(response)
+        case .failure(.badID(let text)):
+            answer(.error(.invalid("'\(text.prefix(64))' in the path is not a UUID.")))
+        case .success(let route):
+            dispatch(route, request, answer)
+        }
+    }
+
+    private func dispatch(_ route: HTTPRoute, _ request: HTTPRequest, _ respond: @escaping Respond) {
+        let head = request.head
+        let token = head.bearerToken
+        switch route {
+        case .healthz:
+            respond(.json(200, ["status": "ok", "node": configuration.nodeID]))
+        case .readyz:
+            let r = server.readiness
+            respond(.json(r.ready ? 200 : 503, r))
+        case .metrics:
+            if configuration.metricsRequireToken, token == nil || token != configuration.opsToken {
+                respond(.error(StaffcastError(.unauthorized, "/metrics needs the ops token as a bearer token.")))
+                return
+            }
+            server.collectLoops { [server] loops in
+                respond(.text(200, server.metricsText(loops), contentType: "text/plain; version=0.0.4; charset=utf-8"))
+            }
+        case .status:
+            runOnWorker(token, allowOpsToken: true, respond) { [server, workers] store, identity, done in
+                if let identity, try !store.isOwnerOfAnyEvent(identity.userID) {
+                    throw StaffcastError.forbidden("Status is for owners of an event or the ops token.")
+                }
+                let latency = try store.ping()
+                server.collectLoops { loops in
+                    // Back to a worker for the events' facts: never query on a loop's thread.
+                    let events = Array(Set(loops.flatMap { $0.subscribers.keys }))
+                    let queued = workers.submit { session in
+                        let facts = (try? session.store().eventFacts(events)) ?? []
+                        done(.json(200, server.statusSnapshot(loops, facts: facts, databaseLatency: latency)))
+                    }
+                    if !queued { done(.json(200, server.statusSnapshot(loops, facts: [], databaseLatency: latency))) }
+                }
+            }
+        case .eventStatus(let eventID):
+            let node = configuration.nodeID
+            runOnWorker(token, allowOpsToken: true, respond) { [server] store, identity, done in
+                let roster = try store.roster(event: eventID, asUser: identity?.userID)
+                let elsewhere = try store.presence(event: eventID, excludingNode: node)
+                server.collectLoops { loops in
+                    done(.json(200, server.eventStatus(eventID, loops: loops, roster: roster, elsewhere: elsewhere)))
+                }
+            }
+        case .sendMessage(let eventID):
+            if let token, !token.isEmpty {
+                let now = ServiceLoop.monotonicNow()
+                let allowed = sendBuckets.withLock { buckets in
+                    if buckets.count > 10_000 { buckets.removeAll(keepingCapacity: true) }
+                    var bucket = buckets[token]
+                        ?? TokenBucket(perSecond: configuration.sendRatePerSecond, burst: configuration.sendBurst, now: now)
+                    let ok = bucket.take(now: now)
+                    buckets[token] = bucket
+                    return ok
+                }
+                guard allowed else {
+                    respond(.error(FanoutEngine<OutFrame>.sendRateLimited(configuration.engine)))
+                    return
+                }
+            }
+            let send: SendRequest
+            do {
+                send = try HTTPBodies.sendRequest(eventID: eventID, contentType: head.header("content-type") ?? "",
+                                                  body: request.body, query: head.query)
+            } catch {
+                respond(.error(error))
+                return
+            }
+            runAsUser(token, respond) { [logger, metrics] store, identity in
+                let message = try store.send(as: identity.userID, send)
+                metrics.messageSent(type: message.messageType.rawValue, priority: message.priority.rawValue)
+                logger.info("message sent", metadata: ["message": "\(message.id)", "seq": "\(message.seq)",
+                                                       "event": "\(message.eventID)", "type": "\(message.messageType.rawValue)",
+                                                       "priority": "\(message.priority.rawValue)", "via": "http"])
+                return .json(201, message)
+            }
+        case .listMessages(let eventID):
+            let since: Int64?
+            let limit: Int64?
+            do {
+                since = try HTTPBodies.intParameter(head.query, "since_seq", range: 0...Int64.max)
+                limit = try HTTPBodies.intParameter(head.query, "limit", range: 1...Int64(Limits.maxHistoryLimit))
+            } catch {
+                respond(.error(error))
+                return
+            }
+            runAsUser(token, respond) { store, identity in
+                let messages: [StaffMessage]
+                if let since {
+                    messages = try store.messages(as: identity.userID, event: eventID, sinceSeq: since,
+                                                  limit: Int(limit ?? Int64(Limits.maxHistoryLimit)))
+                } else {
+                    messages = try store.history(as: identity.userID, event: eventID, beforeSeq: nil,
+                                                 limit: Int(limit ?? Int64(Limits.defaultHistoryLimit)))
+                }
+                return .json(200, ["messages": messages])
+            }
+        case .receipts(let messageID):
+            runAsUser(token, respond) { store, identity in
+                .json(200, ReceiptsBody(try store.receipts(as: identity.userID, message: messageID)))
+            }
+        case .notify(let userID):
+            let notification: NotificationRequest
+            do {
+                notification = try HTTPBodies.notificationRequest(userID: userID, body: request.body)
+            } catch {
+                respond(.error(error))
+                return
+            }
+            runAsUser(token, respond) { store, identity in
+                .json(201, try store.createNotification(as: identity.userID, notification))
+            }
+        case .myNotifications:
+            let unreadOnly = head.query["unread"] == "true"
+            runAsUser(token, respond) { store, identity in
+                .json(200, ["notifications": try store.notifications(as: identity.userID, unreadOnly: unreadOnly)])
+            }
+        case .myEvents:
+            runAsUser(token, respond) { store, identity in
+                .json(200, ["events": try store.events(of: identity.userID)])
+            }
+        }
+    }
+
+    /// Checks the bearer token from memory, then runs `work` as its user on a database worker;
+    /// any failure becomes the JSON error body with its status.
+    private func runAsUser(_ token: String?, _ respond: @escaping Respond,
+                           _ work: @escaping @Sendable (Store, Identity) throws -> HTTPResponse) {
+        runOnWorker(token, allowOpsToken: false, respond) { store, identity, done in
+            // Without the ops token `runOnWorker` always has an identity.
+            guard let identity else { throw StaffcastError(.unauthorized, "The token is not valid.") }
+            done(try work(store, identity))
+        }
+    }
+
+    /// Like `runAsUser`, for answers that also need the loops' state: `work` runs on a worker
+    /// (identity nil when `allowOpsToken` and the ops token was used) and calls `done` once,
+    /// from any thread.
+    private func runOnWorker(_ token: String?, allowOpsToken: Bool, _ respond: @escaping Respond,
+                             _ work: @escaping @Sendable (Store, Identity?, @escaping Respond) throws -> Void) {
+        guard !server.isDraining else {
+            respond(.error(.unavailable("This server is shutting down; try again in a moment.")))
+            return
+        }
+        let opsToken = configuration.opsToken.flatMap { $0.isEmpty ? nil : $0 }
+        let isOps = allowOpsToken && opsToken != nil && token == opsToken
+        var identity: Identity?
+        if !isOps {
+            guard let token, !token.isEmpty else {
+                respond(.error(StaffcastError(.unauthorized, allowOpsToken
+                    ? "Send Authorization: Bearer TOKEN (an owner's token or the ops token)."
+                    : "No token: send the header Authorization: Bearer TOKEN (staffcast admin token issue makes one).")))
+                return
+            }
+            guard let found = gatekeeper.identity(for: token) else {
+                respond(.error(StaffcastError(.unauthorized, "The token is not valid. Ask an organiser for a new one.")))
+                return
+            }
+            identity = found
+        }
+        let logger = self.logger
+        let caller = identity
+        let accepted = workers.submit { session in
+            do {
+                try work(try session.store(), caller, respond)
+            } catch {
+                session.dropIfBroken()
+                respond(.error(StaffcastError.from(error, logger: logger)))
+            }
+        }
+        if !accepted {
+            respond(.error(.unavailable("The server is overloaded right now; nothing was done. Try again in a moment.")))
+        }
+    }
+}

@@ -1,0 +1,44 @@
+import Foundation
+import Logging
+import StaffcastCore
+import StaffcastPostgres
+
+/// Turns what the change listener read (`ChangeBatch`) into one `CommittedBatch` with every
+/// live frame encoded once, applies token changes to the gatekeeper, and hands the same batch
+/// to every service loop. Runs on the listener's thread.
+///
+/// Back-pressure: when a loop is more than `maxInboxDepth` items behind, the listener waits
+/// (the change log, not memory, is the truth) instead of piling batches up.
+final class ChangeFeed: Sendable {
+    static let maxInboxDepth = 1_024
+    private let loops: [ServiceLoop]
+    private let gatekeeper: Gatekeeper
+    private let metrics: ServerMetrics
+    private let isRunning: @Sendable () -> Bool
+
+    init(loops: [ServiceLoop], gatekeeper: Gatekeeper, metrics: ServerMetrics, isRunning: @escaping @Sendable () -> Bool) {
+        self.loops = loops
+        self.gatekeeper = gatekeeper
+        self.metrics = metrics
+        self.isRunning = isRunning
+    }
+
+    func deliver(_ batch: ChangeBatch) {
+        let now = Date()
+        let revoked = batch.tokens.isEmpty ? [] : gatekeeper.apply(batch.tokens, now: now)
+        let committed = CommittedBatch<OutFrame>(
+            revokedTokens: revoked,
+            access: batch.access.map { change in
+                .init(seq: change.seq, eventID: change.eventID, userID: change.userID, level: change.level,
+                      revokedFrame: change.level == nil ? OutFrame(text: ServerFrame.accessRevoked(eventID: change.eventID).encoded()) : nil)
+            },
+            messages: batch.messages.map { m in
+                metrics.listenerLag.recordSeconds(max(0, now.timeIntervalSince(m.sentAt)))
+                return .init(seq: m.seq, eventID: m.eventID, expiresAt: m.expiresAt, frame: OutFrame(text: ServerFrame.message(m).encoded()))
+            },
+            notifications: batch.notifications.map { .init(userID: $0.userID, frame: OutFrame(text: ServerFrame.notification($0).encoded())) })
+        metrics.listenerBatches.increment()
+        while isRunning(), loops.contains(where: { $0.inboxDepth > Self.maxInboxDepth }) { usleep(1_000) }
+        for loop in loops { loop.post { $0.deliver(committed) } }
+    }
+}

@@ -1,0 +1,115 @@
+import Foundation
+import StaffcastCore
+import StaffcastPostgres
+import Synchronization
+
+/// Decides WebSocket upgrades and authenticates HTTP requests from memory: the table of valid
+/// token digests (loaded at start, kept current by the change feed) and the connection caps.
+///
+/// Shared by every service loop and the change feed; everything is behind one lock, held only
+/// for a dictionary lookup or two (the SHA-256 of a token is computed before taking it).
+final class Gatekeeper: Sendable {
+    /// A slot taken for one WebSocket, given back with `release` when it ends.
+    struct Admission: Sendable {
+        var identity: Identity
+        var digest: TokenDigest
+    }
+
+    private struct State {
+        var tokens = TokenTable()
+        var caps: ConnectionCaps
+        /// When each user's WebSockets opened in the last hour (at most 100 each), for status.
+        var recentOpens: [UUID: [Date]] = [:]
+    }
+
+    private let state: Mutex<State>
+
+    init(maxConnections: Int, maxPerUser: Int) {
+        state = Mutex(State(caps: ConnectionCaps(maxConnections: maxConnections, maxPerUser: maxPerUser)))
+    }
+
+    /// Replaces the table with what the database holds (at start).
+    func load(_ records: [TokenRecord]) {
+        var table = TokenTable()
+        for r in records { table.insert(r.digest, .init(identity: r.identity, expiresAt: r.expiresAt)) }
+        state.withLock { $0.tokens = table }
+    }
+
+    /// Applies token changes in log order; returns the digests that stopped being valid, whose
+    /// open WebSockets must be closed.
+    func apply(_ changes: [TokenChange], now: Date) -> Set<TokenDigest> {
+        state.withLock { s in
+            var revoked = Set<TokenDigest>()
+            for change in changes {
+                if let identity = change.identity, change.expiresAt.map({ $0 > now }) ?? true {
+                    s.tokens.insert(change.digest, .init(identity: identity, expiresAt: change.expiresAt))
+                    revoked.remove(change.digest)
+                } else {
+                    s.tokens.remove(change.digest)
+                    revoked.insert(change.digest)
+                }
+            }
+            for digest in s.tokens.removeExpired(now: now) { revoked.insert(digest) }
+            return revoked
+        }
+    }
+
+    var tokenCount: Int { state.withLock { $0.tokens.count } }
+
+    /// Who a bearer token belongs to, or nil when it is not a valid token.
+    func identity(for token: String?, now: Date = Date()) -> Identity? {
+        guard let token, TokenHasher.looksValid(token) else { return nil }
+        let digest = TokenHasher.digest(of: token)
+        return state.withLock { $0.tokens.identity(for: digest, now: now) }
+    }
+
+    func isValid(_ digest: TokenDigest, now: Date = Date()) -> Bool {
+        state.withLock { $0.tokens.identity(for: digest, now: now) != nil }
+    }
+
+    /// The upgrade decision: a valid token and a free slot, or the error to answer with.
+    func admit(token: String?, now: Date = Date()) -> Result<Admission, StaffcastError> {
+        guard let token, !token.isEmpty else {
+            return .failure(StaffcastError(.unauthorized, "No token: send the header Authorization: Bearer TOKEN, or ?access_token=TOKEN."))
+        }
+        let digest: TokenDigest? = TokenHasher.looksValid(token) ? TokenHasher.digest(of: token) : nil
+        return state.withLock { s in
+            guard let digest, let identity = s.tokens.identity(for: digest, now: now) else {
+                return .failure(StaffcastError(.unauthorized, "The token is not valid. Ask an organiser for a new one (staffcast admin token issue)."))
+            }
+            switch s.caps.take(for: identity.userID) {
+            case .serverFull(let limit)?:
+                return .failure(.unavailable("This server holds its limit of \(limit) connections; try again shortly or use another server."))
+            case .userFull(let limit)?:
+                return .failure(StaffcastError(.rateLimited, "You already have \(limit) connections open, the most allowed; close one first."))
+            case nil:
+                var opens = s.recentOpens[identity.userID, default: []]
+                opens.append(now)
+                if opens.count > 100 { opens.removeFirst(opens.count - 100) }
+                s.recentOpens[identity.userID] = opens
+                return .success(Admission(identity: identity, digest: digest))
+            }
+        }
+    }
+
+    func release(_ admission: Admission) {
+        state.withLock { $0.caps.release(for: admission.identity.userID) }
+    }
+
+    var connectionCount: Int { state.withLock { $0.caps.total } }
+
+    /// Opens in the last hour per user (for reconnect counts in status).
+    func opensLastHour(of user: UUID, now: Date = Date()) -> Int {
+        state.withLock { ($0.recentOpens[user] ?? []).filter { now.timeIntervalSince($0) < 3_600 }.count }
+    }
+
+    /// Forgets opens older than an hour.
+    func trimOpens(now: Date = Date()) {
+        state.withLock { s in
+            s.recentOpens = s.recentOpens.compactMapValues { opens in
+                let kept = opens.filter { now.timeIntervalSince($0) < 3_600 }
+                return kept.isEmpty ? nil : kept
+            }
+        }
+    }
+}

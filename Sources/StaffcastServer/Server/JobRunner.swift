@@ -1,0 +1,85 @@
+import Foundation
+import Logging
+import StaffcastCore
+import StaffcastPostgres
+
+/// Runs the engine's database jobs (`EngineAction.run`) on the database workers: each as its
+/// user, under row-level security, with its reply encoded on the worker, then handed back to
+/// the service loop that asked (`ServiceLoop.jobFinished`). No service loop ever waits on it.
+final class JobRunner: Sendable {
+    let workers: DatabaseWorkers
+    let logger: Logger
+    let metrics: ServerMetrics
+
+    init(workers: DatabaseWorkers, logger: Logger, metrics: ServerMetrics) {
+        self.workers = workers
+        self.logger = logger
+        self.metrics = metrics
+    }
+
+    /// Queues `job`; false when the worker queue is full (nothing was done).
+    func submit(_ job: DatabaseJob, replyTo loop: ServiceLoop) -> Bool {
+        let logger = self.logger
+        let metrics = self.metrics
+        return workers.submit { session in
+            let started = ServiceLoop.monotonicNow()
+            let outcome: JobOutcome<OutFrame>
+            do {
+                outcome = try Self.execute(job, store: try session.store(), logger: logger, metrics: metrics)
+            } catch {
+                session.dropIfBroken()
+                let e = StaffcastError.from(error, logger: logger)
+                metrics.error(code: e.code.rawValue)
+                logger.info("request refused", metadata: ["conn": "\(job.connection)", "op": "\(job.request.op)", "code": "\(e.code)"])
+                outcome = .failed(e)
+            }
+            metrics.databaseJob.recordSeconds(ServiceLoop.monotonicNow() - started)
+            loop.post { $0.jobFinished(job, outcome) }
+        }
+    }
+
+    private static func execute(_ job: DatabaseJob, store: Store, logger: Logger, metrics: ServerMetrics) throws -> JobOutcome<OutFrame> {
+        let user = job.identity.userID
+        let ref = job.ref
+        switch job.request {
+        case .subscribe(let event, let sinceSeq, let generation):
+            let snapshot = try store.subscribe(as: user, event: event, sinceSeq: sinceSeq)
+            let reply = OutFrame(text: ServerFrame.subscribed(ref: ref, event: snapshot.event, history: snapshot.history,
+                                                              unreadCount: snapshot.unreadCount).encoded())
+            return .subscribed(eventID: event, generation: generation, reply: reply,
+                               historyThrough: snapshot.historyThrough, accessThrough: snapshot.accessThrough)
+        case .send(let request):
+            let message = try store.send(as: user, request)
+            metrics.messageSent(type: message.messageType.rawValue, priority: message.priority.rawValue)
+            logger.info("message sent", metadata: ["message": "\(message.id)", "seq": "\(message.seq)",
+                                                   "event": "\(message.eventID)", "type": "\(message.messageType.rawValue)",
+                                                   "priority": "\(message.priority.rawValue)", "via": "websocket"])
+            return .reply(OutFrame(text: ServerFrame.sent(ref: ref, message: message).encoded()))
+        case .markRead(let messageID):
+            let (event, unread) = try store.markRead(as: user, message: messageID)
+            return .reply(OutFrame(text: ServerFrame.read(ref: ref, messageID: messageID, eventID: event, unreadCount: unread).encoded()))
+        case .markNotificationRead(let notificationID):
+            try store.markNotificationRead(as: user, notification: notificationID)
+            return .reply(OutFrame(text: ServerFrame.notificationRead(ref: ref, notificationID: notificationID).encoded()))
+        case .history(let event, let beforeSeq, let limit):
+            let messages = try store.history(as: user, event: event, beforeSeq: beforeSeq, limit: limit)
+            return .reply(OutFrame(text: ServerFrame.history(ref: ref, eventID: event, messages: messages).encoded()))
+        case .listEvents:
+            return .reply(OutFrame(text: ServerFrame.events(ref: ref, events: try store.events(of: user)).encoded()))
+        }
+    }
+}
+
+extension DatabaseJob.Request {
+    /// The protocol op, for logs.
+    var op: String {
+        switch self {
+        case .subscribe: return "subscribe"
+        case .send: return "send"
+        case .markRead: return "mark_read"
+        case .markNotificationRead: return "mark_notification_read"
+        case .history: return "history"
+        case .listEvents: return "list_events"
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import CStaffcastSocket
+
+/// One epoll set: the service loop's own descriptors (its listening socket and the HTTP
+/// connections not handed to libwebsockets). Owned by one service loop; its descriptor is
+/// adopted by libwebsockets as a raw file, so the loop's one `poll` wakes for these too.
+final class EventPoller {
+    struct Ready {
+        var fd: Int32
+        var readable: Bool
+        var writable: Bool
+        var failed: Bool
+    }
+
+    let fd: Int32
+    private var fds = [Int32](repeating: 0, count: 256)
+    private var events = [UInt32](repeating: 0, count: 256)
+
+    init() throws(SocketError) {
+        fd = Int32(try SocketError.check(sc_epoll_create(), "epoll_create1"))
+    }
+
+    deinit { _ = sc_close(fd) }
+
+    func add(_ socket: Int32, writable: Bool = false) throws(SocketError) {
+        try SocketError.check(sc_epoll_ctl(fd, 1, socket, Self.mask(writable)), "epoll add")
+    }
+
+    func modify(_ socket: Int32, writable: Bool) {
+        _ = sc_epoll_ctl(fd, 3, socket, Self.mask(writable))
+    }
+
+    func remove(_ socket: Int32) {
+        _ = sc_epoll_ctl(fd, 2, socket, 0)
+    }
+
+    /// What is ready now, without waiting.
+    func poll() -> [Ready] {
+        let n = sc_epoll_wait(fd, &fds, &events, Int32(fds.count), 0)
+        guard n > 0 else { return [] }
+        return (0..<Int(n)).map { i in
+            let e = events[i]
+            return Ready(fd: fds[i], readable: e & UInt32(SC_POLL_IN) != 0, writable: e & UInt32(SC_POLL_OUT) != 0,
+                         failed: e & UInt32(SC_POLL_ERR | SC_POLL_HUP) != 0)
+        }
+    }
+
+    private static func mask(_ writable: Bool) -> UInt32 {
+        UInt32(SC_POLL_IN) | (writable ? UInt32(SC_POLL_OUT) : 0)
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import StaffcastCore
+
+/// One TCP connection while it speaks plain HTTP (before a WebSocket upgrade hands it to
+/// libwebsockets). Owned by its service loop; only that loop's thread touches it.
+///
+/// Requests pipelined on one keep-alive connection are answered in order: each gets a slot in
+/// `answers` when it is framed, filled when its answer is ready (possibly out of order, from a
+/// database worker), and written once every earlier one is. At most `maxPipelined` wait; past
+/// that the loop stops framing (and so reading) until answers go out.
+final class HTTPConnection {
+    static let maxPipelined = 16
+    /// Read no further while this much is buffered and unframed (the parser refuses anything
+    /// larger than a head plus a body anyway).
+    static let maxBuffered = 8_192 + Limits.maxFrameBytes + 16_384
+
+    struct Answer {
+        var id: Int
+        var bytes: [UInt8]?
+    }
+
+    let fd: Int32
+    /// Distinguishes this connection from a later one that reuses its descriptor.
+    let serial: Int
+    let peer: String
+    var input: [UInt8] = []
+    var output: [UInt8] = []
+    var answers: [Answer] = []
+    var nextAnswer = 0
+    /// No request after the ones framed so far will be read (Connection: close, a framing
+    /// error, the peer's end of stream, or shutdown): close once the answers are out.
+    var closeAfterAnswers = false
+    var peerClosed = false
+    var sentContinue = false
+    /// Monotonic seconds: when the request being received began (or the connection opened),
+    /// when anything last happened, and when written bytes last left.
+    var requestStartedAt: Double
+    var lastActivity: Double
+    var lastWriteProgress: Double
+    var writeInterest = false
+
+    init(fd: Int32, serial: Int, peer: String, now: Double) {
+        self.fd = fd
+        self.serial = serial
+        self.peer = peer
+        requestStartedAt = now
+        lastActivity = now
+        lastWriteProgress = now
+    }
+
+    /// A slot for the next request's answer.
+    func reserveAnswer() -> Int {
+        defer { nextAnswer += 1 }
+        answers.append(Answer(id: nextAnswer, bytes: nil))
+        return nextAnswer
+    }
+
+    /// Fills a slot; false when the slot is unknown (the connection was reset meanwhile).
+    func fill(_ id: Int, _ bytes: [UInt8]) -> Bool {
+        guard let i = answers.firstIndex(where: { $0.id == id }) else { return false }
+        answers[i].bytes = bytes
+        return true
+    }
+
+    /// Moves every answer that is ready and next in order to `output`.
+    func releaseReadyAnswers() {
+        while let first = answers.first, let bytes = first.bytes {
+            output += bytes
+            answers.removeFirst()
+        }
+    }
+
+    var isIdle: Bool { input.isEmpty && answers.isEmpty && output.isEmpty }
+    var isFinished: Bool { closeAfterAnswers && answers.isEmpty && output.isEmpty }
+}

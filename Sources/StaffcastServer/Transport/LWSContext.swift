@@ -1,0 +1,136 @@
+import CLibWebSockets
+import Foundation
+import Logging
+
+/// One libwebsockets context with one vhost that listens on nothing and serves the sockets
+/// its service loop adopts. Owns the C memory the context points into (protocol table and its
+/// names, the heartbeat policy) and frees it after `lws_context_destroy`, in `deinit`.
+///
+/// The one place where libwebsockets' return codes become errors (`SocketError`); everything
+/// else in staffcast that calls libwebsockets lives in `ServiceLoop`.
+final class LWSContext {
+    static let subprotocol = "staffcast.v1"
+    private(set) var context: OpaquePointer?
+    private(set) var vhost: OpaquePointer?
+    private let protocols: UnsafeMutablePointer<lws_protocols>
+    private let protocolName: UnsafeMutablePointer<CChar>
+    private let vhostName: UnsafeMutablePointer<CChar>
+    private let retry: UnsafeMutablePointer<lws_retry_bo_t>
+
+    /// Creates the context on the calling thread, which becomes its service thread.
+    /// `loop` receives every callback (through the context's user pointer).
+    init(loop: ServiceLoop) throws(SocketError) {
+        lws_set_log_level(Int32(LLL_ERR | LLL_WARN), lwsLogEmit)
+        protocolName = strdup(Self.subprotocol)
+        vhostName = strdup("staffcast")
+        protocols = .allocate(capacity: 2)
+        protocols.initialize(repeating: lws_protocols(), count: 2) // the zeroed second entry ends the table
+        protocols[0].name = UnsafePointer(protocolName)
+        protocols[0].callback = lwsCallback
+        protocols[0].per_session_data_size = MemoryLayout<Int>.size
+        protocols[0].rx_buffer_size = 16_384
+
+        // Heartbeats are the engine's own, which measure round trips. lws's "validity" timers are
+        // off (hangup 0): it re-inserts a timer into a sorted list on every confirmation, which
+        // was a quarter of the service thread at 5,000 subscribers (perf: lws_dll2_add_sorted).
+        retry = .allocate(capacity: 1)
+        retry.initialize(to: lws_retry_bo_t())
+        retry.pointee.secs_since_valid_ping = 0
+        retry.pointee.secs_since_valid_hangup = 0
+
+        var info = lws_context_creation_info()
+        info.options = UInt64(LWS_SERVER_OPTION_EXPLICIT_VHOSTS)
+        info.user = Unmanaged.passUnretained(loop).toOpaque()
+        info.port = Int32(staffcast_lws_no_listen())
+        info.protocols = UnsafePointer(protocols)
+        info.timeout_secs = 10
+        info.max_http_header_data = 4_096
+        info.fd_limit_per_thread = 0
+        guard let ctx = lws_create_context(&info) else {
+            throw SocketError(operation: "libwebsockets could not create its context", code: 0)
+        }
+        context = ctx
+
+        var vinfo = lws_context_creation_info()
+        vinfo.port = Int32(staffcast_lws_no_listen_server())
+        vinfo.protocols = UnsafePointer(protocols)
+        vinfo.retry_and_idle_policy = UnsafePointer(retry)
+        vinfo.timeout_secs = 10
+        vinfo.max_http_header_data = 4_096
+        vinfo.vhost_name = UnsafePointer(vhostName)
+        guard let vh = lws_create_vhost(ctx, &vinfo) else {
+            lws_context_destroy(ctx)
+            context = nil
+            throw SocketError(operation: "libwebsockets could not create its vhost", code: 0)
+        }
+        vhost = vh
+    }
+
+    /// Closes every connection at once and frees the context; call on its service thread.
+    func destroy() {
+        if let context { lws_context_destroy(context) }
+        context = nil
+        vhost = nil
+    }
+
+    deinit {
+        destroy()
+        protocols.deallocate()
+        retry.deallocate()
+        free(protocolName)
+        free(vhostName)
+    }
+
+    /// Watches `fd` (the loop's epoll set) for readability: LWS_CALLBACK_RAW_RX_FILE.
+    func watch(_ fd: Int32) throws(SocketError) {
+        guard let vhost, staffcast_lws_adopt_file(vhost, fd, protocolName) != nil else {
+            throw SocketError(operation: "libwebsockets could not watch the loop's descriptors", code: 0)
+        }
+    }
+
+    /// Hands an accepted socket, with the request bytes already read from it, to
+    /// libwebsockets for the WebSocket handshake. On failure libwebsockets has closed `fd`.
+    func adopt(_ fd: Int32, alreadyRead bytes: [UInt8]) throws(SocketError) {
+        guard let vhost else { throw SocketError(operation: "no vhost", code: 0) }
+        let wsi = bytes.withUnsafeBufferPointer { buf in
+            buf.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buf.count) {
+                lws_adopt_socket_vhost_readbuf(vhost, fd, $0, buf.count)
+            }
+        }
+        guard wsi != nil else { throw SocketError(operation: "libwebsockets refused the connection", code: 0) }
+    }
+
+    /// Wakes the service thread (from any thread) into LWS_CALLBACK_EVENT_WAIT_CANCELLED.
+    static func wake(_ context: UInt) {
+        if let ctx = OpaquePointer(bitPattern: context) { lws_cancel_service(ctx) }
+    }
+
+    /// The peer's address as text.
+    static func peer(_ wsi: OpaquePointer) -> String {
+        var buffer = [CChar](repeating: 0, count: 128)
+        guard let p = lws_get_peer_simple(wsi, &buffer, buffer.count) else { return "?" }
+        return String(cString: p)
+    }
+}
+
+private let lwsLogger = Logger(label: "staffcast.lws")
+
+/// Sends libwebsockets' own warnings and errors into swift-log.
+private func lwsLogEmit(_ level: Int32, _ line: UnsafePointer<CChar>?) {
+    guard let line else { return }
+    let text = String(cString: line).trimmingCharacters(in: .whitespacesAndNewlines)
+    if level & Int32(LLL_ERR) != 0 {
+        lwsLogger.error("\(text)")
+    } else {
+        lwsLogger.warning("\(text)")
+    }
+}
+
+/// The protocol callback lws calls on a service thread; hands everything to the loop found
+/// through the context's user pointer.
+private func lwsCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
+                         _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+    guard let wsi, let ctx = lws_get_context(wsi), let raw = lws_context_user(ctx) else { return 0 }
+    let loop = Unmanaged<ServiceLoop>.fromOpaque(raw).takeUnretainedValue()
+    return loop.handle(wsi, reason, user, input, length)
+}
