@@ -86,15 +86,20 @@ public final class ChangeListener: @unchecked Sendable {
         try catchUp(store) // whatever was committed while we were not listening
         var lastRead = Date()
         while !stopping {
-            var pfd = pollfd(fd: conn.socket, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&pfd, 1, 250)
-            if ready < 0 && errno != EINTR {
-                throw PostgresError(.connectionLost, "poll failed: \(String(cString: strerror(errno)))")
-            }
-            var woken = false
-            if ready > 0 {
-                woken = !(try conn.drainNotifications()).isEmpty
-                if !conn.isHealthy { throw PostgresError(.connectionLost, "the listener's connection closed") }
+            // A notification that arrived while catchUp's queries ran was read off the socket
+            // by libpq already and waits in its queue: poll would not report it, and its
+            // commit may be newer than the snapshot just read. Look there first.
+            var woken = !(try conn.drainNotifications()).isEmpty
+            if !woken {
+                var pfd = pollfd(fd: conn.socket, events: Int16(POLLIN), revents: 0)
+                let ready = poll(&pfd, 1, 250)
+                if ready < 0 && errno != EINTR {
+                    throw PostgresError(.connectionLost, "poll failed: \(String(cString: strerror(errno)))")
+                }
+                if ready > 0 {
+                    woken = !(try conn.drainNotifications()).isEmpty
+                    if !conn.isHealthy { throw PostgresError(.connectionLost, "the listener's connection closed") }
+                }
             }
             if woken || Date().timeIntervalSince(lastRead) >= pollInterval {
                 try catchUp(store)
