@@ -126,7 +126,7 @@ struct TokenCommand: ParsableCommand {
         commandName: "token", abstract: "Issue, list and revoke API tokens.",
         discussion: """
             Examples:
-              staffcast admin token issue --user $ALICE --expires 7d > alice.token && chmod 600 alice.token
+              (umask 077; staffcast admin token issue --user $ALICE --expires 7d > a.token)
               staffcast admin token list --user $ALICE
               staffcast admin token revoke --user $ALICE
             """,
@@ -137,12 +137,11 @@ struct TokenIssueCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "issue", abstract: "Issue a token for a user; prints it alone on stdout, once.",
         discussion: """
-            Only a hash of the token is stored: save it now, it cannot be shown again.
-            --expires takes a whole number of minutes, hours or days (30m, 12h, 7d; at most 3650d);
-            without it the token works until revoked.
+            Only a hash of the token is stored: save it now, it cannot be shown again. --expires takes a whole number of minutes, hours or days (30m, 12h, 7d; at most 3650d); without it the token works until revoked.
+
             Examples:
-              staffcast admin token issue --user $ALICE > alice.token && chmod 600 alice.token
-              staffcast admin token issue --user $ALICE --label "gate 3 tablet" --expires 12h > gate3.token
+              (umask 077; staffcast admin token issue --user $ALICE > alice.token)
+              staffcast admin token issue --user $ALICE --label tablet --expires 12h
             """)
 
     @Option(help: "User id.") var user: String
@@ -191,6 +190,7 @@ struct TokenListCommand: ParsableCommand {
         commandName: "list", abstract: "List a user's tokens: label, created, last used, expires, revoked.",
         discussion: """
             Never shows a token or its hash. Revoked and expired tokens are listed too.
+
             Examples:
               staffcast admin token list --user $ALICE
               staffcast admin token list --user $ALICE --json
@@ -231,9 +231,8 @@ struct TokenRevokeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "revoke", abstract: "Revoke all of a user's tokens, or one token.",
         discussion: """
-            Within 2 s every server refuses the token and closes its open WebSockets (code 4401).
-            Give --user (all of that user's tokens) or --token (one; "-" reads it from stdin,
-            keeping it out of the process list and shell history). Prints how many were revoked.
+            Within 2 s every server refuses the token and closes its open WebSockets (code 4401). Give --user (all of that user's tokens) or --token (one; "-" reads it from stdin, keeping it out of the process list and shell history). Prints how many were revoked.
+
             Examples:
               staffcast admin token revoke --user $ALICE
               staffcast admin token revoke --token - < alice.token
@@ -263,8 +262,10 @@ struct TokenRevokeCommand: ParsableCommand {
                 } else {
                     printError("revoked 0 tokens: that token is unknown or was already revoked")
                 }
-            default:
-                throw CommandFailure("give --user ID (all of a user's tokens) or --token TOKEN (one), not both")
+            case (nil, nil):
+                throw CommandFailure("give --user ID (all of a user's tokens) or --token TOKEN (one)")
+            case (_?, _?):
+                throw CommandFailure("give --user ID or --token TOKEN, not both")
             }
         }
     }
