@@ -125,7 +125,8 @@ public final class FanoutEngine<Frame: WireFrame> {
 
     private func dispatch(_ connection: ConnectionState<Frame>, _ frame: ClientFrame, now: Double, into actions: inout [EngineAction]) {
         let ref = frame.ref
-        guard connection.isOpen else { return }
+        // A draining connection (closing after its queue) is still answered: `unavailable`, or a pong.
+        guard connection.isOpen || (draining && connection.phase.isAfterFlush) else { return }
         if draining, frame.request != .ping {
             reply(connection, .error(ref: ref, .unavailable("This server is shutting down; reconnect and try again.")), now: now, into: &actions)
             return
@@ -140,8 +141,10 @@ public final class FanoutEngine<Frame: WireFrame> {
         case .subscribe(let event, let sinceSeq):
             let generation = nextGeneration
             nextGeneration += 1
-            connection.pendingSubscribes[event] = generation
-            run(connection, ref: ref, .subscribe(eventID: event, sinceSeq: sinceSeq, generation: generation), now: now, into: &actions)
+            // Only a subscribe that was taken supersedes one in flight (a refused one cancels nothing).
+            if run(connection, ref: ref, .subscribe(eventID: event, sinceSeq: sinceSeq, generation: generation), now: now, into: &actions) {
+                connection.pendingSubscribes[event] = generation
+            }
         case .send(let request):
             guard connection.sendBucket.take(now: now) else {
                 reply(connection, .error(ref: ref, Self.sendRateLimited(configuration)), now: now, into: &actions)
@@ -166,16 +169,19 @@ public final class FanoutEngine<Frame: WireFrame> {
 
     /// Bounded twice: per connection here (`maxInFlightPerConnection`, else `rate_limited`),
     /// and overall by the runner's queue (which answers `jobRefused`).
+    /// False (and `rate_limited` queued) when the request was refused.
+    @discardableResult
     private func run(_ connection: ConnectionState<Frame>, ref: String?, _ request: DatabaseJob.Request, now: Double,
-                     into actions: inout [EngineAction]) {
+                     into actions: inout [EngineAction]) -> Bool {
         guard connection.inFlight < configuration.maxInFlightPerConnection else {
             reply(connection, .error(ref: ref, StaffcastError(.rateLimited,
                 "Too many of your requests are still waiting for the database; wait for replies before sending more.")),
                 now: now, into: &actions)
-            return
+            return false
         }
         connection.inFlight += 1
         actions.append(.run(DatabaseJob(connection: connection.id, ref: ref, identity: connection.identity, request: request)))
+        return true
     }
 
     // MARK: database answers
@@ -214,6 +220,12 @@ public final class FanoutEngine<Frame: WireFrame> {
                                    into actions: inout [EngineAction]) {
         guard connection.pendingSubscribes[event] == generation else { return }
         connection.pendingSubscribes[event] = nil
+        // A closing connection joins no channel (see `close`); one draining is told so.
+        guard connection.isOpen else {
+            reply(connection, .error(ref: ref, .unavailable("This server is shutting down; reconnect and subscribe again.")),
+                  now: now, into: &actions)
+            return
+        }
         if let change = recentAccess[AccessKey(event: event, user: connection.identity.userID)],
            change.seq > accessThrough, change.level == nil {
             reply(connection, .error(ref: ref, .forbidden("Your access to this event has ended.")), now: now, into: &actions)
