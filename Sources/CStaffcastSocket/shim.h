@@ -15,6 +15,8 @@
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
+#include <linux/sockios.h>
 
 #define SC_POLL_IN 0x001
 #define SC_POLL_OUT 0x004
@@ -124,5 +126,12 @@ static inline void sc_close_reset(int fd) {
 static inline void sc_set_linger_zero(int fd) {
     struct linger l = { 1, 0 };
     setsockopt(fd, SOL_SOCKET, SO_LINGER, &l, sizeof l);
+}
+/// Bytes in the socket's send queue that the peer has not acknowledged (SIOCOUTQ), or -errno.
+/// A queue that never shrinks means a peer that stopped reading.
+static inline int sc_send_queue(int fd) {
+    int n = 0;
+    if (ioctl(fd, SIOCOUTQ, &n) < 0) return -errno;
+    return n;
 }
 #endif

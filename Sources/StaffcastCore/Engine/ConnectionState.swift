@@ -36,6 +36,10 @@ public final class ConnectionState<Frame: WireFrame> {
     /// When queued frames last made progress (or the queue turned non-empty): a deadline
     /// for readers that stop reading.
     var lastWriteProgress: Double
+    /// True while the transport holds bytes of a write the socket did not take yet.
+    var transportBacklog = false
+    /// Bytes the kernel held unacknowledged at the last sample (`socketQueued`).
+    var socketQueued = 0
     /// True while a writable callback has been asked for and not yet served.
     var writableRequested = false
 

@@ -287,6 +287,10 @@ public final class FanoutEngine<Frame: WireFrame> {
     public func writable(_ id: Int, now: Double) -> WriteStep<Frame> {
         guard let connection = connections[id] else { return .idle }
         connection.writableRequested = false
+        if connection.transportBacklog {
+            connection.transportBacklog = false
+            connection.lastWriteProgress = now
+        }
         if case .closing(let code, let reason, let afterFlush, _) = connection.phase {
             if !afterFlush || (connection.outbound.isEmpty && connection.inFlight == 0) {
                 return .close(code: code, reason: reason)
@@ -309,6 +313,22 @@ public final class FanoutEngine<Frame: WireFrame> {
         connection.lastWriteProgress = now
         stats.framesDelivered += frames.count
         return .frames(frames, more: wantsMore(connection))
+    }
+
+    /// The transport could not hand the last write to the socket whole and holds the rest:
+    /// the peer is not reading it yet. The write-stall deadline runs until `writable` is
+    /// called again (the transport asks for that once its own buffer has drained).
+    public func writeIncomplete(_ id: Int) {
+        connections[id]?.transportBacklog = true
+    }
+
+    /// What the kernel still holds unacknowledged for this socket. Bytes that leave count as
+    /// progress; a queue that does not shrink keeps the write-stall deadline running, so a
+    /// peer that stops reading is dropped even when everything left the engine's queue.
+    public func socketQueued(_ id: Int, bytes: Int, now: Double) {
+        guard let connection = connections[id] else { return }
+        if bytes < connection.socketQueued || connection.socketQueued == 0 { connection.lastWriteProgress = now }
+        connection.socketQueued = bytes
     }
 
     private func wantsMore(_ connection: ConnectionState<Frame>) -> Bool {
@@ -334,7 +354,8 @@ public final class FanoutEngine<Frame: WireFrame> {
                 if now >= deadline { actions.append(.drop(connection.id)) }
                 continue
             }
-            if !connection.outbound.isEmpty, now - connection.lastWriteProgress >= configuration.writeStallTimeout {
+            if !connection.outbound.isEmpty || connection.transportBacklog || connection.socketQueued > 0,
+               now - connection.lastWriteProgress >= configuration.writeStallTimeout {
                 stats.stalledClientsDropped += 1
                 actions.append(.notice(.writeStalled(connection: connection.id)))
                 connection.phase = .closing(code: 4008, reason: "not reading", afterFlush: false, deadline: now)

@@ -43,7 +43,4 @@ final class OutFrame: WireFrame, @unchecked Sendable {
 
     /// First byte of the frame; `headroom` bytes precede it.
     var wire: UnsafePointer<UInt8> { UnsafePointer(base + Self.headroom) }
-
-    /// The heartbeat: a ping carrying "hb".
-    static let ping = OutFrame(opcode: 0x9, payload: Array("hb".utf8))
 }

@@ -211,7 +211,12 @@ final class ServiceLoop: @unchecked Sendable {
         case .idle:
             return 0
         case .ping(let more):
-            if !write(wsi, OutFrame.ping.wire, OutFrame.ping.wireLength) { return -1 }
+            // Through lws's own ping framing (in this loop's scratch buffer), so that lws
+            // hands the peer's pong back as LWS_CALLBACK_RECEIVE_PONG.
+            let payload = writeBuffer + OutFrame.headroom
+            payload[0] = UInt8(ascii: "h")
+            payload[1] = UInt8(ascii: "b")
+            if lws_write(wsi, payload, 2, LWS_WRITE_PING) < 2 { return -1 }
             if more { lws_callback_on_writable(wsi) }
             return 0
         case .frames(let frames, let more):
@@ -227,7 +232,14 @@ final class ServiceLoop: @unchecked Sendable {
                 if !write(wsi, writeBuffer + OutFrame.headroom, offset - OutFrame.headroom) { return -1 }
             }
             metrics.deliveries.increment(by: Int64(frames.count))
-            if more { lws_callback_on_writable(wsi) }
+            if lws_partial_buffered(wsi) != 0 {
+                // The socket took part of it; lws keeps the rest and calls back once it is
+                // sent. Until then the engine's write-stall deadline runs.
+                engine.writeIncomplete(id)
+                lws_callback_on_writable(wsi)
+            } else if more {
+                lws_callback_on_writable(wsi)
+            }
             return 0
         case .close(let code, let reason):
             var bytes = Array(reason.utf8.prefix(120))
@@ -320,6 +332,11 @@ final class ServiceLoop: @unchecked Sendable {
     /// Once a second: the engine's heartbeats and deadlines, and the HTTP deadlines.
     func tick() {
         let now = Self.monotonicNow()
+        // Sample every socket's kernel send queue (one ioctl each) for the write-stall policy.
+        for (id, socket) in sockets {
+            let fd = lws_get_socket_fd(socket.wsi)
+            if fd >= 0 { engine.socketQueued(id, bytes: Int(max(0, sc_send_queue(fd))), now: now) }
+        }
         perform(engine.tick(now: now, wall: Date()))
         for connection in Array(http.values) {
             if !connection.output.isEmpty, now - connection.lastWriteProgress >= configuration.writeStallTimeout {

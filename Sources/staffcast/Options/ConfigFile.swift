@@ -18,7 +18,8 @@ struct ConfigFile {
         "listen", "database_url", "data_dir", "log_level", "log_format", "database_workers", "job_queue_capacity",
         "outbound_max_frames", "outbound_max_bytes", "max_in_flight_per_connection", "send_burst",
         "send_rate_per_second", "listener_poll_interval", "heartbeat_interval", "recent_window", "shutdown_grace",
-        "node_id", "ops_token", "metrics_require_token",
+        "node_id", "ops_token", "metrics_require_token", "service_threads", "max_connections",
+        "max_connections_per_user", "header_timeout", "idle_timeout", "write_stall_timeout",
     ]
 
     static func load(path: String) throws -> ConfigFile {
@@ -82,6 +83,12 @@ struct ConfigFile {
         if let v = try int("recent_window", 16...1_000_000) { s.recentWindow = v }
         if let v = try double("shutdown_grace", 0...60) { s.shutdownGrace = v }
         if let v = try string("node_id") { s.nodeID = v }
+        if let v = try int("service_threads", 0...256) { s.serviceThreads = v }
+        if let v = try int("max_connections", 1...10_000_000) { s.maxConnections = v }
+        if let v = try int("max_connections_per_user", 1...10_000_000) { s.maxConnectionsPerUser = v }
+        if let v = try double("header_timeout", 0.5...600) { s.headerTimeout = v }
+        if let v = try double("idle_timeout", 1...3_600) { s.idleTimeout = v }
+        if let v = try double("write_stall_timeout", 1...3_600) { s.writeStallTimeout = v }
         if let v = try string("ops_token") { s.opsToken = v }
         if let v = map["metrics_require_token"] {
             guard let b = v as? Bool else { throw CommandFailure("config file \(path): 'metrics_require_token' must be true or false") }
