@@ -277,18 +277,29 @@ final class TransportTests: XCTestCase {
 
     // MARK: 4. a WebSocket reader that never reads
 
-    /// A subscriber with a tiny receive window that never reads, while an owner sends 200
-    /// messages of ~4 KB: the server drops it within `writeStallTimeout` + 10 s (status stops
+    /// The most a socket's kernel send buffer grows to (`tcp_wmem`'s maximum; 4 MiB by default).
+    static var kernelSendBufferMax: Int {
+        let text = (try? String(contentsOfFile: "/proc/sys/net/ipv4/tcp_wmem", encoding: .utf8)) ?? ""
+        return text.split(whereSeparator: { $0 == " " || $0 == "\t" || $0 == "\n" }).last.flatMap { Int($0) } ?? 4 << 20
+    }
+
+    /// A subscriber with a tiny receive window that never reads, while an owner sends messages
+    /// of ~4 KB over HTTP: the server drops it within `writeStallTimeout` + 10 s (status stops
     /// counting it; the socket ends in EOF or a reset once read), and a normal subscriber on the
-    /// same event gets every message.
+    /// same event gets every message. On loopback the server's kernel send buffer grows to
+    /// `tcp_wmem`'s maximum and would swallow a small burst whole (200 messages are not a
+    /// stall), so the burst is that maximum plus 2 MiB: frames must wait in the server. The
+    /// queue limits are raised so that only the write-stall deadline can drop it.
     func testAWebSocketThatNeverReadsIsDroppedWhileOthersGetEverything() throws {
         let writeStallTimeout = 3.0
-        let count = 200
+        let count = max(200, (Self.kernelSendBufferMax + (2 << 20)) / 4_000)
         let server = try start {
             $0.writeStallTimeout = writeStallTimeout
             $0.heartbeatInterval = 300 // the heartbeat must not be what closes it
-            $0.sendBurst = 10_000
-            $0.sendRatePerSecond = 10_000
+            $0.outboundMaxFrames = 1_000_000 // nor the slow-client queue limits
+            $0.outboundMaxBytes = 1 << 30
+            $0.sendBurst = 100_000
+            $0.sendRatePerSecond = 100_000
         }
         // The stalled reader: subscribes, then never reads again.
         let stalled = try RawSocket(port: server.port, receiveBuffer: 4_096)
@@ -349,8 +360,8 @@ final class TransportTests: XCTestCase {
             }
             usleep(250_000)
         }
-        XCTAssertNotNil(droppedAfter, "the reader that never reads is still counted \(limit) s after the burst "
-                        + "(connections: \(connectionCount(server).map(String.init) ?? "?"))")
+        XCTAssertNotNil(droppedAfter, "the reader that never reads is still counted \(limit) s after a burst of "
+                        + "\(count) messages (connections: \(connectionCount(server).map(String.init) ?? "?"))")
         if droppedAfter != nil {
             // Its subscription went with it.
             func subscribers() -> Int? {
@@ -374,6 +385,8 @@ final class TransportTests: XCTestCase {
 
         // Reading at last: whatever the kernel still held, then the end of the stream.
         let (outcome, drained) = stalled.waitForClose(deadline: Date().addingTimeInterval(10))
+        print("note: \(count) messages; the stalled reader was dropped \(droppedAfter.map { String(format: "%.1f s", $0) } ?? "never") "
+              + "after the burst; reading it at last gave \(drained) bytes, then \(outcome)")
         XCTAssertNotEqual(outcome, .open,
                           "the stalled reader's socket is still open: \(drained) bytes read, no EOF or reset "
                           + "(kernel receive buffer \(stalled.receiveBufferSize) bytes)")
