@@ -61,7 +61,10 @@ final class WatchTerminalTests: XCTestCase {
         try startWatch()
         _ = try send("Evacuate hall B", priority: .urgent)
         _ = try send("Coffee in the lounge", priority: .normal)
-        XCTAssertTrue(waitForScreen { $0.contains("NORMAL · Adam") == false && $0.contains("URGENT · Olivia Owner") })
+        // Wait for both banners: the two messages are separate deliveries.
+        XCTAssertTrue(waitForScreen {
+            $0.contains("NORMAL · Adam") == false && $0.contains("URGENT · Olivia Owner") && $0.contains("BROADCAST · NORMAL · Olivia Owner")
+        })
         let colored = try screen(colors: true)
         let bannerLine = try XCTUnwrap(colored.split(separator: "\n").first { $0.contains("URGENT · Olivia") })
         XCTAssertTrue(bannerLine.contains("41m"), "urgent banner must be red: \(bannerLine)")

@@ -10,10 +10,28 @@ public final class PGConnection {
     private var handle: OpaquePointer?
     public let conninfo: String
 
+    /// Defaults every connection gets unless its conninfo says otherwise: a connect deadline,
+    /// and TCP keepalives plus a user timeout so that a database host that vanished is noticed
+    /// in seconds instead of the kernel's two hours.
+    static let defaults: [(String, String)] = [
+        ("connect_timeout", "5"), ("keepalives", "1"), ("keepalives_idle", "10"),
+        ("keepalives_interval", "5"), ("keepalives_count", "3"), ("tcp_user_timeout", "20000"),
+    ]
+
     /// Connects, or throws `connectionFailed` with libpq's reason.
     public init(conninfo: String) throws(PostgresError) {
         self.conninfo = conninfo
-        guard let conn = PQconnectdb(conninfo) else {
+        // The defaults come first; the conninfo (expanded from `dbname`) overrides them.
+        let pairs = Self.defaults + [("dbname", conninfo)]
+        let keys = pairs.map { strdup($0.0) }
+        let values = pairs.map { strdup($0.1) }
+        defer { (keys + values).forEach { free($0) } }
+        let made: OpaquePointer? = (keys.map { UnsafePointer($0) } + [nil]).withUnsafeBufferPointer { k in
+            (values.map { UnsafePointer($0) } + [nil]).withUnsafeBufferPointer { v in
+                PQconnectdbParams(k.baseAddress, v.baseAddress, 1)
+            }
+        }
+        guard let conn = made else {
             throw PostgresError(.connectionFailed, "libpq could not allocate a connection")
         }
         handle = conn

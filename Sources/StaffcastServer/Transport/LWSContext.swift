@@ -119,6 +119,8 @@ private let lwsLogger = Logger(label: "staffcast.lws")
 private func lwsLogEmit(_ level: Int32, _ line: UnsafePointer<CChar>?) {
     guard let line else { return }
     let text = String(cString: line).trimmingCharacters(in: .whitespacesAndNewlines)
+    // lws 4.1 reports every adoption with a read buffer at error level; it is not one.
+    if text.hasSuffix("adopt_socket_readbuf: calling service") { return }
     if level & Int32(LLL_ERR) != 0 {
         lwsLogger.error("\(text)")
     } else {
