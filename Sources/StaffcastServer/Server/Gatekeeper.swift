@@ -54,6 +54,11 @@ final class Gatekeeper: Sendable {
         }
     }
 
+    /// Forgets tokens whose time ran out; returns them (their sockets must be closed).
+    func removeExpired(now: Date = Date()) -> Set<TokenDigest> {
+        state.withLock { Set($0.tokens.removeExpired(now: now)) }
+    }
+
     var tokenCount: Int { state.withLock { $0.tokens.count } }
 
     /// Who a bearer token belongs to, or nil when it is not a valid token.

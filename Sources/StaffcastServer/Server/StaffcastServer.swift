@@ -175,7 +175,14 @@ public final class StaffcastServer: @unchecked Sendable {
             var lastPresence = 0.0
             var lastTrim = ServiceLoop.monotonicNow()
             while tickerStop.wait(timeout: .now() + 1) == .timedOut {
-                for loop in loops { loop.post { $0.tick() } }
+                let expired = gatekeeper.removeExpired()
+                for loop in loops {
+                    loop.post { l in
+                        // Tokens that expired by the clock close their sockets like revoked ones.
+                        if !expired.isEmpty { l.deliver(CommittedBatch(revokedTokens: expired)) }
+                        l.tick()
+                    }
+                }
                 let now = ServiceLoop.monotonicNow()
                 if now - lastPresence >= Self.presenceInterval {
                     lastPresence = now

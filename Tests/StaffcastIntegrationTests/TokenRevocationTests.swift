@@ -1,0 +1,94 @@
+import Foundation
+import StaffcastClient
+import StaffcastCore
+import StaffcastPostgres
+import StaffcastServer
+import XCTest
+
+/// Tokens decided from memory: a revoke reaches every server within 2 s (open WebSockets
+/// closed with 4401, new upgrades and HTTP calls refused with 401), and a token issued while
+/// the servers run works within 2 s, with no database call at the upgrade.
+final class TokenRevocationTests: XCTestCase {
+    var fixture: Fixture!
+    var servers: [TestServer] = []
+
+    override func setUpWithError() throws {
+        fixture = try Fixture(conninfo: try TestDatabase.create())
+    }
+
+    override func tearDown() {
+        servers.forEach { $0.stop() }
+    }
+
+    func start() throws -> TestServer {
+        let s = try TestServer(conninfo: fixture.conninfo) { $0.serviceThreads = 2 }
+        servers.append(s)
+        return s
+    }
+
+    func testARevokedTokenClosesItsSocketsWith4401OnEveryServerWithinTwoSeconds() throws {
+        let token = try fixture.store.issueToken(user: fixture.staff) // loaded at start
+        let a = try start()
+        let b = try start()
+        let onA = try a.connect(token)
+        let onB = try b.connect(token)
+        _ = try onB.subscribe(fixture.event)
+        let other = try b.connect(fixture.staffToken) // another token of the same user stays
+        let started = Date()
+        XCTAssertEqual(try fixture.store.revokeTokens(user: fixture.staff), 2)
+        for socket in [onA, onB] {
+            do {
+                while try socket.nextOrNil(timeout: 2.5) != nil {}
+                XCTFail("the socket was not closed")
+            } catch ClientError.closed(let code, _) {
+                XCTAssertEqual(code, 4401)
+            }
+        }
+        XCTAssertLessThan(Date().timeIntervalSince(started), 2.5)
+        // Both tokens of the user were revoked: the second socket is closed too.
+        do {
+            while try other.nextOrNil(timeout: 2.5) != nil {}
+            XCTFail("the other token was revoked too; its socket must close")
+        } catch ClientError.closed(let code, _) {
+            XCTAssertEqual(code, 4401)
+        }
+        // New upgrades and HTTP calls with it are refused on both servers.
+        for server in [a, b] {
+            XCTAssertThrowsError(try WebSocketClient(url: server.ws, headers: ["Authorization": "Bearer \(token)"]))
+            let r = try server.api(token).raw("GET", "/v1/me/events")
+            XCTAssertEqual(r.status, 401)
+        }
+    }
+
+    func testATokenIssuedWhileServingWorksWithinTwoSeconds() throws {
+        let a = try start()
+        let token = try fixture.store.issueToken(user: fixture.staff)
+        let deadline = Date().addingTimeInterval(2)
+        var connected: TestSocket?
+        while connected == nil && Date() < deadline {
+            if let client = try? WebSocketClient(url: a.ws, headers: ["Authorization": "Bearer \(token)"]) {
+                connected = TestSocket(client)
+            } else {
+                usleep(50_000)
+            }
+        }
+        let socket = try XCTUnwrap(connected, "a new token must work within 2 s")
+        guard case .hello(let user, _, _) = try socket.next() else { return XCTFail("expected hello") }
+        XCTAssertEqual(user.userID, fixture.staff)
+    }
+
+    func testAnExpiringTokenClosesItsSocketAndIsRefusedAfterwards() throws {
+        let a = try start()
+        let token = try fixture.store.issueToken(user: fixture.staff, expiresIn: 2)
+        usleep(1_200_000) // the new token reaches the server's table
+        let socket = try a.connect(token)
+        do {
+            while try socket.nextOrNil(timeout: 4) != nil {}
+            XCTFail("the socket of an expired token must be closed")
+        } catch ClientError.closed(let code, _) {
+            XCTAssertEqual(code, 4401)
+        }
+        XCTAssertThrowsError(try WebSocketClient(url: a.ws, headers: ["Authorization": "Bearer \(token)"]))
+        XCTAssertEqual(try a.api(token).raw("GET", "/v1/me/events").status, 401)
+    }
+}
