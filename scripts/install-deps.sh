@@ -22,6 +22,12 @@ if [ ${#need[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
+# The transport tests also check that a standard WebSocket client (python's `websockets`)
+# reads the 401 before the upgrade as a 401.
+if command -v python3 >/dev/null 2>&1 && ! python3 -c "import websockets" >/dev/null 2>&1; then
+  python3 -m pip install -q websockets >/dev/null 2>&1 || echo "staffcast: note: could not install python websockets (one test check is skipped)"
+fi
+
 # Debian starts a system-wide cluster when it installs postgresql; staffcast runs its own.
 if ! command -v swift >/dev/null 2>&1; then
   echo "staffcast: the Swift 6 toolchain is required (https://swift.org/install); 'swift' is not on PATH" >&2

@@ -364,7 +364,12 @@ public final class FanoutEngine<Frame: WireFrame> {
                 continue
             }
             let silent = now - connection.lastHeard
-            if silent >= 2 * interval {
+            // Closed when its ping went unanswered for a whole interval (so after at least two
+            // intervals of silence), or, if the ping could not even be written, after three.
+            // Timed from the ping rather than from the silence alone, so that a one-second tick
+            // never closes a peer whose pong is on its way.
+            let pingUnanswered = connection.pingSentAt.map { now - $0 >= interval && silent >= 2 * interval } ?? false
+            if pingUnanswered || silent >= 3 * interval {
                 stats.heartbeatTimeouts += 1
                 actions.append(.notice(.heartbeatTimeout(connection: connection.id)))
                 close(connection, 1001, "no answer to heartbeat", afterFlush: false, now: now, into: &actions)

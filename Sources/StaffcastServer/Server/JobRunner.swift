@@ -38,6 +38,48 @@ final class JobRunner: Sendable {
         }
     }
 
+    /// Queues subscribes of one event as one batch (`Store.subscribeBatch`): a few statements
+    /// for the whole batch, and each message encoded at most twice for all its frames. False
+    /// when the worker queue is full.
+    func submitSubscribes(event: UUID, _ jobs: [DatabaseJob], replyTo loop: ServiceLoop) -> Bool {
+        let logger = self.logger
+        let metrics = self.metrics
+        return workers.submit { session in
+            let started = ServiceLoop.monotonicNow()
+            var outcomes: [JobOutcome<OutFrame>] = []
+            do {
+                let requests = jobs.map { job -> Store.SubscribeRequest in
+                    guard case .subscribe(_, let since, _) = job.request else { return .init(user: job.identity.userID, sinceSeq: nil) }
+                    return .init(user: job.identity.userID, sinceSeq: since)
+                }
+                let batch = try session.store().subscribeBatch(event: event, requests)
+                var builder = SubscribedFrameBuilder(messages: batch.messages)
+                for (job, entry) in zip(jobs, batch.entries) {
+                    guard case .subscribe(_, _, let generation) = job.request else { continue }
+                    switch entry.access {
+                    case .granted(let summary):
+                        let bytes = builder.frame(ref: job.ref, event: summary, history: entry.history,
+                                                  readIndices: entry.read, unreadCount: entry.unreadCount)
+                        outcomes.append(.subscribed(eventID: event, generation: generation, reply: OutFrame(text: bytes),
+                                                    historyThrough: batch.historyThrough, accessThrough: batch.accessThrough))
+                    case .noAccess:
+                        outcomes.append(.failed(.forbidden("You have no access to event \(event.uuidString.lowercased()).")))
+                    case .noEvent:
+                        outcomes.append(.failed(.notFound("There is no event \(event.uuidString.lowercased()).")))
+                    }
+                }
+            } catch {
+                session.dropIfBroken()
+                let e = StaffcastError.from(error, logger: logger)
+                metrics.error(code: e.code.rawValue)
+                outcomes = jobs.map { _ in .failed(e) }
+            }
+            metrics.databaseJob.recordSeconds(ServiceLoop.monotonicNow() - started)
+            let results = Array(zip(jobs, outcomes))
+            loop.post { l in for (job, outcome) in results { l.jobFinished(job, outcome) } }
+        }
+    }
+
     private static func execute(_ job: DatabaseJob, store: Store, logger: Logger, metrics: ServerMetrics) throws -> JobOutcome<OutFrame> {
         let user = job.identity.userID
         let ref = job.ref

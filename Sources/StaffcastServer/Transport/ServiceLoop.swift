@@ -47,6 +47,8 @@ final class ServiceLoop: @unchecked Sendable {
     /// Open WebSockets: their wsi and the slot they hold.
     private var sockets: [Int: (wsi: OpaquePointer, admission: Gatekeeper.Admission)] = [:]
     private var nextConnection = 1
+    /// Subscribe jobs gathered since the loop last drained its inbox (`flushSubscribes`).
+    private var subscribes: [DatabaseJob] = []
     private var writeBuffer: UnsafeMutablePointer<UInt8>
     private var draining = false
     private var exitRequested = false
@@ -278,7 +280,11 @@ final class ServiceLoop: @unchecked Sendable {
                 if fd >= 0 { sc_set_linger_zero(fd) }
                 lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, staffcast_lws_kill_async())
             case .run(let job):
-                if !runner.submit(job, replyTo: self) {
+                if case .subscribe = job.request {
+                    // Gathered until the loop next drains its inbox, then answered in batches.
+                    if subscribes.isEmpty { post { $0.flushSubscribes() } }
+                    subscribes.append(job)
+                } else if !runner.submit(job, replyTo: self) {
                     perform(engine.jobRefused(connection: job.connection, ref: job.ref, now: Self.monotonicNow()))
                 }
             case .notice(let notice):
@@ -306,6 +312,29 @@ final class ServiceLoop: @unchecked Sendable {
             logger.info("frame refused", metadata: ["conn": "\(id)", "code": "\(code)"])
         }
     }
+
+    /// Sends the gathered subscribes to the database in batches per event (at most
+    /// `maxSubscribeBatch` each), so a reconnect storm costs a few statements per batch.
+    private func flushSubscribes() {
+        let jobs = subscribes
+        subscribes = []
+        var byEvent: [UUID: [DatabaseJob]] = [:]
+        for job in jobs {
+            guard case .subscribe(let event, _, _) = job.request else { continue }
+            byEvent[event, default: []].append(job)
+        }
+        for (event, list) in byEvent {
+            for start in stride(from: 0, to: list.count, by: Self.maxSubscribeBatch) {
+                let chunk = Array(list[start..<min(start + Self.maxSubscribeBatch, list.count)])
+                if !runner.submitSubscribes(event: event, chunk, replyTo: self) {
+                    let now = Self.monotonicNow()
+                    for job in chunk { perform(engine.jobRefused(connection: job.connection, ref: job.ref, now: now)) }
+                }
+            }
+        }
+    }
+
+    static let maxSubscribeBatch = 500
 
     /// A database job's answer, on the loop's thread.
     func jobFinished(_ job: DatabaseJob, _ outcome: JobOutcome<OutFrame>) {

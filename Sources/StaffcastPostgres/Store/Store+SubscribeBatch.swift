@@ -1,0 +1,129 @@
+import Foundation
+import StaffcastCore
+
+/// Subscribe snapshots for many users of one event at once, for reconnect storms: ten
+/// thousand staff whose Wi-Fi came back are answered with a handful of statements per batch
+/// instead of several each.
+///
+/// Runs as the server's own login in one REPEATABLE READ snapshot, so the access check is
+/// explicit here (the same predicate the row-level security policies use: a row of
+/// `event_access` for the user and event), as it is for live fan-out; a user without access
+/// gets nothing but `noAccess`.
+extension Store {
+    public struct SubscribeRequest: Sendable, Equatable {
+        public var user: UUID
+        public var sinceSeq: Int64?
+        public init(user: UUID, sinceSeq: Int64?) {
+            self.user = user
+            self.sinceSeq = sinceSeq
+        }
+    }
+
+    public struct SubscribeBatch: Sendable {
+        public enum Access: Sendable, Equatable {
+            case granted(EventSummary)
+            case noAccess
+            case noEvent
+        }
+
+        public struct Entry: Sendable {
+            public var access: Access
+            public var unreadCount: Int
+            /// Indices into `messages`, oldest first.
+            public var history: [Int]
+            /// Indices into `messages` of those this user has read.
+            public var read: Set<Int>
+        }
+
+        /// Every message some entry's history holds, in seq order, with `read` false.
+        public var messages: [StaffMessage]
+        /// One per request, in order.
+        public var entries: [Entry]
+        /// The highest message and access-change seq the snapshot could see.
+        public var historyThrough: Int64
+        public var accessThrough: Int64
+    }
+
+    public func subscribeBatch(event: UUID, _ requests: [SubscribeRequest]) throws -> SubscribeBatch {
+        try conn.transaction("REPEATABLE READ READ ONLY") { tx in
+            let eventID = Self.id(event)
+            let users = "{" + requests.map { Self.id($0.user) }.joined(separator: ",") + "}"
+            let through = try tx.query("SELECT staffcast_visible_message_seq(), staffcast_visible_access_seq()")
+            let historyThrough = through.int64(0, 0) ?? 0
+            let accessThrough = through.int64(0, 1) ?? 0
+
+            let e = try tx.query("SELECT name, \(Self.epochMicros("starts_at")) FROM events WHERE id = $1", [eventID])
+            guard e.rowCount == 1 else {
+                return SubscribeBatch(messages: [], entries: requests.map { _ in .init(access: .noEvent, unreadCount: 0, history: [], read: []) },
+                                      historyThrough: historyThrough, accessThrough: accessThrough)
+            }
+            let name = e.string(0, 0) ?? ""
+            let startsAt = e.date(0, 1)
+
+            let a = try tx.query("""
+                SELECT u.i, a.access_level,
+                       CASE WHEN a.access_level IS NULL THEN 0 ELSE (
+                           SELECT count(*) FROM staff_messages m
+                           WHERE m.event_id = $1 AND NOT (u.id = ANY (m.read_by)) AND m.sender_id <> u.id AND \(Self.unexpired))
+                       END
+                FROM unnest($2::uuid[]) WITH ORDINALITY AS u(id, i)
+                LEFT JOIN event_access a ON a.event_id = $1 AND a.user_id = u.id
+                """, [eventID, users])
+            var entries = requests.map { _ in SubscribeBatch.Entry(access: .noAccess, unreadCount: 0, history: [], read: []) }
+            for row in 0..<a.rowCount {
+                guard let i = a.int(row, 0).map({ $0 - 1 }), entries.indices.contains(i) else { continue }
+                if let level = a.string(row, 1).flatMap(AccessLevel.init) {
+                    entries[i].access = .granted(EventSummary(id: event, name: name, startsAt: startsAt, accessLevel: level))
+                    entries[i].unreadCount = a.int(row, 2) ?? 0
+                }
+            }
+
+            // The messages: the newest page for plain subscribes, and what follows each
+            // distinct since_seq (a storm's clients mostly share a few).
+            var bySeq: [Int64: StaffMessage] = [:]
+            var latest: [Int64] = []
+            var after: [Int64: [Int64]] = [:]
+            let granted = entries.indices.filter { if case .granted = entries[$0].access { return true } else { return false } }
+            if granted.contains(where: { requests[$0].sinceSeq == nil }) {
+                let r = try tx.query("""
+                    SELECT \(Self.messageColumns(reader: "NULL")) FROM staff_messages m JOIN profiles p ON p.id = m.sender_id
+                    WHERE m.event_id = $1 AND \(Self.unexpired) ORDER BY m.seq DESC LIMIT \(Limits.subscribeHistory)
+                    """, [eventID])
+                for m in try Self.messages(r).reversed() {
+                    bySeq[m.seq] = m
+                    latest.append(m.seq)
+                }
+            }
+            for since in Set(granted.compactMap { requests[$0].sinceSeq }) {
+                let r = try tx.query("""
+                    SELECT \(Self.messageColumns(reader: "NULL")) FROM staff_messages m JOIN profiles p ON p.id = m.sender_id
+                    WHERE m.event_id = $1 AND m.seq > $2 AND \(Self.unexpired) ORDER BY m.seq LIMIT \(Limits.maxCatchUp)
+                    """, [eventID, String(since)])
+                let list = try Self.messages(r)
+                for m in list { bySeq[m.seq] = m }
+                after[since] = list.map(\.seq)
+            }
+            let messages = bySeq.values.sorted { $0.seq < $1.seq }
+            let index = Dictionary(uniqueKeysWithValues: messages.enumerated().map { ($1.seq, $0) })
+            for i in granted {
+                let seqs = requests[i].sinceSeq.map { after[$0] ?? [] } ?? latest
+                entries[i].history = seqs.compactMap { index[$0] }
+            }
+
+            // Who of the batch has read which of these messages (only the pairs that are read).
+            if !messages.isEmpty && !granted.isEmpty {
+                let seqs = "{" + messages.map { String($0.seq) }.joined(separator: ",") + "}"
+                let r = try tx.query("""
+                    SELECT u.i, m.seq FROM unnest($1::uuid[]) WITH ORDINALITY AS u(id, i)
+                    JOIN staff_messages m ON m.seq = ANY ($2::bigint[]) AND u.id = ANY (m.read_by)
+                    """, [users, seqs])
+                for row in 0..<r.rowCount {
+                    guard let i = r.int(row, 0).map({ $0 - 1 }), entries.indices.contains(i),
+                          let seq = r.int64(row, 1), let at = index[seq] else { continue }
+                    entries[i].read.insert(at)
+                }
+            }
+            return SubscribeBatch(messages: messages, entries: entries, historyThrough: historyThrough, accessThrough: accessThrough)
+        }
+    }
+}
