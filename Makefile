@@ -11,7 +11,7 @@ TEST_DATA_DIR := $(CURDIR)/.build/test-cluster
 help:
 	@echo "make run    - install dependencies, build (release), start staffcast with a demo event"
 	@echo "make test   - install dependencies, build, run every test"
-	@echo "make bench  - fan-out benchmark (see bench/README.md)"
+	@echo "make bench  - fan-out benchmark, every scenario of issue 7 (see bench/README.md)"
 
 deps:
 	@scripts/install-deps.sh
@@ -34,8 +34,12 @@ test: build
 test-cluster-stop:
 	@"$$(swift build --show-bin-path)/staffcast" cluster stop --data-dir "$(TEST_DATA_DIR)" >/dev/null 2>&1 || true
 
-bench: build-release
-	@scripts/bench.sh "$$(swift build -c release --show-bin-path)"
+# The bench builds in its own scratch path (.build-bench) so it never races another build.
+BENCH_BUILD := $(CURDIR)/.build-bench
+bench: deps
+	swift build -c release --scratch-path "$(BENCH_BUILD)" --product staffcast
+	swift build -c release --scratch-path "$(BENCH_BUILD)" --product staffcast-bench
+	@scripts/bench.sh "$$(swift build -c release --scratch-path "$(BENCH_BUILD)" --show-bin-path)"
 
 clean:
 	swift package clean

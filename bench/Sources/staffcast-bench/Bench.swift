@@ -1,0 +1,465 @@
+import CBenchEpoll
+import Foundation
+import Glibc
+
+/// One line of the final table.
+struct Row {
+    var scenario: String
+    var measured: String
+    var target: String
+    var met: Bool?
+    var notes: String
+}
+
+/// A set of subscribers being connected and subscribed.
+struct OpenSummary {
+    var requested = 0
+    var subscribed = 0
+    var failed = 0
+    var retries = 0
+    var failures: [String: Int] = [:]
+    /// First connect() → last `subscribed` reply.
+    var wallSeconds: Double?
+    var timedOut = false
+    var rssBeforeKiB = 0
+    var rssAfterKiB = 0
+    var serverCPU = 0.0
+    var clientCPU = 0.0
+
+    var failureText: String {
+        failures.sorted { $0.value > $1.value }.prefix(3).map { "\($0.value)× \($0.key)" }.joined(separator: "; ")
+    }
+}
+
+/// Message traffic to a set of subscribers.
+struct TrafficSummary {
+    var subscribers = 0
+    var publish = PublishResult()
+    var deliveries = 0
+    var duplicates = 0
+    var stale = 0
+    var lost = 0
+    var lostOnClosed = 0
+    var missedSubscribers = 0
+    var unackedReceived = 0
+    var closedByServer: [Int: Int] = [:]
+    var errors: [String: Int] = [:]
+    var pings = 0
+    var sendToReceipt = Histogram()
+    var commitToReceipt = Histogram()
+    var lastDeliveryNs: Int64 = 0
+    var complete = false
+    var serverCPU = 0.0
+    var postgresCPU = 0.0
+    var clientCPU = 0.0
+
+    /// Deliveries per second from the first send to the last delivery.
+    var deliveriesPerSecond: Double {
+        let span = Double(lastDeliveryNs - publish.firstSendNs) / 1e9
+        return span > 0 ? Double(deliveries) / span : 0
+    }
+
+    var lossText: String {
+        var t = "lost \(grouped(lost + lostOnClosed)), dup \(grouped(duplicates))"
+        if lostOnClosed > 0 { t += " (\(grouped(lostOnClosed)) on subscribers the server closed)" }
+        if missedSubscribers > 0 { t += ", \(grouped(missedSubscribers)) subscribers missed some" }
+        if !closedByServer.isEmpty {
+            t += ", server closed " + closedByServer.sorted { $0.key < $1.key }
+                .map { "\($0.value)× \($0.key == -1 ? "without close frame" : String($0.key))" }.joined(separator: ", ")
+        }
+        if !errors.isEmpty { t += ", errors to subscribers " + errors.map { "\($0.value)× \($0.key)" }.joined(separator: ", ") }
+        return t
+    }
+
+    var publisherProblems: String {
+        var t: [String] = []
+        let p = publish
+        if !p.errors.isEmpty { t.append("publisher errors " + p.errors.sorted { $0.value > $1.value }.map { "\($0.value)× \($0.key)" }.joined(separator: ", ")) }
+        if p.unanswered > 0 { t.append("\(p.unanswered) sends unanswered") }
+        if p.reconnects > 0 { t.append("\(p.reconnects) HTTP reconnects") }
+        if let f = p.failure { t.append("publisher: \(f)") }
+        if unackedReceived > 0 { t.append("\(grouped(unackedReceived)) deliveries of unacknowledged messages") }
+        if !complete { t.append("deliveries stopped before every subscriber had every message") }
+        return t.joined(separator: "; ")
+    }
+}
+
+enum PublisherKind {
+    case webSocket(PublishPlan, window: Int)
+    case http(PublishPlan, connections: Int, pipeline: Int)
+}
+
+/// Runs the scenarios against one server and prints the table.
+final class Bench {
+    let o: Options
+    let loops: [SubscriberLoop]
+    private var poolSize = 0
+    private var poolOpen: OpenSummary?
+    private var knownMaxSeq: Int64 = 0
+    private(set) var rows: [Row] = []
+
+    init(_ o: Options) {
+        self.o = o
+        loops = (0..<max(1, o.readers)).map { _ in SubscriberLoop(host: o.host, port: o.port, token: o.subscriberToken) }
+        loops.forEach { $0.start() }
+    }
+
+    @discardableResult
+    private func eachLoop<T>(_ body: (SubscriberLoop) -> T) -> [T] {
+        loops.map { l in
+            l.lock.lock()
+            defer { l.lock.unlock() }
+            return body(l)
+        }
+    }
+
+    private var serverAlive: Bool { o.serverPID == 0 || Proc.alive(o.serverPID) }
+    private func serverCPU() -> Double { Proc.cpuSeconds(o.serverPID) }
+    private func postgresCPU() -> Double { Proc.treeCPUSeconds(o.postgresPID) }
+
+    // MARK: server facts over HTTP
+
+    /// The event's highest seq: the newest message over the HTTP API, or the highest acknowledged.
+    private func currentBase() -> Int64 {
+        var seq = knownMaxSeq
+        if let r = Net.get(host: o.host, port: o.port, path: "/v1/events/\(o.event)/messages?limit=1", token: o.publisherToken),
+           r.status == 200 {
+            let bytes = Array(r.body.utf8)
+            if let s = bytes.withUnsafeBufferPointer({ integer(after: Needles.seq, in: $0.baseAddress!, $0.count) }) { seq = max(seq, s) }
+        } else {
+            log("  (could not read the newest message over HTTP; using the highest acknowledged seq \(seq))")
+        }
+        return seq
+    }
+
+    /// WebSockets open on the server (GET /v1/status with the ops token), nil when unknown.
+    private func serverConnections() -> Int? {
+        guard !o.opsToken.isEmpty,
+              let r = Net.get(host: o.host, port: o.port, path: "/v1/status", token: o.opsToken), r.status == 200 else { return nil }
+        let bytes = Array(r.body.utf8)
+        return bytes.withUnsafeBufferPointer { buf -> Int? in
+            let needle = Needle(#""connections":"#)
+            defer { free(needle.pointer) }
+            return integer(after: needle, in: buf.baseAddress!, buf.count).map(Int.init)
+        }
+    }
+
+    // MARK: subscriber pools
+
+    private func closePool() {
+        let had = eachLoop { $0.live }.reduce(0, +)
+        eachLoop { $0.closeAll() }
+        poolSize = 0
+        poolOpen = nil
+        guard had > 0 else { return }
+        let deadline = monoNs() + 30_000_000_000
+        var n = serverConnections()
+        while let c = n, c > 0, monoNs() < deadline, serverAlive {
+            usleep(50_000)
+            n = serverConnections()
+        }
+        if let c = n, c > 0 { log("  note: the server still counts \(c) connections 30 s after the bench closed its \(had)") }
+        if n == nil { sleep(2) }
+    }
+
+    /// Connects and subscribes `n` fresh subscribers, at most `window` handshakes at once.
+    @discardableResult
+    private func openPool(_ n: Int, window: Int) -> OpenSummary {
+        closePool()
+        var s = OpenSummary()
+        s.requested = n
+        let since = currentBase()
+        s.rssBeforeKiB = Proc.rssKiB(o.serverPID)
+        let cpu0 = serverCPU(), self0 = Proc.selfCPUSeconds()
+        let per = max(1, window / loops.count)
+        for (i, l) in loops.enumerated() {
+            let share = n / loops.count + (i < n % loops.count ? 1 : 0)
+            l.lock.lock()
+            l.beginOpening(share, event: o.event, sinceSeq: since, window: per)
+            l.lock.unlock()
+        }
+        let start = monoNs()
+        var lastLog = start
+        while true {
+            let (sub, failed) = eachLoop { ($0.open.subscribed, $0.open.failed) }.reduce((0, 0)) { ($0.0 + $1.0, $0.1 + $1.1) }
+            let now = monoNs()
+            if sub + failed >= n { break }
+            if !serverAlive { log("  the server process is gone"); break }
+            if Double(now - start) / 1e9 > o.connectTimeout { s.timedOut = true; break }
+            if now - lastLog > 5_000_000_000 {
+                log("  … \(grouped(sub)) of \(grouped(n)) subscribed after \(d(Double(now - start) / 1e9, 0)) s (\(grouped(failed)) failed)")
+                lastLog = now
+            }
+            usleep(2_000)
+        }
+        let stats = eachLoop { $0.open }
+        s.serverCPU = serverCPU() - cpu0
+        s.clientCPU = Proc.selfCPUSeconds() - self0
+        s.subscribed = stats.reduce(0) { $0 + $1.subscribed }
+        s.failed = stats.reduce(0) { $0 + $1.failed }
+        s.retries = stats.reduce(0) { $0 + $1.subscribeRetries }
+        for st in stats { for (k, v) in st.failures { s.failures[k, default: 0] += v } }
+        let first = stats.map(\.firstConnectNs).filter { $0 > 0 }.min() ?? 0
+        let last = stats.map(\.lastSubscribedNs).max() ?? 0
+        if first > 0 && last > first { s.wallSeconds = Double(last - first) / 1e9 }
+        if o.serverPID > 0 {
+            usleep(UInt32(o.settle * 1e6))
+            s.rssAfterKiB = Proc.rssKiB(o.serverPID)
+        }
+        poolSize = n
+        poolOpen = s
+        log("  connected \(grouped(s.subscribed))/\(grouped(n)) subscribers in \(s.wallSeconds.map { d($0, 3) + " s" } ?? "—") (window \(window))"
+            + (s.failed > 0 ? ", \(grouped(s.failed)) failed: \(s.failureText)" : "")
+            + (s.timedOut ? ", gave up after \(Int(o.connectTimeout)) s" : "")
+            + "; CPU: server \(d(s.serverCPU, 2)) s, bench client \(d(s.clientCPU, 2)) s; server VmRSS \(grouped(s.rssBeforeKiB)) → \(grouped(s.rssAfterKiB)) KiB")
+        return s
+    }
+
+    /// The current pool when it has exactly `n` live subscribers, else a fresh one.
+    private func ensurePool(_ n: Int) -> OpenSummary {
+        if poolSize == n, let p = poolOpen, eachLoop({ $0.subscribedNow }).reduce(0, +) == p.subscribed, p.subscribed > 0 {
+            return p
+        }
+        return openPool(n, window: o.stormWindow)
+    }
+
+    // MARK: traffic
+
+    private func traffic(_ n: Int, _ kind: PublisherKind) -> TrafficSummary {
+        var t = TrafficSummary()
+        _ = ensurePool(n)
+        t.subscribers = eachLoop { $0.subscribedNow }.reduce(0, +)
+        let base = currentBase()
+        eachLoop { $0.resetTraffic(base: base) }
+        let cpu0 = serverCPU(), pg0 = postgresCPU(), self0 = Proc.selfCPUSeconds()
+        switch kind {
+        case .webSocket(let plan, let window):
+            t.publish = WebSocketPublisher(host: o.host, port: o.port, token: o.publisherToken, event: o.event, base: base)
+                .run(plan, window: window)
+        case .http(let plan, let connections, let pipeline):
+            t.publish = HTTPPublisher(host: o.host, port: o.port, token: o.publisherToken, event: o.event, base: base)
+                .run(plan, connections: connections, pipeline: pipeline)
+        }
+        if let top = t.publish.acks.words.indices.last(where: { t.publish.acks.words[$0] != 0 }) {
+            let bits = t.publish.acks.words[top]
+            knownMaxSeq = max(knownMaxSeq, base + Int64(top * 64 + (63 - bits.leadingZeroBitCount)) + 1)
+        }
+        // Wait for the deliveries: every subscriber has every acknowledged message, or no
+        // progress for 3 s (some will never come), or 120 s.
+        let expected = t.publish.acked * t.subscribers
+        var last = -1
+        var lastChange = monoNs()
+        let start = monoNs()
+        while serverAlive {
+            let d = eachLoop { $0.traffic.deliveries }.reduce(0, +)
+            let now = monoNs()
+            if d >= expected { t.complete = true; break }
+            if d != last { last = d; lastChange = now }
+            if now - lastChange > 3_000_000_000 || now - start > 120_000_000_000 { break }
+            usleep(10_000)
+        }
+        t.serverCPU = serverCPU() - cpu0
+        t.postgresCPU = postgresCPU() - pg0
+        t.clientCPU = Proc.selfCPUSeconds() - self0
+        for l in loops {
+            l.lock.lock()
+            let s = l.traffic
+            t.deliveries += s.deliveries
+            t.duplicates += s.duplicates
+            t.stale += s.stale
+            t.pings += s.pings
+            t.lastDeliveryNs = max(t.lastDeliveryNs, s.lastDeliveryNs)
+            for (k, v) in s.closedByServer { t.closedByServer[k, default: 0] += v }
+            for (k, v) in s.errors { t.errors[k, default: 0] += v }
+            t.sendToReceipt.merge(s.sendToReceipt)
+            t.commitToReceipt.merge(s.commitToReceipt)
+            let loss = l.losses(acked: t.publish.acks)
+            t.lost += loss.lost
+            t.lostOnClosed += loss.lostOnClosed
+            t.missedSubscribers += loss.missedSubscribers
+            t.unackedReceived += loss.unacked
+            l.lock.unlock()
+        }
+        if t.complete && t.lost + t.lostOnClosed > 0 { t.complete = false }
+        let p = t.publish
+        log("  publisher: \(grouped(p.sent)) sent, \(grouped(p.acked)) acknowledged, sending for \(d(p.sendSeconds, 2)) s "
+            + "(\(d(p.ackRate)) msg/s acknowledged); send→ack p50 \(ms(p.sendToAck.percentileMs(0.5))) p99 \(ms(p.sendToAck.percentileMs(0.99)))")
+        log("  subscribers: \(grouped(t.subscribers)) × \(grouped(p.acked)) → \(grouped(t.deliveries)) deliveries "
+            + "(\(grouped(Int(t.deliveriesPerSecond)))/s); \(t.lossText); \(t.pings) pings answered")
+        log("  latency send→receipt p50 \(ms(t.sendToReceipt.percentileMs(0.5))) p99 \(ms(t.sendToReceipt.percentileMs(0.99))) "
+            + "max \(ms(t.sendToReceipt.maxMs)); commit→receipt (sent_at, ms) p50 \(ms(t.commitToReceipt.percentileMs(0.5))) "
+            + "p99 \(ms(t.commitToReceipt.percentileMs(0.99))) max \(ms(t.commitToReceipt.maxMs))")
+        log("  CPU: server \(d(t.serverCPU, 2)) s (\(t.deliveries > 0 ? d(t.serverCPU * 1e6 / Double(t.deliveries), 2) + " µs" : "—") per delivery), "
+            + "PostgreSQL \(d(t.postgresCPU, 2)) s, bench client \(d(t.clientCPU, 2)) s"
+            + (t.publisherProblems.isEmpty ? "" : "\n  problems: " + t.publisherProblems))
+        return t
+    }
+
+    // MARK: scenarios
+
+    func run() {
+        log("staffcast-bench: server \(o.host):\(o.port) (pid \(o.serverPID)), \(loops.count) subscriber threads, scenarios: \(o.scenarios.joined(separator: " "))")
+        for name in o.scenarios {
+            guard serverAlive else {
+                rows.append(Row(scenario: name, measured: "—", target: "", met: false, notes: "not run: the server process exited"))
+                continue
+            }
+            guard let health = Net.get(host: o.host, port: o.port, path: "/healthz", token: nil), health.status == 200 else {
+                log("== \(name): not run, the server does not answer GET /healthz")
+                rows.append(Row(scenario: name, measured: "—", target: "", met: false,
+                                notes: "not run: the server (alive) did not answer GET /healthz within 10 s"))
+                continue
+            }
+            log("== \(name)")
+            switch name {
+            case "storm": storm()
+            case "memory": memory()
+            case "latency1k":
+                latency("\(grouped(o.latency1kSubscribers)) subscribers, \(num(o.latency1kRate)) msg/s: p99 send→receipt",
+                        o.latency1kSubscribers, o.latency1kRate, targetMs: 8)
+            case "latency10k":
+                latency("\(grouped(o.latency10kSubscribers)) subscribers, \(num(o.latency10kRate)) msg/s: p99 send→receipt",
+                        o.latency10kSubscribers, o.latency10kRate, targetMs: 40)
+            case "flatout-http": flatout(http: true)
+            case "flatout-ws": flatout(http: false)
+            case "custom":
+                for n in o.customSubscribers {
+                    latency("\(grouped(n)) subscribers, \(num(o.customRate)) msg/s: p99 send→receipt", n, o.customRate, targetMs: nil)
+                }
+            default: break
+            }
+        }
+        closePool()
+        loops.forEach { $0.stop() }
+        if !serverAlive { log("!! the server process (pid \(o.serverPID)) is gone") }
+        printTable()
+    }
+
+    private func storm() {
+        let n = o.stormConnections
+        closePool()
+        let s = openPool(n, window: o.stormWindow)
+        // One message to everyone: are all of them really live?
+        let t = traffic(n, .webSocket(.count(1), window: 1))
+        let reached = t.publish.acked == 1 ? t.deliveries : 0
+        let wall = s.wallSeconds
+        var notes = "\(grouped(s.subscribed))/\(grouped(n)) subscribed (≤ \(o.stormWindow) handshakes in flight, since_seq set)"
+        if s.failed > 0 { notes += "; \(grouped(s.failed)) failed: \(s.failureText)" }
+        if s.timedOut { notes += "; gave up after \(Int(o.connectTimeout)) s" }
+        if s.retries > 0 { notes += "; \(grouped(s.retries)) subscribes retried" }
+        notes += "; CPU: server \(d(s.serverCPU, 2)) s, bench client \(d(s.clientCPU, 2)) s (both while connecting)"
+        notes += "; probe message reached \(grouped(reached))/\(grouped(t.subscribers)), \(t.lossText)"
+        if !t.publisherProblems.isEmpty { notes += "; " + t.publisherProblems }
+        rows.append(Row(scenario: "\(grouped(n)) connect + subscribe (storm): first connect → last `subscribed`",
+                        measured: wall.map { fmt("%.3f s", $0) } ?? "—", target: "≤ 0.3 s",
+                        met: (wall ?? .infinity) <= 0.3 && s.subscribed == n && reached == n && t.duplicates == 0,
+                        notes: notes))
+    }
+
+    private func memory() {
+        let n = o.memoryConnections
+        let s: OpenSummary
+        var reused = false
+        if poolSize == n, let p = poolOpen, p.subscribed > 0 {
+            s = p
+            reused = true
+            log("  (the subscribers connected just before: VmRSS read then)")
+        } else {
+            s = openPool(n, window: o.stormWindow)
+        }
+        guard o.serverPID > 0, s.subscribed > 0, s.rssAfterKiB > 0 else {
+            rows.append(Row(scenario: "idle memory per connection", measured: "—", target: "≤ 5 KiB", met: nil,
+                            notes: "needs --server-pid and subscribed connections"))
+            return
+        }
+        let per = Double(s.rssAfterKiB - s.rssBeforeKiB) / Double(s.subscribed)
+        var notes = "server VmRSS \(d(Double(s.rssBeforeKiB) / 1024)) → \(d(Double(s.rssAfterKiB) / 1024)) MiB with "
+            + "\(grouped(s.subscribed)) idle subscribed connections (read \(num(o.settle)) s after the last subscribed)"
+        if reused { notes += "; same connections as the storm" }
+        if s.subscribed < n { notes += "; only \(grouped(s.subscribed))/\(grouped(n)) subscribed" }
+        rows.append(Row(scenario: "idle memory per connection (VmRSS growth / N)", measured: fmt("%.2f KiB", per),
+                        target: "≤ 5 KiB", met: per <= 5 && s.subscribed == n, notes: notes))
+    }
+
+    private func latency(_ title: String, _ n: Int, _ rate: Double, targetMs: Double?) {
+        let t = traffic(n, .webSocket(.paced(rate: rate, duration: o.duration), window: o.paceWindow))
+        let p = t.publish
+        let planned = max(1, Int(rate * o.duration))
+        let p99 = t.sendToReceipt.percentileMs(0.99)
+        let sendRate = p.sendSeconds > 0 ? Double(p.sent - 1) / p.sendSeconds : 0
+        // Held back = by the server: the in-flight window full, or acknowledgements lagging. Late
+        // sends (the bench's own thread starved of CPU) are reported but are not the server's doing.
+        let heldBack = p.heldBack > 0 || p.acked < planned || p.ackRate < 0.95 * rate
+        var notes = "p50 \(ms(t.sendToReceipt.percentileMs(0.5))), max \(ms(t.sendToReceipt.maxMs)); "
+        notes += "commit→receipt p99 \(ms(t.commitToReceipt.percentileMs(0.99))) (ms clock); "
+        notes += "\(t.lossText); "
+        notes += "publisher \(grouped(p.acked))/\(grouped(planned)) acked, sending \(d(sendRate)) msg/s, acks \(d(p.ackRate)) msg/s"
+        if p.heldBack > 0 { notes += ", window full \(p.heldBack)×" }
+        if p.lateSends > 0 { notes += ", \(p.lateSends) sends > 5 ms late (bench thread)" }
+        notes += ", send→ack p99 \(ms(p.sendToAck.percentileMs(0.99)))"
+        notes += "; \(grouped(t.subscribers)) subscribers"
+        if t.subscribers < n { notes += " of \(grouped(n)) wanted" }
+        if !t.publisherProblems.isEmpty { notes += "; " + t.publisherProblems }
+        let met: Bool? = targetMs.map { target in
+            (p99 ?? .infinity) <= target && t.lost + t.lostOnClosed == 0 && t.duplicates == 0 && !heldBack && t.subscribers == n
+        }
+        if heldBack { notes += "; publisher held back (acks slower than the schedule)" }
+        rows.append(Row(scenario: title, measured: p99.map { $0 < 100 ? fmt("%.2f ms", $0) : "\(grouped(Int($0.rounded()))) ms" } ?? "—",
+                        target: targetMs.map { "≤ \(num($0)) ms" } ?? "—", met: met, notes: notes))
+    }
+
+    private func flatout(http: Bool) {
+        let n = o.flatoutSubscribers
+        let kind: PublisherKind = http
+            ? .http(.flat(duration: o.flatoutDuration), connections: o.httpConnections, pipeline: o.httpPipeline)
+            : .webSocket(.flat(duration: o.flatoutDuration), window: o.wsWindow)
+        let how = http ? "HTTP publisher, \(o.httpConnections) keep-alive connections × \(o.httpPipeline) pipelined"
+                       : "WebSocket publisher, \(o.wsWindow) sends in flight"
+        let t = traffic(n, kind)
+        let rate = t.deliveriesPerSecond
+        let p = t.publish
+        var notes = "\(grouped(p.acked)) msgs acked (\(d(p.ackRate, 0)) msg/s) → \(grouped(t.deliveries)) deliveries; \(t.lossText); "
+            + "send→receipt p99 \(ms(t.sendToReceipt.percentileMs(0.99)))"
+        if t.subscribers < n { notes += "; \(grouped(t.subscribers)) of \(grouped(n)) subscribers" }
+        if !t.publisherProblems.isEmpty { notes += "; " + t.publisherProblems }
+        rows.append(Row(scenario: "\(grouped(n)) subscribers flat out, \(how): deliveries/s",
+                        measured: "\(grouped(Int(rate))) /s", target: "≥ 2,400,000 /s",
+                        met: rate >= 2_400_000 && t.lost + t.lostOnClosed == 0 && t.duplicates == 0, notes: notes))
+        let perDelivery = t.deliveries > 0 ? t.serverCPU * 1e6 / Double(t.deliveries) : nil
+        rows.append(Row(scenario: "server CPU per delivery (flat out, \(http ? "HTTP" : "WebSocket") publisher)",
+                        measured: perDelivery.map { fmt("%.2f µs", $0) } ?? "—", target: "≤ 2 µs",
+                        met: perDelivery.map { $0 <= 2 },
+                        notes: "server utime+stime \(d(t.serverCPU, 2)) s / \(grouped(t.deliveries)) deliveries; "
+                            + "PostgreSQL \(d(t.postgresCPU, 2)) s; bench client \(d(t.clientCPU, 2)) s"))
+    }
+
+    // MARK: the table
+
+    private func printTable() {
+        let header = ["scenario", "measured", "target", "met", "notes"]
+        let body = rows.map { [$0.scenario, $0.measured, $0.target, $0.met.map { $0 ? "yes" : "no" } ?? "—", $0.notes] }
+        var widths = header.map { $0.count }
+        for r in body { for (i, c) in r.enumerated() where i < 4 { widths[i] = max(widths[i], c.count) } }
+        func line(_ cells: [String]) -> String {
+            "| " + cells.enumerated().map { i, c in i < 4 ? c.padding(toLength: widths[i], withPad: " ", startingAt: 0) : c }
+                .joined(separator: " | ") + " |"
+        }
+        log("")
+        log("Latency is publisher send → subscriber receipt (monotonic clock in the message text, µs precision): it")
+        log("contains the insert and commit, so it bounds commit → receipt from above; commit → receipt from sent_at")
+        log("(PostgreSQL's transaction start, ms on the wire) is in the notes. Lost = acknowledged but not received.")
+        log("")
+        log(line(header))
+        log("|" + widths.enumerated().map { i, w in String(repeating: "-", count: (i < 4 ? w : 5) + 2) }.joined(separator: "|") + "|")
+        for r in body { log(line(r)) }
+    }
+}
+
+func ms(_ v: Double?) -> String {
+    guard let v else { return "—" }
+    return v < 10 ? fmt("%.2f ms", v) : v < 1_000 ? fmt("%.1f ms", v) : fmt("%.2f s", v / 1_000)
+}
+
+func d(_ v: Double, _ digits: Int = 1) -> String { String(format: "%.\(digits)f", v) }
+
+func num(_ v: Double) -> String { v == v.rounded() ? String(Int(v)) : String(v) }

@@ -1,0 +1,150 @@
+import Foundation
+
+/// Settings. Each has a flag `--name value` and an environment variable NAME (dashes become
+/// underscores, upper case); the flag wins. `staffcast-bench --help` lists them.
+struct Options {
+    var host = "127.0.0.1"
+    var port = 8080
+    var serverPID: Int32 = 0
+    var postgresPID: Int32 = 0
+    var subscriberToken = ""
+    var publisherToken = ""
+    var opsToken = ""
+    var event = ""
+
+    /// The default order: storm first on a fresh server (its connections also give the memory
+    /// figure), the HTTP flat-out last (a server that mishandles pipelining may not recover).
+    static let allScenarios = ["storm", "memory", "latency10k", "latency1k", "flatout-ws", "flatout-http"]
+    var scenarios = Options.allScenarios
+    /// Legacy `SUBSCRIBERS="1000 10000" RATE=10`: one paced run per count (scenario `custom`).
+    var customSubscribers: [Int] = []
+    var customRate = 10.0
+
+    var readers = 2
+    var duration = 10.0
+    var latency1kSubscribers = 1_000
+    var latency1kRate = 50.0
+    var latency10kSubscribers = 10_000
+    var latency10kRate = 10.0
+    var stormConnections = 10_000
+    var stormWindow = 2_000
+    var memoryConnections = 10_000
+    var flatoutSubscribers = 1_000
+    var flatoutDuration = 5.0
+    var wsWindow = 64
+    var httpConnections = 4
+    var httpPipeline = 16
+    var connectTimeout = 60.0
+    var settle = 2.0
+    var paceWindow = 1_000
+
+    static let help = """
+        staffcast-bench: the fan-out benchmark (bench/README.md). Usually run by `make bench`
+        (scripts/bench.sh starts a server and passes the connection settings).
+
+        Connection (set by scripts/bench.sh):
+          --server URL              http://127.0.0.1:8080
+          --server-pid PID          the server, for VmRSS and CPU from /proc
+          --postgres-pid PID        the postmaster, for PostgreSQL's CPU (optional)
+          --event ID --subscriber-token T --publisher-token T --ops-token T
+
+        Scenarios (flag or environment variable; defaults in brackets):
+          SCENARIOS             storm memory latency10k latency1k flatout-ws flatout-http
+                                ("flatout" = both flat-out runs, "all" = every one, "custom" = legacy)
+          DURATION              seconds of paced publishing in the latency scenarios [10]
+          LATENCY1K_SUBSCRIBERS [1000]   LATENCY1K_RATE [50]
+          LATENCY10K_SUBSCRIBERS [10000] LATENCY10K_RATE [10]
+          STORM_CONNECTIONS     [10000]  STORM_WINDOW handshakes in flight at once [2000]
+          MEMORY_CONNECTIONS    [10000]
+          FLATOUT_SUBSCRIBERS   [1000]   FLATOUT_DURATION seconds [5]
+          WS_WINDOW             sends in flight on the WebSocket publisher [64]
+          HTTP_CONNECTIONS      keep-alive connections of the HTTP publisher [4]
+          HTTP_PIPELINE         requests in flight per HTTP connection [16]
+          READERS               subscriber threads (epoll loops) [2]
+          CONNECT_TIMEOUT       seconds to wait for a set of subscribers [60]
+          SETTLE                seconds idle before reading VmRSS after connecting [2]
+          SUBSCRIBERS, RATE     legacy: paced runs with these subscriber counts ("custom")
+        """
+
+    static func parse() throws -> Options {
+        var flags: [String: String] = [:]
+        var args = CommandLine.arguments.dropFirst().makeIterator()
+        while let a = args.next() {
+            if a == "--help" || a == "-h" { print(help); exit(0) }
+            guard a.hasPrefix("--") else { throw BenchFailure("unexpected argument \(a) (see --help)") }
+            guard let v = args.next() else { throw BenchFailure("\(a) needs a value") }
+            flags[String(a.dropFirst(2))] = v
+        }
+        let env = ProcessInfo.processInfo.environment
+        var used: Set<String> = []
+        func value(_ name: String) -> String? {
+            used.insert(name)
+            if let v = flags[name] { return v }
+            let e = env[name.uppercased().replacingOccurrences(of: "-", with: "_")]
+            return (e?.isEmpty ?? true) ? nil : e
+        }
+        func int(_ name: String, _ into: inout Int) throws {
+            guard let v = value(name) else { return }
+            guard let i = Int(v.replacingOccurrences(of: "_", with: "")), i > 0 else { throw BenchFailure("\(name) must be a positive whole number, not \(v)") }
+            into = i
+        }
+        func double(_ name: String, _ into: inout Double) throws {
+            guard let v = value(name) else { return }
+            guard let d = Double(v), d > 0 else { throw BenchFailure("\(name) must be a positive number, not \(v)") }
+            into = d
+        }
+
+        var o = Options()
+        if let server = value("server") {
+            guard let c = URLComponents(string: server), let host = c.host else { throw BenchFailure("bad --server \(server)") }
+            o.host = host == "localhost" ? "127.0.0.1" : host
+            o.port = c.port ?? 80
+        }
+        if let v = value("server-pid") { o.serverPID = Int32(v) ?? 0 }
+        if let v = value("postgres-pid") { o.postgresPID = Int32(v) ?? 0 }
+        o.subscriberToken = value("subscriber-token") ?? ""
+        o.publisherToken = value("publisher-token") ?? ""
+        o.opsToken = value("ops-token") ?? ""
+        o.event = value("event") ?? ""
+        guard !o.event.isEmpty, !o.subscriberToken.isEmpty, !o.publisherToken.isEmpty else {
+            throw BenchFailure("--event, --subscriber-token and --publisher-token are required (scripts/bench.sh sets them)")
+        }
+        try int("readers", &o.readers)
+        try double("duration", &o.duration)
+        try int("latency1k-subscribers", &o.latency1kSubscribers)
+        try double("latency1k-rate", &o.latency1kRate)
+        try int("latency10k-subscribers", &o.latency10kSubscribers)
+        try double("latency10k-rate", &o.latency10kRate)
+        try int("storm-connections", &o.stormConnections)
+        try int("storm-window", &o.stormWindow)
+        try int("memory-connections", &o.memoryConnections)
+        try int("flatout-subscribers", &o.flatoutSubscribers)
+        try double("flatout-duration", &o.flatoutDuration)
+        try int("ws-window", &o.wsWindow)
+        try int("http-connections", &o.httpConnections)
+        try int("http-pipeline", &o.httpPipeline)
+        try double("connect-timeout", &o.connectTimeout)
+        try double("settle", &o.settle)
+        try int("pace-window", &o.paceWindow)
+        try double("rate", &o.customRate)
+        if let subs = value("subscribers") {
+            o.customSubscribers = subs.split(whereSeparator: { $0 == " " || $0 == "," }).compactMap { Int($0) }
+        }
+        if let s = value("scenarios") {
+            var list: [String] = []
+            for name in s.split(whereSeparator: { $0 == " " || $0 == "," }).map(String.init) {
+                switch name {
+                case "all": list += allScenarios
+                case "flatout": list += ["flatout-ws", "flatout-http"]
+                case _ where allScenarios.contains(name) || name == "custom": list.append(name)
+                default: throw BenchFailure("unknown scenario \(name); known: \(allScenarios.joined(separator: " ")) flatout all custom")
+                }
+            }
+            o.scenarios = list
+        } else if !o.customSubscribers.isEmpty {
+            o.scenarios = ["custom"]
+        }
+        for name in flags.keys where !used.contains(name) { throw BenchFailure("unknown option --\(name) (see --help)") }
+        return o
+    }
+}

@@ -1,0 +1,338 @@
+import CBenchEpoll
+import Foundation
+import Glibc
+
+/// How a publisher sends: at a fixed rate for a time, flat out for a time, or a fixed count.
+enum PublishPlan {
+    case paced(rate: Double, duration: Double)
+    case flat(duration: Double)
+    case count(Int)
+}
+
+/// What a publisher did. Sequence numbers are relative to the scenario's base (seq - base - 1).
+struct PublishResult {
+    var sent = 0
+    var acked = 0
+    var acks = Bitset()
+    var errors: [String: Int] = [:]
+    var errorSample: String?
+    var firstSendNs: Int64 = 0
+    var lastSendNs: Int64 = 0
+    var lastAckNs: Int64 = 0
+    /// Paced sends that went out more than 5 ms after their slot.
+    var lateSends = 0
+    /// Paced slots that found the in-flight window full (the publisher was held back).
+    var heldBack = 0
+    /// Requests without an answer when the publisher gave up waiting.
+    var unanswered = 0
+    var reconnects = 0
+    var failure: String?
+    /// Send → `sent`/201 (insert and commit, seen by the publisher).
+    var sendToAck = Histogram()
+
+    var sendSeconds: Double { lastSendNs > firstSendNs ? Double(lastSendNs - firstSendNs) / 1e9 : 0 }
+    /// Messages acknowledged per second, from the first send to the last acknowledgement.
+    var ackRate: Double {
+        lastAckNs > firstSendNs ? Double(acked) / (Double(lastAckNs - firstSendNs) / 1e9) : 0
+    }
+
+    mutating func error(_ code: String, _ sample: String) {
+        errors[code, default: 0] += 1
+        if errorSample == nil { errorSample = sample }
+    }
+}
+
+/// The text of the n-th bench message: the publisher's monotonic clock at send time, so a
+/// subscriber on this machine measures send → receipt to the microsecond.
+@inline(__always) func messageText(_ n: Int, now: Int64) -> String { "bench-t=\(now) n=\(n)" }
+
+/// One organiser WebSocket sending `send` ops, with at most `window` unanswered at a time.
+final class WebSocketPublisher {
+    let host: String, port: Int, token: String, event: String, base: Int64
+
+    init(host: String, port: Int, token: String, event: String, base: Int64) {
+        (self.host, self.port, self.token, self.event, self.base) = (host, port, token, event, base)
+    }
+
+    func run(_ plan: PublishPlan, window: Int) -> PublishResult {
+        var r = PublishResult()
+        let fd: Int32
+        switch Net.connect(host: host, port: port) {
+        case .failure(let e): r.failure = e.description; return r
+        case .success(let s): fd = s
+        }
+        defer { sc_close_rst(fd) }
+        var rx: [UInt8] = []
+        guard Net.writeAll(fd, upgradeRequest(host: host, port: port, token: token)) else { r.failure = "upgrade: write failed"; return r }
+        let deadline = monoNs() + 10_000_000_000
+        var head: HTTPHead?
+        while head == nil && monoNs() < deadline {
+            guard Net.read(fd, into: &rx, timeoutMs: 100) != nil else { break }
+            head = HTTPHead.parse(rx)
+        }
+        guard let head, head.status == 101 else {
+            r.failure = "publisher upgrade refused: HTTP \(head?.status ?? 0) \(String(decoding: rx.suffix(160), as: UTF8.self))"
+            return r
+        }
+        rx.removeFirst(head.headLength)
+
+        let prefix = Array(#"{"op":"send","event_id":"\#(event)","ref":""#.utf8)
+        var sendTimes: [Int64] = []
+        var out: [UInt8] = []
+        var inFlight = 0
+        var n = 0
+        let start = monoNs()
+        var lastProgress = start
+        var stopSendingAt: Int64 = 0
+        var total = Int.max
+        var interval: Int64 = 0
+        var end = Int64.max
+        switch plan {
+        case .paced(let rate, let duration):
+            total = max(1, Int(rate * duration))
+            interval = Int64(1e9 / rate)
+        case .flat(let duration):
+            end = start + Int64(duration * 1e9)
+        case .count(let k):
+            total = k
+        }
+        var next = start
+
+        func append(_ now: Int64) {
+            // {"op":"send","event_id":"…","ref":"N","message":"bench-t=… n=N"}
+            var payload = prefix
+            payload += Array("\(n)\",\"message\":\"\(messageText(n, now: now))\"}".utf8)
+            payload.withUnsafeBytes { out += clientFrame(opcode: 0x1, $0) }
+            sendTimes.append(now)
+            if r.firstSendNs == 0 { r.firstSendNs = now }
+            r.lastSendNs = now
+            n += 1
+            r.sent += 1
+            inFlight += 1
+        }
+
+        loop: while true {
+            let now = monoNs()
+            let sending = n < total && now < end
+            if sending {
+                if interval > 0 {
+                    while next <= now && n < total {
+                        if inFlight >= window { r.heldBack += 1; break }
+                        if now - next > 5_000_000 { r.lateSends += 1 }
+                        append(now)
+                        next += interval
+                    }
+                } else {
+                    while inFlight < window && n < total { append(now) }
+                }
+            } else {
+                if stopSendingAt == 0 { stopSendingAt = now }
+                if inFlight == 0 { break }
+                if now - stopSendingAt > 15_000_000_000 { r.unanswered = inFlight; r.failure = "\(inFlight) sends unanswered 15 s after the last"; break }
+            }
+            if inFlight > 0 && now - lastProgress > 10_000_000_000 {
+                r.unanswered = inFlight
+                r.failure = "no reply for 10 s with \(inFlight) sends in flight"
+                break
+            }
+            if !out.isEmpty {
+                let w = out.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                if w > 0 { out.removeFirst(w) } else if w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
+                    r.failure = "publisher send: \(String(cString: strerror(errno)))"
+                    break
+                }
+            }
+            var timeout: Int32 = 50
+            if sending && interval > 0 && inFlight < window { timeout = Int32(max(0, min(50, (next - monoNs()) / 1_000_000))) }
+            if sending && interval == 0 && inFlight < window { timeout = 0 }
+            var p = pollfd(fd: fd, events: Int16(POLLIN) | (out.isEmpty ? 0 : Int16(POLLOUT)), revents: 0)
+            if poll(&p, 1, timeout) <= 0 || p.revents & Int16(POLLIN | POLLERR | POLLHUP) == 0 { continue }
+            guard Net.read(fd, into: &rx, timeoutMs: 0) != nil else { r.failure = "the server closed the publisher's connection"; break }
+            let got = monoNs()
+            var closed: String?
+            let used = rx.withUnsafeBufferPointer { buf -> Int in
+                splitFrames(buf.baseAddress!, buf.count) { _, opcode, p, len in
+                    switch opcode {
+                    case 0x1:
+                        var at = Needles.op.find(p, min(len, 512))
+                        if at < 0 { at = Needles.op.find(p, len) }
+                        guard at >= 0 else { return true }
+                        let q = p + at + Needles.op.count, rest = len - at - Needles.op.count
+                        let isSent = Needles.sent.isPrefix(of: q, rest)
+                        let isError = Needles.error.isPrefix(of: q, rest)
+                        guard isSent || isError else { return true }
+                        inFlight -= 1
+                        lastProgress = got
+                        if let ref = integer(after: Needle.ref, in: p, len), Int(ref) < sendTimes.count {
+                            r.sendToAck.add(us: (got - sendTimes[Int(ref)]) / 1_000)
+                        }
+                        if isSent, let seq = integer(after: Needles.seq, in: p, len) {
+                            r.acked += 1
+                            r.lastAckNs = got
+                            let index = Int(seq - base - 1)
+                            if index >= 0 { _ = r.acks.insert(index) }
+                        } else {
+                            r.error(shortString(after: Needles.code, in: p, len) ?? "?",
+                                    String(decoding: UnsafeBufferPointer(start: p, count: min(len, 240)), as: UTF8.self))
+                        }
+                    case 0x8:
+                        let code = len >= 2 ? Int(p[0]) << 8 | Int(p[1]) : 1005
+                        closed = "the server closed the publisher (\(code))"
+                        return false
+                    case 0x9:
+                        out += clientFrame(opcode: 0xA, UnsafeRawBufferPointer(start: p, count: len))
+                    default:
+                        break
+                    }
+                    return true
+                }
+            }
+            rx.removeFirst(used)
+            if let closed { r.failure = closed; r.unanswered = inFlight; break loop }
+        }
+        return r
+    }
+}
+
+extension Needle {
+    static let ref = Needle(#""ref":""#)
+}
+
+/// Organiser HTTP connections (keep-alive) posting messages, each with up to `pipeline`
+/// requests written ahead of their answers.
+final class HTTPPublisher {
+    let host: String, port: Int, token: String, event: String, base: Int64
+
+    init(host: String, port: Int, token: String, event: String, base: Int64) {
+        (self.host, self.port, self.token, self.event, self.base) = (host, port, token, event, base)
+    }
+
+    private final class Conn {
+        var fd: Int32 = -1
+        var rx: [UInt8] = []
+        var out: [UInt8] = []
+        /// Send times of requests written and not yet answered, oldest first.
+        var waiting: [Int64] = []
+        var waitingHead = 0
+        var inFlight: Int { waiting.count - waitingHead }
+    }
+
+    func run(_ plan: PublishPlan, connections: Int, pipeline: Int) -> PublishResult {
+        var r = PublishResult()
+        var conns: [Conn] = []
+        for _ in 0..<max(1, connections) {
+            switch Net.connect(host: host, port: port) {
+            case .failure(let e): r.failure = e.description; conns.forEach { sc_close_rst($0.fd) }; return r
+            case .success(let fd):
+                let c = Conn()
+                c.fd = fd
+                conns.append(c)
+            }
+        }
+        defer { for c in conns where c.fd >= 0 { sc_close_rst(c.fd) } }
+        let path = "/v1/events/\(event)/messages"
+        let headPrefix = "POST \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nAuthorization: Bearer \(token)\r\nContent-Type: application/json\r\nContent-Length: "
+        var n = 0
+        let start = monoNs()
+        var end = Int64.max
+        var total = Int.max
+        switch plan {
+        case .flat(let duration): end = start + Int64(duration * 1e9)
+        case .count(let k): total = k
+        case .paced(let rate, let duration): total = Int(rate * duration) // not paced over HTTP: sent flat out
+        }
+        var stopSendingAt: Int64 = 0
+        var lastProgress = start
+
+        func request(_ now: Int64) -> [UInt8] {
+            let body = "{\"message\":\"\(messageText(n, now: now))\"}"
+            n += 1
+            r.sent += 1
+            if r.firstSendNs == 0 { r.firstSendNs = now }
+            r.lastSendNs = now
+            return Array((headPrefix + "\(body.utf8.count)\r\n\r\n" + body).utf8)
+        }
+
+        var polls = [pollfd](repeating: pollfd(), count: conns.count)
+        while true {
+            let now = monoNs()
+            let sending = n < total && now < end
+            let inFlight = conns.reduce(0) { $0 + $1.inFlight }
+            if sending {
+                for c in conns where c.fd >= 0 {
+                    while c.inFlight < pipeline && n < total {
+                        c.out += request(now)
+                        c.waiting.append(now)
+                    }
+                }
+            } else {
+                if stopSendingAt == 0 { stopSendingAt = now }
+                if inFlight == 0 { break }
+                if now - stopSendingAt > 15_000_000_000 { r.unanswered = inFlight; r.failure = "\(inFlight) requests unanswered 15 s after the last"; break }
+            }
+            if inFlight > 0 && now - lastProgress > 10_000_000_000 {
+                r.unanswered = inFlight
+                r.failure = "no response for 10 s with \(inFlight) requests in flight (pipelining stalled?)"
+                break
+            }
+            if conns.allSatisfy({ $0.fd < 0 }) { r.failure = r.failure ?? "every HTTP connection was closed"; break }
+            for (i, c) in conns.enumerated() {
+                if c.fd >= 0 && !c.out.isEmpty {
+                    let w = c.out.withUnsafeBytes { send(c.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                    if w > 0 { c.out.removeFirst(w) }
+                }
+                polls[i] = pollfd(fd: c.fd, events: Int16(POLLIN) | (c.out.isEmpty ? 0 : Int16(POLLOUT)), revents: 0)
+            }
+            if poll(&polls, nfds_t(polls.count), 50) <= 0 { continue }
+            let got = monoNs()
+            for (i, c) in conns.enumerated() where c.fd >= 0 && polls[i].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
+                let alive = Net.read(c.fd, into: &c.rx, timeoutMs: 0) != nil
+                var used = 0
+                c.rx.withUnsafeBufferPointer { buf in
+                    let p = buf.baseAddress!
+                    while used < buf.count, let head = HTTPHead.parse(p + used, buf.count - used) {
+                        guard let length = head.contentLength, !head.chunked else {
+                            r.failure = "a response without content-length (not supported by the bench)"
+                            used = buf.count
+                            return
+                        }
+                        guard buf.count - used >= head.headLength + length else { break }
+                        let body = p + used + head.headLength
+                        if c.waitingHead < c.waiting.count {
+                            r.sendToAck.add(us: (got - c.waiting[c.waitingHead]) / 1_000)
+                            c.waitingHead += 1
+                        }
+                        lastProgress = got
+                        if head.status == 201, let seq = integer(after: Needles.seq, in: body, length) {
+                            r.acked += 1
+                            r.lastAckNs = got
+                            let index = Int(seq - base - 1)
+                            if index >= 0 { _ = r.acks.insert(index) }
+                        } else {
+                            r.error("\(head.status) \(shortString(after: Needles.code, in: body, length) ?? "")",
+                                    String(decoding: UnsafeBufferPointer(start: body, count: min(length, 240)), as: UTF8.self))
+                        }
+                        used += head.headLength + length
+                        if head.close { break }
+                    }
+                }
+                c.rx.removeFirst(used)
+                if c.waitingHead > 4_096 { c.waiting.removeFirst(c.waitingHead); c.waitingHead = 0 }
+                if !alive {
+                    // The server closed the connection: what was in flight has no answer (it may
+                    // still have been stored). Open a new one.
+                    r.unanswered += c.inFlight
+                    r.reconnects += 1
+                    sc_close_rst(c.fd)
+                    c.fd = -1
+                    c.rx = []
+                    c.out = []
+                    c.waiting = []
+                    c.waitingHead = 0
+                    if case .success(let fd) = Net.connect(host: host, port: port) { c.fd = fd }
+                }
+            }
+        }
+        return r
+    }
+}

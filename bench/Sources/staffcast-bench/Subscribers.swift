@@ -1,0 +1,420 @@
+import CBenchEpoll
+import Foundation
+import Glibc
+
+/// One subscriber connection, owned by one `SubscriberLoop`.
+final class Subscriber {
+    enum State { case connecting, handshake, open, subscribed, closed }
+    let fd: Int32
+    var state = State.connecting
+    /// Bytes of an incomplete frame (or response head) left from the last read.
+    var partial: [UInt8] = []
+    /// A fragmented text message being put together (servers rarely fragment).
+    var fragment: [UInt8]?
+    /// Bytes the socket did not take yet.
+    var out: [UInt8] = []
+    /// Sequence numbers received in this scenario, relative to the loop's `base`.
+    var received = Bitset()
+    var subscribeTries = 0
+    /// The close code the server sent (−1: the connection ended without a close frame).
+    var closeCode = 0
+
+    init(fd: Int32) { self.fd = fd }
+}
+
+/// What one loop saw while opening connections.
+struct OpenStats {
+    var requested = 0
+    var opened = 0
+    var subscribed = 0
+    var failed = 0
+    var subscribeRetries = 0
+    var firstConnectNs: Int64 = 0
+    var lastSubscribedNs: Int64 = 0
+    var failures: [String: Int] = [:]
+
+    mutating func fail(_ reason: String) {
+        failed += 1
+        failures[reason, default: 0] += 1
+    }
+}
+
+/// What one loop saw of message traffic in a scenario.
+struct TrafficStats {
+    var deliveries = 0
+    var duplicates = 0
+    var stale = 0
+    var historyMessages = 0
+    var firstDeliveryNs: Int64 = 0
+    var lastDeliveryNs: Int64 = 0
+    var pings = 0
+    var errors: [String: Int] = [:]
+    var revoked = 0
+    var closedByServer: [Int: Int] = [:]
+    /// Publisher's send (monotonic stamp in the text) → receipt, µs precision.
+    var sendToReceipt = Histogram()
+    /// Message `sent_at` (PostgreSQL transaction start, ms on the wire) → receipt.
+    var commitToReceipt = Histogram()
+}
+
+/// Subscribers multiplexed on one epoll descriptor, served by one thread. Every field is guarded
+/// by `lock`: the loop holds it while it handles a batch of events, and the scenario driver
+/// takes it to start openings, reset counters and read results.
+final class SubscriberLoop: @unchecked Sendable {
+    let lock = NSLock()
+    private let epfd = sc_epoll_create()
+    private let host: String
+    private let port: Int
+    private let upgrade: [UInt8]
+    private var conns: [Subscriber?] = Array(repeating: nil, count: 1 << 16)
+    private var scratch: UnsafeMutablePointer<UInt8>
+    private var scratchCapacity = 1 << 18
+
+    // Openings in progress.
+    private var toOpen = 0
+    private var pending = 0
+    private var window = 1_024
+    private var subscribeFrame: [UInt8] = []
+    private(set) var open = OpenStats()
+
+    // Traffic.
+    private(set) var traffic = TrafficStats()
+    /// Sequence number before the scenario; a message with seq s is bit s - base - 1.
+    private var base: Int64 = 0
+    /// Subscribers the server closed since the last reset (their losses still count).
+    private var closedDuringScenario: [Subscriber] = []
+    private(set) var live = 0
+    private var stopped = false
+
+    init(host: String, port: Int, token: String) {
+        self.host = host
+        self.port = port
+        upgrade = upgradeRequest(host: host, port: port, token: token)
+        scratch = .allocate(capacity: scratchCapacity)
+    }
+
+    func start() {
+        let t = Thread { [self] in run() }
+        t.name = "subscribers"
+        t.start()
+    }
+
+    func stop() {
+        lock.lock()
+        stopped = true
+        lock.unlock()
+    }
+
+    // MARK: driver side (call with `lock` held)
+
+    /// Starts opening `count` connections, at most `window` handshakes at once, each
+    /// subscribing to `event` with `since_seq` (so a subscribe brings no history).
+    func beginOpening(_ count: Int, event: String, sinceSeq: Int64, window: Int) {
+        toOpen += count
+        self.window = max(1, window)
+        open = OpenStats()
+        open.requested = count
+        subscribeFrame = clientFrame(text: #"{"op":"subscribe","ref":"s","event_id":"\#(event)","since_seq":\#(sinceSeq)}"#)
+    }
+
+    /// Forgets every counter of the last scenario; messages with seq ≤ `base` are stale.
+    func resetTraffic(base: Int64) {
+        self.base = base
+        traffic = TrafficStats()
+        closedDuringScenario = []
+        for case let c? in conns { c.received.removeAll() }
+    }
+
+    /// Closes every connection with a reset.
+    func closeAll() {
+        for case let c? in conns { finish(c) }
+        toOpen = 0
+        pending = 0
+        closedDuringScenario = []
+    }
+
+    var subscribedNow: Int { conns.reduce(0) { $0 + ($1?.state == .subscribed ? 1 : 0) } }
+
+    /// Losses against the set of acknowledged sequence numbers (relative to `base`).
+    func losses(acked: Bitset) -> (lost: Int, lostOnClosed: Int, missedSubscribers: Int, unacked: Int) {
+        var lost = 0, onClosed = 0, missed = 0, unacked = 0
+        for case let c? in conns where c.state == .subscribed {
+            let m = c.received.missing(of: acked)
+            lost += m
+            if m > 0 { missed += 1 }
+            unacked += acked.missing(of: c.received)
+        }
+        for c in closedDuringScenario {
+            let m = c.received.missing(of: acked)
+            onClosed += m
+            if m > 0 { missed += 1 }
+        }
+        return (lost, onClosed, missed, unacked)
+    }
+
+    // MARK: loop
+
+    private func run() {
+        var fds = [Int32](repeating: 0, count: 1_024)
+        var evs = [UInt32](repeating: 0, count: 1_024)
+        while true {
+            lock.lock()
+            if stopped { lock.unlock(); break }
+            pumpOpens()
+            let opening = toOpen > 0
+            lock.unlock()
+            let n = Int(sc_epoll_wait2(epfd, &fds, &evs, 1_024, opening ? 1 : 10))
+            if n <= 0 { continue }
+            lock.lock()
+            for i in 0..<n { handle(fds[i], evs[i]) }
+            lock.unlock()
+        }
+    }
+
+    private func pumpOpens() {
+        while toOpen > 0 && pending < window {
+            toOpen -= 1
+            let fd = sc_connect_nb(host, Int32(port))
+            if fd < 0 {
+                open.fail("connect: \(String(cString: strerror(-fd)))")
+                continue
+            }
+            if open.firstConnectNs == 0 { open.firstConnectNs = monoNs() }
+            let c = Subscriber(fd: fd)
+            if Int(fd) >= conns.count { conns += Array(repeating: nil, count: Int(fd) + 1_024 - conns.count) }
+            conns[Int(fd)] = c
+            live += 1
+            pending += 1
+            open.opened += 1
+            _ = sc_epoll_ctl(epfd, 1, fd, UInt32(SC_EV_IN | SC_EV_OUT))
+        }
+    }
+
+    private func handle(_ fd: Int32, _ ev: UInt32) {
+        guard Int(fd) < conns.count, let c = conns[Int(fd)] else { return }
+        switch c.state {
+        case .connecting:
+            let e = sc_so_error(fd)
+            if e != 0 || ev & UInt32(SC_EV_ERR | SC_EV_HUP) != 0 {
+                fail(c, "connect: \(String(cString: strerror(e != 0 ? e : ECONNRESET)))")
+            } else if ev & UInt32(SC_EV_OUT) != 0 {
+                c.state = .handshake
+                _ = sc_epoll_ctl(epfd, 3, fd, UInt32(SC_EV_IN))
+                write(c, upgrade)
+            }
+        case .handshake, .open, .subscribed:
+            if ev & UInt32(SC_EV_OUT) != 0 && !c.out.isEmpty { flush(c) }
+            if c.state != .closed && ev & UInt32(SC_EV_IN | SC_EV_ERR | SC_EV_HUP) != 0 { readable(c) }
+        case .closed:
+            break
+        }
+    }
+
+    private func ensureScratch(_ n: Int) {
+        guard n > scratchCapacity else { return }
+        var cap = scratchCapacity
+        while cap < n { cap *= 2 }
+        let bigger = UnsafeMutablePointer<UInt8>.allocate(capacity: cap)
+        scratch.deallocate()
+        scratch = bigger
+        scratchCapacity = cap
+    }
+
+    private func readable(_ c: Subscriber) {
+        let have = c.partial.count
+        ensureScratch(have + 65_536)
+        if have > 0 { c.partial.withUnsafeBufferPointer { scratch.update(from: $0.baseAddress!, count: have) } }
+        let got = recv(c.fd, scratch + have, scratchCapacity - have, 0)
+        if got == 0 { dropped(c, "ended without a close frame"); return }
+        if got < 0 {
+            if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return }
+            dropped(c, String(cString: strerror(errno)))
+            return
+        }
+        let now = monoNs()
+        let wall = realNs()
+        let total = have + got
+        var offset = 0
+        if c.state == .handshake {
+            let end = Needles.headEnd.find(scratch, total)
+            if end < 0 {
+                if total > 16_384 { fail(c, "response head too long") } else { c.partial = Array(UnsafeBufferPointer(start: scratch, count: total)) }
+                return
+            }
+            // "HTTP/1.1 101 …": checked by bytes (a full parse costs more than the rest of a
+            // handshake, which matters when 10,000 of them should fit in 0.3 s).
+            let switching = end >= 12 && scratch[9] == 0x31 && scratch[10] == 0x30 && scratch[11] == 0x31
+            guard switching else {
+                let status = HTTPHead.parse(scratch, total)?.status ?? 0
+                let body = String(decoding: UnsafeBufferPointer(start: scratch + end + 4, count: min(160, total - end - 4)), as: UTF8.self)
+                fail(c, "upgrade refused: HTTP \(status) \(body)")
+                return
+            }
+            offset = end + 4
+            c.state = .open
+            c.subscribeTries = 1
+            write(c, subscribeFrame)
+            if c.state == .closed { return }
+        }
+        let used = splitFrames(scratch + offset, total - offset) { fin, opcode, payload, len in
+            frame(c, fin, opcode, payload, len, now, wall)
+            return c.state != .closed
+        }
+        if c.state == .closed { return }
+        offset += used
+        if offset < total {
+            c.partial = Array(UnsafeBufferPointer(start: scratch + offset, count: total - offset))
+        } else if have > 0 {
+            c.partial = []
+        }
+    }
+
+    private func frame(_ c: Subscriber, _ fin: Bool, _ opcode: UInt8, _ p: UnsafePointer<UInt8>, _ len: Int,
+                       _ now: Int64, _ wall: Int64) {
+        switch opcode {
+        case 0x1:
+            if fin { text(c, p, len, now, wall) } else { c.fragment = Array(UnsafeBufferPointer(start: p, count: len)) }
+        case 0x0:
+            c.fragment = (c.fragment ?? []) + UnsafeBufferPointer(start: p, count: len)
+            if fin, let whole = c.fragment {
+                c.fragment = nil
+                whole.withUnsafeBufferPointer { text(c, $0.baseAddress!, $0.count, now, wall) }
+            }
+        case 0x8:
+            let code = len >= 2 ? Int(p[0]) << 8 | Int(p[1]) : 1005
+            c.closeCode = code
+            traffic.closedByServer[code, default: 0] += 1
+            if c.state != .subscribed {
+                let reason = len > 2 ? String(decoding: UnsafeBufferPointer(start: p + 2, count: len - 2), as: UTF8.self) : ""
+                fail(c, "closed \(code) \(reason)")
+            } else {
+                closedDuringScenario.append(c)
+                finish(c)
+            }
+        case 0x9:
+            traffic.pings += 1
+            write(c, clientFrame(opcode: 0xA, UnsafeRawBufferPointer(start: p, count: len)))
+        default:
+            break
+        }
+    }
+
+    private func text(_ c: Subscriber, _ p: UnsafePointer<UInt8>, _ len: Int, _ now: Int64, _ wall: Int64) {
+        var at = Needles.op.find(p, min(len, 512))
+        if at < 0 { at = Needles.op.find(p, len) }
+        guard at >= 0 else { return }
+        let q = p + at + Needles.op.count
+        let rest = len - at - Needles.op.count
+        if Needles.message.isPrefix(of: q, rest) {
+            message(c, p, len, now, wall)
+        } else if Needles.subscribed.isPrefix(of: q, rest) {
+            history(c, p, len)
+            if c.state == .open {
+                c.state = .subscribed
+                pending -= 1
+                open.subscribed += 1
+                open.lastSubscribedNs = now
+            }
+        } else if Needles.error.isPrefix(of: q, rest) {
+            let code = shortString(after: Needles.code, in: p, len) ?? "?"
+            if c.state == .open {
+                // The protocol's advice for `unavailable` (and a fair retry for the rest): subscribe again.
+                if c.subscribeTries < 10 {
+                    c.subscribeTries += 1
+                    open.subscribeRetries += 1
+                    write(c, subscribeFrame)
+                } else {
+                    fail(c, "subscribe refused: \(code)")
+                }
+            } else {
+                traffic.errors[code, default: 0] += 1
+            }
+        } else if Needles.revoked.isPrefix(of: q, rest) {
+            traffic.revoked += 1
+        }
+    }
+
+    @inline(__always)
+    private func message(_ c: Subscriber, _ p: UnsafePointer<UInt8>, _ len: Int, _ now: Int64, _ wall: Int64) {
+        guard let seq = integer(after: Needles.seq, in: p, len) else { return }
+        let index = Int(seq - base - 1)
+        if index < 0 { traffic.stale += 1; return }
+        traffic.deliveries += 1
+        if traffic.firstDeliveryNs == 0 { traffic.firstDeliveryNs = now }
+        traffic.lastDeliveryNs = now
+        if !c.received.insert(index) { traffic.duplicates += 1 }
+        if let stamp = integer(after: Needles.stamp, in: p, len) {
+            traffic.sendToReceipt.add(us: (now - stamp) / 1_000)
+        }
+        let at = Needles.sentAt.find(p, len)
+        if at >= 0, let sent = rfc3339Ns(p + at + Needles.sentAt.count, len - at - Needles.sentAt.count) {
+            traffic.commitToReceipt.add(us: (wall - sent) / 1_000)
+        }
+    }
+
+    /// Marks the messages a `subscribed` reply carries (none with since_seq = the last seq).
+    private func history(_ c: Subscriber, _ p: UnsafePointer<UInt8>, _ len: Int) {
+        var o = 0
+        while o < len {
+            let at = Needles.seq.find(p + o, len - o)
+            if at < 0 { break }
+            o += at + Needles.seq.count
+            guard let seq = integer(at: 0, in: p + o, len - o) else { continue }
+            traffic.historyMessages += 1
+            let index = Int(seq - base - 1)
+            if index >= 0 && !c.received.insert(index) { traffic.duplicates += 1 }
+        }
+    }
+
+    // MARK: writing and closing
+
+    private func write(_ c: Subscriber, _ bytes: [UInt8]) {
+        if !c.out.isEmpty { c.out += bytes; return }
+        let n = bytes.withUnsafeBytes { send(c.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        if n == bytes.count { return }
+        if n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
+            dropped(c, "send: \(String(cString: strerror(errno)))")
+            return
+        }
+        c.out = Array(bytes[max(0, n)...])
+        _ = sc_epoll_ctl(epfd, 3, c.fd, UInt32(SC_EV_IN | SC_EV_OUT))
+    }
+
+    private func flush(_ c: Subscriber) {
+        let n = c.out.withUnsafeBytes { send(c.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        if n < 0 {
+            if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR { dropped(c, "send: \(String(cString: strerror(errno)))") }
+            return
+        }
+        c.out.removeFirst(n)
+        if c.out.isEmpty { _ = sc_epoll_ctl(epfd, 3, c.fd, UInt32(SC_EV_IN)) }
+    }
+
+    /// The connection ended without a close frame.
+    private func dropped(_ c: Subscriber, _ reason: String) {
+        if c.state == .subscribed {
+            c.closeCode = -1
+            traffic.closedByServer[-1, default: 0] += 1
+            closedDuringScenario.append(c)
+            finish(c)
+        } else {
+            fail(c, reason)
+        }
+    }
+
+    /// A connection that never got to `subscribed`.
+    private func fail(_ c: Subscriber, _ reason: String) {
+        open.fail(reason.count > 140 ? String(reason.prefix(140)) + "…" : reason)
+        finish(c)
+    }
+
+    private func finish(_ c: Subscriber) {
+        guard c.state != .closed else { return }
+        if c.state != .subscribed { pending -= 1 }
+        c.state = .closed
+        _ = sc_epoll_ctl(epfd, 2, c.fd, 0)
+        sc_close_rst(c.fd)
+        conns[Int(c.fd)] = nil
+        live -= 1
+    }
+}
