@@ -5,6 +5,7 @@
 #ifndef STAFFCAST_BENCH_EPOLL_H
 #define STAFFCAST_BENCH_EPOLL_H
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/types.h>
 #include <netinet/in.h>
@@ -116,6 +117,11 @@ static inline long sc_find(const void *hay, long n, const char *needle, long m) 
     const void *p = memmem(hay, (size_t)n, needle, (size_t)m);
     return p ? (long)((const char *)p - (const char *)hay) : -1;
 }
+
+/// A non-blocking eventfd, to wake a thread blocked in epoll_wait.
+static inline int sc_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+static inline void sc_eventfd_signal(int fd) { eventfd_write(fd, 1); }
+static inline void sc_eventfd_drain(int fd) { eventfd_t v; eventfd_read(fd, &v); }
 
 static inline int sc_errno(void) { return errno; }
 #endif

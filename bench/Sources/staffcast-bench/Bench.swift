@@ -190,7 +190,7 @@ final class Bench {
                 log("  … \(grouped(sub)) of \(grouped(n)) subscribed after \(d(Double(now - start) / 1e9, 0)) s (\(grouped(failed)) failed)")
                 lastLog = now
             }
-            usleep(2_000)
+            usleep(5_000)
         }
         let stats = eachLoop { $0.open }
         s.serverCPU = serverCPU() - cpu0

@@ -63,6 +63,8 @@ struct TrafficStats {
 final class SubscriberLoop: @unchecked Sendable {
     let lock = NSLock()
     private let epfd = sc_epoll_create()
+    /// Wakes the loop when the driver starts an opening (so every loop starts at once).
+    private let wake = sc_eventfd()
     private let host: String
     private let port: Int
     private let upgrade: [UInt8]
@@ -91,6 +93,7 @@ final class SubscriberLoop: @unchecked Sendable {
         self.port = port
         upgrade = upgradeRequest(host: host, port: port, token: token)
         scratch = .allocate(capacity: scratchCapacity)
+        _ = sc_epoll_ctl(epfd, 1, wake, UInt32(SC_EV_IN))
     }
 
     func start() {
@@ -103,6 +106,7 @@ final class SubscriberLoop: @unchecked Sendable {
         lock.lock()
         stopped = true
         lock.unlock()
+        sc_eventfd_signal(wake)
     }
 
     // MARK: driver side (call with `lock` held)
@@ -115,6 +119,7 @@ final class SubscriberLoop: @unchecked Sendable {
         open = OpenStats()
         open.requested = count
         subscribeFrame = clientFrame(text: #"{"op":"subscribe","ref":"s","event_id":"\#(event)","since_seq":\#(sinceSeq)}"#)
+        sc_eventfd_signal(wake)
     }
 
     /// Forgets every counter of the last scenario; messages with seq ≤ `base` are stale.
@@ -161,9 +166,9 @@ final class SubscriberLoop: @unchecked Sendable {
             lock.lock()
             if stopped { lock.unlock(); break }
             pumpOpens()
-            let opening = toOpen > 0
             lock.unlock()
-            let n = Int(sc_epoll_wait2(epfd, &fds, &evs, 1_024, opening ? 1 : 10))
+            // Openings continue when handshakes finish (events) or the driver signals `wake`.
+            let n = Int(sc_epoll_wait2(epfd, &fds, &evs, 1_024, 50))
             if n <= 0 { continue }
             lock.lock()
             for i in 0..<n { handle(fds[i], evs[i]) }
@@ -191,11 +196,12 @@ final class SubscriberLoop: @unchecked Sendable {
     }
 
     private func handle(_ fd: Int32, _ ev: UInt32) {
+        if fd == wake { sc_eventfd_drain(wake); return }
         guard Int(fd) < conns.count, let c = conns[Int(fd)] else { return }
         switch c.state {
         case .connecting:
-            let e = sc_so_error(fd)
-            if e != 0 || ev & UInt32(SC_EV_ERR | SC_EV_HUP) != 0 {
+            if ev & UInt32(SC_EV_ERR | SC_EV_HUP) != 0 {
+                let e = sc_so_error(fd)
                 fail(c, "connect: \(String(cString: strerror(e != 0 ? e : ECONNRESET)))")
             } else if ev & UInt32(SC_EV_OUT) != 0 {
                 c.state = .handshake
