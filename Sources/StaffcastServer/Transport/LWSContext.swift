@@ -122,7 +122,7 @@ private func lwsLogEmit(_ level: Int32, _ line: UnsafePointer<CChar>?) {
     guard let line else { return }
     let text = String(cString: line).trimmingCharacters(in: .whitespacesAndNewlines)
     // lws 4.1 reports every adoption with a read buffer at error level; it is not one.
-    if text.hasSuffix("adopt_socket_readbuf: calling service") { return }
+    if text.isEmpty || text.contains("socket_readbuf: calling service") { return }
     if level & Int32(LLL_ERR) != 0 {
         lwsLogger.error("\(text)")
     } else {
