@@ -103,26 +103,43 @@ public struct HTTPRequestParser: Sendable {
 
     // MARK: head
 
+    /// Parses a request line and headers (without the final CRLF CRLF). Works on bytes: no
+    /// Foundation string searching on the accept path of a reconnect storm.
     static func parseHead(_ bytes: UnsafeBufferPointer<UInt8>) -> Result<HTTPRequestHead, HTTPParseError> {
-        var lines: [Substring] = []
-        let text = String(decoding: bytes, as: UTF8.self)
-        lines = text.split(separator: "\r\n", omittingEmptySubsequences: false).map { $0 }
-        guard let requestLine = lines.first else { return .failure(HTTPParseError(status: 400, "The request line is missing.")) }
-        let parts = requestLine.split(separator: " ", omittingEmptySubsequences: false)
-        guard parts.count == 3, !parts[0].isEmpty, parts[0].utf8.allSatisfy({ $0 >= 0x41 && $0 <= 0x5A }) else {
+        // Split at CRLF.
+        var lines: [Range<Int>] = []
+        var lineStart = 0
+        var i = 0
+        while i < bytes.count {
+            if bytes[i] == 0x0D, i + 1 < bytes.count, bytes[i + 1] == 0x0A {
+                lines.append(lineStart..<i)
+                i += 2
+                lineStart = i
+            } else {
+                i += 1
+            }
+        }
+        lines.append(lineStart..<bytes.count)
+        func text(_ r: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: bytes[r]), as: UTF8.self) }
+
+        let requestLine = lines[0]
+        var spaces: [Int] = []
+        for j in requestLine where bytes[j] == 0x20 { spaces.append(j) }
+        guard spaces.count == 2, spaces[0] > requestLine.lowerBound,
+              bytes[requestLine.lowerBound..<spaces[0]].allSatisfy({ $0 >= 0x41 && $0 <= 0x5A }) else {
             return .failure(HTTPParseError(status: 400, "The request line is not 'METHOD /path HTTP/1.1'."))
         }
-        let version = parts[2]
+        let version = text((spaces[1] + 1)..<requestLine.upperBound)
         guard version == "HTTP/1.1" || version == "HTTP/1.0" else {
             return .failure(HTTPParseError(status: 505, "Only HTTP/1.0 and HTTP/1.1 are served here."))
         }
-        let target = parts[1]
-        guard target.first == "/" else {
+        let target = text((spaces[0] + 1)..<spaces[1])
+        guard target.utf8.first == UInt8(ascii: "/") else {
             return .failure(HTTPParseError(status: 400, "The request target must be a path starting with '/'."))
         }
         var path = Substring(target)
         var query: [String: String] = [:]
-        if let q = target.firstIndex(of: "?") {
+        if let q = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
             path = target[..<q]
             for pair in target[target.index(after: q)...].split(separator: "&") where !pair.isEmpty {
                 if let eq = pair.firstIndex(of: "=") {
@@ -133,20 +150,28 @@ public struct HTTPRequestParser: Sendable {
             }
         }
         var headers: [(name: String, value: String)] = []
+        headers.reserveCapacity(lines.count - 1)
         for line in lines.dropFirst() {
-            guard let colon = line.firstIndex(of: ":"), colon != line.startIndex else {
-                return .failure(HTTPParseError(status: 400, "A header line has no name: '\(line.prefix(40))'."))
+            guard let colon = line.first(where: { bytes[$0] == UInt8(ascii: ":") }), colon > line.lowerBound else {
+                return .failure(HTTPParseError(status: 400, "A header line has no name: '\(text(line).prefix(40))'."))
             }
-            let name = line[..<colon]
-            guard !name.contains(" "), !name.contains("\t") else {
-                return .failure(HTTPParseError(status: 400, "A header name contains white space."))
+            var name = [UInt8]()
+            name.reserveCapacity(colon - line.lowerBound)
+            for j in line.lowerBound..<colon {
+                let c = bytes[j]
+                if c == 0x20 || c == 0x09 { return .failure(HTTPParseError(status: 400, "A header name contains white space.")) }
+                name.append(c >= 0x41 && c <= 0x5A ? c + 0x20 : c)
             }
-            headers.append((name.lowercased(), String(line[line.index(after: colon)...]).trimmingSpaces))
+            var from = colon + 1
+            var to = line.upperBound
+            while from < to, bytes[from] == 0x20 || bytes[from] == 0x09 { from += 1 }
+            while to > from, bytes[to - 1] == 0x20 || bytes[to - 1] == 0x09 { to -= 1 }
+            headers.append((String(decoding: name, as: UTF8.self), text(from..<to)))
         }
         if version == "HTTP/1.1", !headers.contains(where: { $0.name == "host" }) {
             return .failure(HTTPParseError(status: 400, "HTTP/1.1 requests must carry a Host header."))
         }
-        return .success(HTTPRequestHead(method: String(parts[0]), path: String(path), query: query,
+        return .success(HTTPRequestHead(method: text(requestLine.lowerBound..<spaces[0]), path: String(path), query: query,
                                         isHTTP11: version == "HTTP/1.1", headers: headers))
     }
 

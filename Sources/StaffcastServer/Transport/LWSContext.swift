@@ -119,10 +119,11 @@ private let lwsLogger = Logger(label: "staffcast.lws")
 
 /// Sends libwebsockets' own warnings and errors into swift-log.
 private func lwsLogEmit(_ level: Int32, _ line: UnsafePointer<CChar>?) {
-    guard let line else { return }
-    let text = String(cString: line).trimmingCharacters(in: .whitespacesAndNewlines)
     // lws 4.1 reports every adoption with a read buffer at error level; it is not one.
-    if text.isEmpty || text.contains("socket_readbuf: calling service") { return }
+    // (Checked on the C string: this runs once per WebSocket in a reconnect storm.)
+    guard let line, strstr(line, "socket_readbuf: calling service") == nil else { return }
+    let text = String(cString: line).trimmingCharacters(in: .whitespacesAndNewlines)
+    if text.isEmpty { return }
     if level & Int32(LLL_ERR) != 0 {
         lwsLogger.error("\(text)")
     } else {
