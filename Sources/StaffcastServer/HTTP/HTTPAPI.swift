@@ -16,6 +16,7 @@ final class HTTPAPI: @unchecked Sendable {
     private let configuration: ServerConfiguration
     private let gatekeeper: Gatekeeper
     private let workers: DatabaseWorkers
+    private let sends: SendBatcher
     private let logger: Logger
     private let metrics: ServerMetrics
     /// Send rate per bearer token (the WebSocket has one per connection). Bounded: emptied
@@ -23,7 +24,8 @@ final class HTTPAPI: @unchecked Sendable {
     private let sendBuckets = Mutex<[String: TokenBucket]>([:])
 
     init(server: StaffcastServer, configuration: ServerConfiguration, gatekeeper: Gatekeeper, workers: DatabaseWorkers,
-         logger: Logger, metrics: ServerMetrics) {
+         sends: SendBatcher, logger: Logger, metrics: ServerMetrics) {
+        self.sends = sends
         self.server = server
         self.configuration = configuration
         self.gatekeeper = gatekeeper
@@ -130,13 +132,24 @@ final class HTTPAPI: @unchecked Sendable {
                 respond(.error(error))
                 return
             }
-            runAsUser(token, respond) { [logger, metrics] store, identity in
-                let message = try store.send(as: identity.userID, send)
-                metrics.messageSent(type: message.messageType.rawValue, priority: message.priority.rawValue)
-                logger.info("message sent", metadata: ["message": "\(message.id)", "seq": "\(message.seq)",
-                                                       "event": "\(message.eventID)", "type": "\(message.messageType.rawValue)",
-                                                       "priority": "\(message.priority.rawValue)", "via": "http"])
-                return .json(201, message)
+            guard !server.isDraining else {
+                respond(.error(.unavailable("This server is shutting down; try again in a moment.")))
+                return
+            }
+            guard let identity = gatekeeper.identity(for: token) else {
+                respond(.error(StaffcastError(.unauthorized, token?.isEmpty ?? true
+                    ? "No token: send the header Authorization: Bearer TOKEN (staffcast admin token issue makes one)."
+                    : "The token is not valid. Ask an organiser for a new one.")))
+                return
+            }
+            let accepted = sends.submit(sender: identity.userID, send, via: "http") { result in
+                switch result {
+                case .success(let message): respond(.json(201, message))
+                case .failure(let e): respond(.error(e))
+                }
+            }
+            if !accepted {
+                respond(.error(.unavailable("The server is overloaded right now; nothing was stored. Try again in a moment.")))
             }
         case .listMessages(let eventID):
             let since: Int64?

@@ -8,17 +8,31 @@ import StaffcastPostgres
 /// the service loop that asked (`ServiceLoop.jobFinished`). No service loop ever waits on it.
 final class JobRunner: Sendable {
     let workers: DatabaseWorkers
+    let sends: SendBatcher
     let logger: Logger
     let metrics: ServerMetrics
 
-    init(workers: DatabaseWorkers, logger: Logger, metrics: ServerMetrics) {
+    init(workers: DatabaseWorkers, sends: SendBatcher, logger: Logger, metrics: ServerMetrics) {
         self.workers = workers
+        self.sends = sends
         self.logger = logger
         self.metrics = metrics
     }
 
-    /// Queues `job`; false when the worker queue is full (nothing was done).
+    /// Queues `job`; false when the worker queue is full (nothing was done). Sends go to the
+    /// group commit (`SendBatcher`).
     func submit(_ job: DatabaseJob, replyTo loop: ServiceLoop) -> Bool {
+        if case .send(let request) = job.request {
+            let ref = job.ref
+            return sends.submit(sender: job.identity.userID, request, via: "websocket") { result in
+                let outcome: JobOutcome<OutFrame>
+                switch result {
+                case .success(let message): outcome = .reply(OutFrame(text: ServerFrame.sent(ref: ref, message: message).encoded()))
+                case .failure(let e): outcome = .failed(e)
+                }
+                loop.post { $0.jobFinished(job, outcome) }
+            }
+        }
         let logger = self.logger
         let metrics = self.metrics
         return workers.submit { session in
@@ -91,11 +105,8 @@ final class JobRunner: Sendable {
             return .subscribed(eventID: event, generation: generation, reply: reply,
                                historyThrough: snapshot.historyThrough, accessThrough: snapshot.accessThrough)
         case .send(let request):
+            // Normally taken by `submit` to the group commit; kept for completeness.
             let message = try store.send(as: user, request)
-            metrics.messageSent(type: message.messageType.rawValue, priority: message.priority.rawValue)
-            logger.info("message sent", metadata: ["message": "\(message.id)", "seq": "\(message.seq)",
-                                                   "event": "\(message.eventID)", "type": "\(message.messageType.rawValue)",
-                                                   "priority": "\(message.priority.rawValue)", "via": "websocket"])
             return .reply(OutFrame(text: ServerFrame.sent(ref: ref, message: message).encoded()))
         case .markRead(let messageID):
             let (event, unread) = try store.markRead(as: user, message: messageID)

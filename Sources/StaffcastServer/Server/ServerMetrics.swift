@@ -17,6 +17,7 @@ final class ServerMetrics: @unchecked Sendable {
     let heartbeatRTT: CoreMetrics.Timer
     let databaseJob: CoreMetrics.Timer
     let listenerLag: CoreMetrics.Timer
+    let sendBatchSize: CoreMetrics.Recorder
 
     init() {
         factory = PrometheusMetricsFactory(registry: registry)
@@ -28,6 +29,7 @@ final class ServerMetrics: @unchecked Sendable {
         heartbeatRTT = Timer(label: "staffcast_heartbeat_rtt_seconds", factory: factory)
         databaseJob = Timer(label: "staffcast_database_job_seconds", factory: factory)
         listenerLag = Timer(label: "staffcast_listener_lag_seconds", factory: factory)
+        sendBatchSize = Recorder(label: "staffcast_send_batch_size", factory: factory)
     }
 
     func messageSent(type: String, priority: String) {

@@ -9,7 +9,8 @@ import Synchronization
 ///   libwebsockets context, listening socket (SO_REUSEPORT), HTTP connections and
 ///   `FanoutEngine` shard; each owns its connections and nothing else touches them;
 /// - the `Gatekeeper` (token table and connection caps, in memory, behind a lock);
-/// - `DatabaseWorkers` + `JobRunner` (every query runs there, never on a service loop);
+/// - `DatabaseWorkers` + `JobRunner` (every query runs there, never on a service loop), with
+///   sends committed in groups by the `SendBatcher`;
 /// - the `ChangeListener` thread + `ChangeFeed` (committed changes, each frame encoded once,
 ///   the same bytes to every loop);
 /// - a ticker thread that posts `tick` to every loop once a second.
@@ -65,8 +66,9 @@ public final class StaffcastServer: @unchecked Sendable {
             throw ServerError.database("cannot read from the database: \(error)")
         }
 
-        let runner = JobRunner(workers: workers, logger: logger, metrics: metrics)
-        let api = HTTPAPI(server: self, configuration: configuration, gatekeeper: gatekeeper, workers: workers,
+        let sends = SendBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
+        let runner = JobRunner(workers: workers, sends: sends, logger: logger, metrics: metrics)
+        let api = HTTPAPI(server: self, configuration: configuration, gatekeeper: gatekeeper, workers: workers, sends: sends,
                           logger: logger, metrics: metrics)
         loops = (0..<configuration.resolvedServiceThreads).map {
             ServiceLoop(index: $0, configuration: configuration, publishedThrough: cursors.message, logger: logger,

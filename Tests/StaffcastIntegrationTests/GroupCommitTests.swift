@@ -1,0 +1,98 @@
+import Foundation
+import StaffcastClient
+import StaffcastCore
+import StaffcastPostgres
+import StaffcastServer
+import XCTest
+
+/// Sends committed in groups: one transaction for many, each as its own sender under
+/// row-level security, each with its own outcome, nothing acknowledged before the commit.
+final class GroupCommitTests: XCTestCase {
+    var fixture: Fixture!
+
+    override func setUpWithError() throws {
+        fixture = try Fixture(conninfo: try TestDatabase.create())
+    }
+
+    func testABatchStoresWhatEachSenderMayAndNothingElse() throws {
+        let event = fixture.event
+        let sends = [
+            Store.PendingSend(sender: fixture.owner, request: try SendRequest(eventID: event, message: "owner 1")),
+            Store.PendingSend(sender: fixture.staff, request: try SendRequest(eventID: event, message: "staff may not")),
+            Store.PendingSend(sender: fixture.admin, request: try SendRequest(eventID: event, message: "admin 1", priority: "urgent",
+                                                                               expiresInMinutes: 5)),
+            Store.PendingSend(sender: fixture.outsider, request: try SendRequest(eventID: event, message: "outsider")),
+            Store.PendingSend(sender: fixture.owner, request: try SendRequest(eventID: UUID(), message: "no such event")),
+            Store.PendingSend(sender: fixture.owner, request: try SendRequest(eventID: event, message: "owner 2")),
+        ]
+        let stored = try fixture.store.sendBatch(sends)
+        XCTAssertEqual(stored.map { $0?.message }, ["owner 1", nil, "admin 1", nil, nil, "owner 2"])
+        XCTAssertEqual(stored[0]?.senderID, fixture.owner)
+        XCTAssertEqual(stored[2]?.priority, .urgent)
+        XCTAssertNotNil(stored[2]?.expiresAt)
+        XCTAssertEqual(stored[0].map(\.id), sends[0].id)
+        // Seq order follows the order within a sender.
+        XCTAssertLessThan(try XCTUnwrap(stored[0]?.seq), try XCTUnwrap(stored[5]?.seq))
+        XCTAssertEqual(fixture.messageCount, 3)
+        // The refused ones get their precise errors when asked alone, and store nothing.
+        XCTAssertThrowsError(try fixture.store.send(as: fixture.staff, sends[1].request)) {
+            XCTAssertEqual(($0 as? StaffcastError)?.code, .forbidden)
+        }
+        XCTAssertThrowsError(try fixture.store.send(as: fixture.owner, sends[4].request)) {
+            XCTAssertEqual(($0 as? StaffcastError)?.code, .notFound)
+        }
+        XCTAssertEqual(fixture.messageCount, 3)
+    }
+
+    func testConcurrentSendsAreEachAnsweredOnceWithTheirOwnOutcome() throws {
+        let server = try TestServer(conninfo: fixture.conninfo) {
+            $0.sendBurst = 1_000
+            $0.sendRatePerSecond = 1_000
+            $0.maxInFlightPerConnection = 1_000
+        }
+        defer { server.stop() }
+        let owner = try server.connect(fixture.ownerToken)
+        let staff = try server.connect(fixture.staffToken)
+        let event = fixture.event.uuidString
+        for i in 0..<150 {
+            try owner.send(["op": "send", "event_id": event, "message": "m\(i)", "ref": "o\(i)"])
+            if i % 10 == 0 { try staff.send(["op": "send", "event_id": event, "message": "s\(i)", "ref": "s\(i)"]) }
+        }
+        var acked: [String: StaffMessage] = [:]
+        while acked.count < 150 {
+            guard case .sent(let ref?, let message) = try owner.expect("sent") else { return XCTFail() }
+            XCTAssertNil(acked[ref], "each send is answered once")
+            acked[ref] = message
+        }
+        for i in 0..<150 { XCTAssertEqual(acked["o\(i)"]?.message, "m\(i)") }
+        // Within one connection, acknowledged order is send order, and seq follows it.
+        let seqs = (0..<150).compactMap { acked["o\($0)"]?.seq }
+        XCTAssertEqual(seqs, seqs.sorted())
+        var refused: Set<String> = []
+        for _ in stride(from: 0, to: 150, by: 10) {
+            guard case .error(let ref?, let e) = try staff.expect("error") else { return XCTFail() }
+            XCTAssertEqual(e.code, .forbidden)
+            XCTAssertTrue(refused.insert(ref).inserted, "each refusal once")
+        }
+        XCTAssertEqual(refused, Set(stride(from: 0, to: 150, by: 10).map { "s\($0)" }))
+        XCTAssertEqual(fixture.messageCount, 150)
+        let metrics = String(decoding: try server.api(nil).call("GET", "/metrics"), as: UTF8.self)
+        XCTAssertTrue(metrics.contains("staffcast_send_batch_size"), "batch sizes are measured")
+    }
+
+    func testControlCharactersAreRefusedAndNothingIsStored() throws {
+        for text in ["a\u{0}b", "\u{0}start", "bell\u{7}", "del\u{7F}"] {
+            XCTAssertThrowsError(try SendRequest(eventID: fixture.event, message: text)) {
+                XCTAssertEqual(($0 as? StaffcastError)?.code, .invalid)
+            }
+        }
+        XCTAssertNoThrow(try SendRequest(eventID: fixture.event, message: "line one\nline two\r\n\ttabbed"))
+        let server = try TestServer(conninfo: fixture.conninfo)
+        defer { server.stop() }
+        let r = try server.api(fixture.ownerToken).raw("POST", "/v1/events/\(fixture.event.uuidString)/messages",
+                                                       body: Data(#"{"message":"a\u0000b"}"#.utf8), contentType: "application/json")
+        XCTAssertEqual(r.status, 400)
+        XCTAssertTrue(String(decoding: r.body, as: UTF8.self).contains("control character"))
+        XCTAssertEqual(fixture.messageCount, 0)
+    }
+}
