@@ -57,8 +57,9 @@ public struct HTTPRequestParser: Sendable {
         // Tolerate empty lines before a request line (RFC 9112 §2.2).
         var start = 0
         while start + 1 < bytes.count, bytes[start] == 0x0D, bytes[start + 1] == 0x0A { start += 2 }
-        guard let headEnd = Self.find(crlfcrlf: bytes, from: start, limit: start + maxHeadBytes) else {
-            if bytes.count - start > maxHeadBytes {
+        // The head, with its final CRLF CRLF, is at most `maxHeadBytes` (however the bytes arrive).
+        guard let headEnd = Self.find(crlfcrlf: bytes, from: start, limit: start + maxHeadBytes - 4) else {
+            if bytes.count - start >= maxHeadBytes {
                 return .failure(HTTPParseError(status: 431, "The request head is larger than \(maxHeadBytes) bytes."))
             }
             return .needMore
@@ -235,18 +236,29 @@ public struct HTTPRequestParser: Sendable {
         }
         while true {
             guard let (sizeLine, next) = line(from: i) else {
-                return bytes.count - i > 1_024 ? .failure(HTTPParseError(status: 400, "A chunk size line is too long.")) : .needMore
+                // `line` finds a CRLF up to 1,025 bytes in: only 1,027 bytes without one are too long.
+                return bytes.count - i > 1_026 ? .failure(HTTPParseError(status: 400, "A chunk size line is too long.")) : .needMore
             }
-            let hex = sizeLine.split(separator: ";", maxSplits: 1).first.map { String($0).trimmingSpaces } ?? ""
-            guard !hex.isEmpty, hex.count <= 8, let size = Int(hex, radix: 16) else {
+            let hex = sizeLine.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first.map { String($0).trimmingSpaces } ?? ""
+            // Hex digits only: `Int(_:radix:)` also takes a sign, and "-2" made a negative size.
+            guard !hex.isEmpty, hex.count <= 8, hex.utf8.allSatisfy({ Self.hexValue($0) != nil }), let size = Int(hex, radix: 16) else {
                 return .failure(HTTPParseError(status: 400, "A chunk size is not a hexadecimal number."))
             }
             i = next
             if size == 0 {
-                // Trailers, up to an empty line.
+                // Trailers, up to an empty line; bounded like a head.
+                let trailersStart = i
                 while true {
-                    guard let (trailer, after) = line(from: i) else { return .needMore }
+                    guard let (trailer, after) = line(from: i) else {
+                        if bytes.count - trailersStart > maxHeadBytes {
+                            return .failure(HTTPParseError(status: 431, "The trailers are larger than \(maxHeadBytes) bytes."))
+                        }
+                        return bytes.count - i > 1_026 ? .failure(HTTPParseError(status: 431, "A trailer line is too long.")) : .needMore
+                    }
                     i = after
+                    if i - trailersStart > maxHeadBytes {
+                        return .failure(HTTPParseError(status: 431, "The trailers are larger than \(maxHeadBytes) bytes."))
+                    }
                     if trailer.isEmpty { return .done(body, end: i) }
                 }
             }
