@@ -145,7 +145,7 @@ final class CommandLineTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let file = dir + "/staffcast.yaml"
-        try "listen: \"127.0.0.1:7001\"\ndatabase_workers: 7\nheartbeat_interval: 9\nops_token: \"s3cret\"\n".write(toFile: file, atomically: true, encoding: .utf8)
+        try "listen: \"127.0.0.1:7001\"\ndatabase_workers: 7\nheartbeat_interval: 9\nops_token: \"s3cret-s3cret-s3cret\"\n".write(toFile: file, atomically: true, encoding: .utf8)
         var r = try run(["serve", "--config", file, "--check-config"], env: ["STAFFCAST_LISTEN": "", "STAFFCAST_WORKERS": ""])
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertTrue(r.stdout.contains("listen: 127.0.0.1:7001"), r.stdout)
@@ -160,6 +160,21 @@ final class CommandLineTests: XCTestCase {
                     env: ["STAFFCAST_LISTEN": "127.0.0.1:7002"])
         XCTAssertTrue(r.stdout.contains("listen: 127.0.0.1:7003"), r.stdout)
         XCTAssertTrue(r.stdout.contains("database_workers: 2"), r.stdout)
+        // an empty or short ops token would open /v1/status: refused, naming the key
+        for weak in ["\"\"", "\"   \"", "\"short\""] {
+            try "ops_token: \(weak)\n".write(toFile: file, atomically: true, encoding: .utf8)
+            r = try run(["serve", "--config", file, "--check-config"])
+            XCTAssertNotEqual(r.status, 0, "ops_token \(weak) must be refused")
+            XCTAssertTrue(r.stderr.contains("ops_token"), r.stderr)
+        }
+        // the new transport keys are known and checked
+        try "service_threads: 2\nmax_connections_per_user: 5\nwrite_stall_timeout: 10\n".write(toFile: file, atomically: true, encoding: .utf8)
+        r = try run(["serve", "--config", file, "--check-config"])
+        XCTAssertEqual(r.status, 0, r.stderr)
+        try "max_connections_per_user: 0\n".write(toFile: file, atomically: true, encoding: .utf8)
+        r = try run(["serve", "--config", file, "--check-config"])
+        XCTAssertNotEqual(r.status, 0)
+        XCTAssertTrue(r.stderr.contains("max_connections_per_user"), r.stderr)
         // unknown keys and bad values are errors that name the key
         try "listen: \"127.0.0.1:7001\"\nheartbeat: 5\n".write(toFile: file, atomically: true, encoding: .utf8)
         r = try run(["serve", "--config", file, "--check-config"])

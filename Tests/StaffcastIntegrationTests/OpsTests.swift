@@ -111,4 +111,24 @@ final class OpsTests: XCTestCase {
         XCTAssertEqual(try server.api(fixture.staffToken).raw("GET", path).status, 403)
         XCTAssertEqual(try server.api("ops-secret").raw("GET", path).status, 200)
     }
+
+    /// An owner sees only their own events in /v1/status; the ops token sees every event.
+    func testStatusShowsAnOwnerOnlyTheirOwnEvents() throws {
+        let other = try fixture.store.createEvent(name: "Someone else's festival", startsAt: nil)
+        let otherOwner = try fixture.store.createUser(name: "Other Owner")
+        try fixture.store.grant(event: other, user: otherOwner, level: .owner)
+        try fixture.store.grant(event: other, user: fixture.staff, level: .staff)
+        let staffOnOther = try server.connect(fixture.staffToken)
+        _ = try staffOnOther.subscribe(other)
+        let staffHere = try server.connect(fixture.staffToken)
+        _ = try staffHere.subscribe(fixture.event)
+        let mine = String(decoding: try server.api(fixture.ownerToken).call("GET", "/v1/status"), as: UTF8.self)
+        XCTAssertTrue(mine.contains(fixture.event.uuidString.lowercased()))
+        XCTAssertFalse(mine.contains(other.uuidString.lowercased()), "another organiser's event leaked: \(mine)")
+        XCTAssertFalse(mine.contains("Someone else"))
+        let ops = String(decoding: try server.api("ops-secret").call("GET", "/v1/status"), as: UTF8.self)
+        XCTAssertTrue(ops.contains(other.uuidString.lowercased()))
+        // An empty bearer token is never the ops token.
+        XCTAssertEqual(try server.api("").raw("GET", "/v1/status").status, 401)
+    }
 }

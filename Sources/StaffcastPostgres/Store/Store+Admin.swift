@@ -98,6 +98,12 @@ extension Store {
 
 extension Store {
     /// True when `user` owns at least one event (owners may read server status).
+    /// The events `user` owns (status shows an owner only those).
+    public func ownedEvents(_ user: UUID) throws -> Set<UUID> {
+        let r = try conn.query("SELECT event_id FROM event_access WHERE user_id = $1 AND access_level = 'owner'", [Self.id(user)])
+        return Set((0..<r.rowCount).compactMap { r.uuid($0, 0) })
+    }
+
     public func isOwnerOfAnyEvent(_ user: UUID) throws -> Bool {
         try conn.query("SELECT EXISTS (SELECT 1 FROM event_access WHERE user_id = $1 AND access_level = 'owner')",
                        [Self.id(user)]).bool(0, 0) ?? false

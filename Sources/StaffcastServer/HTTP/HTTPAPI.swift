@@ -76,7 +76,8 @@ final class HTTPAPI: @unchecked Sendable {
             let r = server.readiness
             respond(.json(r.ready ? 200 : 503, r))
         case .metrics:
-            if configuration.metricsRequireToken, token == nil || token != configuration.opsToken {
+            let opsToken = configuration.opsToken.flatMap { $0.isEmpty ? nil : $0 }
+            if configuration.metricsRequireToken, opsToken == nil || token != opsToken {
                 respond(.error(StaffcastError(.unauthorized, "/metrics needs the ops token as a bearer token.")))
                 return
             }
@@ -85,11 +86,15 @@ final class HTTPAPI: @unchecked Sendable {
             }
         case .status:
             runOnWorker(token, allowOpsToken: true, respond) { [server, workers] store, identity, done in
-                if let identity, try !store.isOwnerOfAnyEvent(identity.userID) {
-                    throw StaffcastError.forbidden("Status is for owners of an event or the ops token.")
+                // An owner sees only their own events; the ops token sees every event.
+                let visible: Set<UUID>? = try identity.map { identity in
+                    let owned = try store.ownedEvents(identity.userID)
+                    guard !owned.isEmpty else { throw StaffcastError.forbidden("Status is for owners of an event or the ops token.") }
+                    return owned
                 }
                 let latency = try store.ping()
-                server.collectLoops { loops in
+                server.collectLoops { all in
+                    let loops = visible.map { only in all.map { $0.restricted(to: only) } } ?? all
                     // Back to a worker for the events' facts: never query on a loop's thread.
                     let events = Array(Set(loops.flatMap { $0.subscribers.keys }))
                     let queued = workers.submit { session in

@@ -625,4 +625,12 @@ struct LoopSnapshot: Sendable {
     var members: [Member]
     var stats: EngineStats
     var inboxDepth: Int
+
+    /// The same snapshot showing only `events` (what an event owner may see in status).
+    func restricted(to events: Set<UUID>) -> LoopSnapshot {
+        var s = self
+        s.subscribers = subscribers.filter { events.contains($0.key) }
+        s.members = members.filter { events.contains($0.eventID) }
+        return s
+    }
 }

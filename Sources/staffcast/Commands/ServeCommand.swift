@@ -80,7 +80,12 @@ struct ServeCommand: ParsableCommand {
         }
         c.host = String(listenText[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
         c.port = port
-        if let v = environment("STAFFCAST_OPS_TOKEN") { c.opsToken = v }
+        if let v = environment("STAFFCAST_OPS_TOKEN") {
+            guard v.trimmingCharacters(in: .whitespaces).count >= 16 else {
+                throw CommandFailure("STAFFCAST_OPS_TOKEN must be at least 16 characters (it guards /v1/status); unset it to have none")
+            }
+            c.opsToken = v
+        }
         if let v = environment("STAFFCAST_WORKERS"), let n = Int(v) { c.databaseWorkers = n }
         if let v = environment("STAFFCAST_HEARTBEAT_INTERVAL"), let n = Int(v) { c.heartbeatInterval = n }
         if let workers { c.databaseWorkers = workers }
@@ -113,6 +118,12 @@ struct ServeCommand: ParsableCommand {
             ("node_id", c.nodeID),
             ("ops_token", c.opsToken == nil ? "(none)" : "***"),
             ("metrics_require_token", "\(c.metricsRequireToken)"),
+            ("service_threads", c.serviceThreads == 0 ? "0 (one per core: \(c.resolvedServiceThreads))" : "\(c.serviceThreads)"),
+            ("max_connections", "\(c.maxConnections)"),
+            ("max_connections_per_user", "\(c.maxConnectionsPerUser)"),
+            ("header_timeout", "\(c.headerTimeout)"),
+            ("idle_timeout", "\(c.idleTimeout)"),
+            ("write_stall_timeout", "\(c.writeStallTimeout)"),
         ]
         print("configuration is valid:")
         for (k, v) in lines { print("  \(k): \(v)") }

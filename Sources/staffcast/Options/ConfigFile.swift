@@ -89,7 +89,13 @@ struct ConfigFile {
         if let v = try double("header_timeout", 0.5...600) { s.headerTimeout = v }
         if let v = try double("idle_timeout", 1...3_600) { s.idleTimeout = v }
         if let v = try double("write_stall_timeout", 1...3_600) { s.writeStallTimeout = v }
-        if let v = try string("ops_token") { s.opsToken = v }
+        if let v = try string("ops_token") {
+            // An empty secret would open status to anyone who sends an empty bearer token.
+            guard v.trimmingCharacters(in: .whitespaces).count >= 16 else {
+                throw CommandFailure("config file \(path): 'ops_token' must be at least 16 characters (it guards /v1/status); leave it out to have none")
+            }
+            s.opsToken = v
+        }
         if let v = map["metrics_require_token"] {
             guard let b = v as? Bool else { throw CommandFailure("config file \(path): 'metrics_require_token' must be true or false") }
             s.metricsRequireToken = b
