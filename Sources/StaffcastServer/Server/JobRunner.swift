@@ -9,18 +9,20 @@ import StaffcastPostgres
 final class JobRunner: Sendable {
     let workers: DatabaseWorkers
     let sends: SendBatcher
+    let reads: ReadBatcher
     let logger: Logger
     let metrics: ServerMetrics
 
-    init(workers: DatabaseWorkers, sends: SendBatcher, logger: Logger, metrics: ServerMetrics) {
+    init(workers: DatabaseWorkers, sends: SendBatcher, reads: ReadBatcher, logger: Logger, metrics: ServerMetrics) {
         self.workers = workers
         self.sends = sends
+        self.reads = reads
         self.logger = logger
         self.metrics = metrics
     }
 
-    /// Queues `job`; false when the worker queue is full (nothing was done). Sends go to the
-    /// group commit (`SendBatcher`).
+    /// Queues `job`; false when the worker queue is full (nothing was done). Sends and marks
+    /// go to their group commits (`SendBatcher`, `ReadBatcher`).
     func submit(_ job: DatabaseJob, replyTo loop: ServiceLoop) -> Bool {
         if case .send(let request) = job.request {
             let ref = job.ref
@@ -28,6 +30,19 @@ final class JobRunner: Sendable {
                 let outcome: JobOutcome<OutFrame>
                 switch result {
                 case .success(let message): outcome = .reply(OutFrame(text: ServerFrame.sent(ref: ref, message: message).encoded()))
+                case .failure(let e): outcome = .failed(e)
+                }
+                loop.post { $0.jobFinished(job, outcome) }
+            }
+        }
+        if case .markRead(let messageID) = job.request {
+            let ref = job.ref
+            return reads.submit(user: job.identity.userID, message: messageID) { result in
+                let outcome: JobOutcome<OutFrame>
+                switch result {
+                case .success(let r):
+                    outcome = .reply(OutFrame(text: ServerFrame.read(ref: ref, messageID: messageID, eventID: r.eventID,
+                                                                     unreadCount: r.unreadCount).encoded()))
                 case .failure(let e): outcome = .failed(e)
                 }
                 loop.post { $0.jobFinished(job, outcome) }

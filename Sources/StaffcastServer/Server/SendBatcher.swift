@@ -6,7 +6,7 @@ import Synchronization
 
 /// Group commit of sends. Sends from every service loop and the HTTP API wait here while
 /// earlier ones commit, and are then committed together (`Store.sendBatch`): one transaction
-/// and one WAL flush for up to `maxBatch` messages, each still inserted as its own sender
+/// and one WAL flush for up to 256 messages, each still inserted as its own sender
 /// under row-level security. At low load a send starts at once; under load the batches grow
 /// by themselves: one batch commits at a time while the next gathers behind it, which also
 /// keeps the messages of one connection in the order they were sent (seq order = send order).
@@ -24,119 +24,82 @@ final class SendBatcher: Sendable {
         var done: Completion
     }
 
-    static let maxBatch = 256
-    static let maxConcurrent = 1
-    let capacity: Int
-    private let workers: DatabaseWorkers
-    private let logger: Logger
-    private let metrics: ServerMetrics
-    private let state = Mutex<(pending: [Item], running: Int)>(([], 0))
+    private let queue: GroupCommitQueue<Item>
 
     init(workers: DatabaseWorkers, capacity: Int, logger: Logger, metrics: ServerMetrics) {
-        self.workers = workers
-        self.capacity = capacity
-        self.logger = logger
-        self.metrics = metrics
+        let context = Context(logger: logger, metrics: metrics)
+        queue = GroupCommitQueue(workers: workers, capacity: capacity, maxBatch: 256, maxConcurrent: 1,
+                                 commit: { batch, session in context.commit(batch, session) },
+                                 strand: { items in
+                                     let e = StaffcastError.unavailable("The server is overloaded right now; nothing was stored. Try again in a moment.")
+                                     for item in items { item.done(.failure(e)) }
+                                 })
     }
 
     /// Queues a send; `done` is called once, on a database worker, after its batch committed
     /// (or failed). False when too many sends are waiting: nothing was queued.
     func submit(sender: UUID, _ request: SendRequest, via: String, done: @escaping Completion) -> Bool {
-        let item = Item(send: Store.PendingSend(sender: sender, request: request), via: via, done: done)
-        let (accepted, startRunner) = state.withLock { s -> (Bool, Bool) in
-            guard s.pending.count < capacity else { return (false, false) }
-            s.pending.append(item)
-            guard s.running < Self.maxConcurrent else { return (true, false) }
-            s.running += 1
-            return (true, true)
-        }
-        if startRunner { startRunning() }
-        return accepted
+        queue.submit(Item(send: Store.PendingSend(sender: sender, request: request), via: via, done: done))
     }
 
-    private func startRunning() {
-        let accepted = workers.submit { [self] session in run(session) }
-        if !accepted {
-            let stranded = state.withLock { s -> [Item] in
-                s.running -= 1
-                guard s.running == 0 else { return [] }
-                defer { s.pending.removeAll() }
-                return s.pending
+    /// What committing needs, apart from the batcher itself (the queue is made in `init`).
+    private struct Context: Sendable {
+        let logger: Logger
+        let metrics: ServerMetrics
+
+        func commit(_ batch: [Item], _ session: DatabaseWorkers.Session) {
+            let started = ServiceLoop.monotonicNow()
+            defer {
+                metrics.databaseJob.recordSeconds(ServiceLoop.monotonicNow() - started)
+                metrics.sendBatchSize.record(batch.count)
             }
-            let e = StaffcastError.unavailable("The server is overloaded right now; nothing was stored. Try again in a moment.")
-            for item in stranded { item.done(.failure(e)) }
-        }
-    }
-
-    /// Commits batches on this worker until nothing waits.
-    private func run(_ session: DatabaseWorkers.Session) {
-        while true {
-            let batch = state.withLock { s -> [Item] in
-                let n = min(s.pending.count, Self.maxBatch)
-                guard n > 0 else {
-                    s.running -= 1
-                    return []
+            let store: Store
+            do {
+                store = try session.store()
+            } catch {
+                let e = StaffcastError.from(error, logger: logger)
+                for item in batch { item.done(.failure(e)) }
+                return
+            }
+            do {
+                let stored = try store.sendBatch(batch.map(\.send))
+                for (item, message) in zip(batch, stored) {
+                    if let message {
+                        delivered(item, message)
+                    } else {
+                        alone(item, store) // the sender may not make it: its own precise error
+                    }
                 }
-                defer { s.pending.removeFirst(n) }
-                return Array(s.pending.prefix(n))
+            } catch let e as PostgresError where e.isConnectionProblem {
+                session.dropIfBroken()
+                let error = StaffcastError.from(e, logger: logger)
+                for item in batch { item.done(.failure(error)) }
+            } catch {
+                // The transaction rolled back: nothing of the batch was stored. Each send again,
+                // alone, so that a bad one fails by itself.
+                logger.warning("send batch failed; sending one by one", metadata: ["error": "\(error)", "size": "\(batch.count)"])
+                session.dropIfBroken()
+                for item in batch { alone(item, store) }
             }
-            if batch.isEmpty { return }
-            commit(batch, session)
         }
-    }
 
-    private func commit(_ batch: [Item], _ session: DatabaseWorkers.Session) {
-        let started = ServiceLoop.monotonicNow()
-        defer {
-            metrics.databaseJob.recordSeconds(ServiceLoop.monotonicNow() - started)
-            metrics.sendBatchSize.record(batch.count)
-        }
-        let store: Store
-        do {
-            store = try session.store()
-        } catch {
-            let e = StaffcastError.from(error, logger: logger)
-            for item in batch { item.done(.failure(e)) }
-            return
-        }
-        do {
-            let stored = try store.sendBatch(batch.map(\.send))
-            for (item, message) in zip(batch, stored) {
-                if let message {
-                    delivered(item, message)
-                } else {
-                    alone(item, store) // the sender may not make it: its own precise error
-                }
+        private func alone(_ item: Item, _ store: Store) {
+            do {
+                delivered(item, try store.send(as: item.send.sender, item.send.request))
+            } catch {
+                let e = StaffcastError.from(error, logger: logger)
+                metrics.error(code: e.code.rawValue)
+                logger.info("send refused", metadata: ["code": "\(e.code)", "via": "\(item.via)"])
+                item.done(.failure(e))
             }
-        } catch let e as PostgresError where e.isConnectionProblem {
-            session.dropIfBroken()
-            let error = StaffcastError.from(e, logger: logger)
-            for item in batch { item.done(.failure(error)) }
-        } catch {
-            // The transaction rolled back: nothing of the batch was stored. Each send again,
-            // alone, so that a bad one fails by itself.
-            logger.warning("send batch failed; sending one by one", metadata: ["error": "\(error)", "size": "\(batch.count)"])
-            session.dropIfBroken()
-            for item in batch { alone(item, store) }
         }
-    }
 
-    private func alone(_ item: Item, _ store: Store) {
-        do {
-            delivered(item, try store.send(as: item.send.sender, item.send.request))
-        } catch {
-            let e = StaffcastError.from(error, logger: logger)
-            metrics.error(code: e.code.rawValue)
-            logger.info("send refused", metadata: ["code": "\(e.code)", "via": "\(item.via)"])
-            item.done(.failure(e))
+        private func delivered(_ item: Item, _ message: StaffMessage) {
+            metrics.messageSent(type: message.messageType.rawValue, priority: message.priority.rawValue)
+            logger.info("message sent", metadata: ["message": "\(message.id)", "seq": "\(message.seq)",
+                                                   "event": "\(message.eventID)", "type": "\(message.messageType.rawValue)",
+                                                   "priority": "\(message.priority.rawValue)", "via": "\(item.via)"])
+            item.done(.success(message))
         }
-    }
-
-    private func delivered(_ item: Item, _ message: StaffMessage) {
-        metrics.messageSent(type: message.messageType.rawValue, priority: message.priority.rawValue)
-        logger.info("message sent", metadata: ["message": "\(message.id)", "seq": "\(message.seq)",
-                                               "event": "\(message.eventID)", "type": "\(message.messageType.rawValue)",
-                                               "priority": "\(message.priority.rawValue)", "via": "\(item.via)"])
-        item.done(.success(message))
     }
 }

@@ -18,6 +18,7 @@ final class ServerMetrics: @unchecked Sendable {
     let databaseJob: CoreMetrics.Timer
     let listenerLag: CoreMetrics.Timer
     let sendBatchSize: CoreMetrics.Recorder
+    let readBatchSize: CoreMetrics.Recorder
 
     init() {
         factory = PrometheusMetricsFactory(registry: registry)
@@ -30,6 +31,7 @@ final class ServerMetrics: @unchecked Sendable {
         databaseJob = Timer(label: "staffcast_database_job_seconds", factory: factory)
         listenerLag = Timer(label: "staffcast_listener_lag_seconds", factory: factory)
         sendBatchSize = Recorder(label: "staffcast_send_batch_size", factory: factory)
+        readBatchSize = Recorder(label: "staffcast_read_batch_size", factory: factory)
     }
 
     func messageSent(type: String, priority: String) {

@@ -10,7 +10,7 @@ import Synchronization
 ///   `FanoutEngine` shard; each owns its connections and nothing else touches them;
 /// - the `Gatekeeper` (token table and connection caps, in memory, behind a lock);
 /// - `DatabaseWorkers` + `JobRunner` (every query runs there, never on a service loop), with
-///   sends committed in groups by the `SendBatcher`;
+///   sends and marks committed in groups (`SendBatcher`, `ReadBatcher`);
 /// - the `ChangeListener` thread + `ChangeFeed` (committed changes, each frame encoded once,
 ///   the same bytes to every loop);
 /// - a ticker thread that posts `tick` to every loop once a second.
@@ -67,7 +67,8 @@ public final class StaffcastServer: @unchecked Sendable {
         }
 
         let sends = SendBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
-        let runner = JobRunner(workers: workers, sends: sends, logger: logger, metrics: metrics)
+        let reads = ReadBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
+        let runner = JobRunner(workers: workers, sends: sends, reads: reads, logger: logger, metrics: metrics)
         let api = HTTPAPI(server: self, configuration: configuration, gatekeeper: gatekeeper, workers: workers, sends: sends,
                           logger: logger, metrics: metrics)
         loops = (0..<configuration.resolvedServiceThreads).map {
