@@ -87,6 +87,11 @@ final class GroupCommitTests: XCTestCase {
             }
         }
         XCTAssertNoThrow(try SendRequest(eventID: fixture.event, message: "line one\nline two\r\n\ttabbed"))
+        for (title, message) in [("a\u{0}b", "fine"), ("fine", "x\u{1B}[31m")] {
+            XCTAssertThrowsError(try NotificationRequest(userID: fixture.staff, type: "info", title: title, message: message, data: nil)) {
+                XCTAssertEqual(($0 as? StaffcastError)?.code, .invalid)
+            }
+        }
         let server = try TestServer(conninfo: fixture.conninfo)
         defer { server.stop() }
         let r = try server.api(fixture.ownerToken).raw("POST", "/v1/events/\(fixture.event.uuidString)/messages",

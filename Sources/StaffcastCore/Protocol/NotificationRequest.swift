@@ -13,6 +13,7 @@ public struct NotificationRequest: Sendable, Equatable {
             guard !value.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
                 throw .invalid("\(field) is empty.")
             }
+            try TextRules.requireStorable(value, field: field)
             guard value.utf8.count <= max else {
                 throw StaffcastError(.tooLarge, "\(field) is \(value.utf8.count) bytes; the limit is \(max).")
             }

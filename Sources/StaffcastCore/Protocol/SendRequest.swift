@@ -16,9 +16,7 @@ public struct SendRequest: Sendable, Equatable {
         guard !trimmed.isEmpty else {
             throw .invalid("The message is empty; write the text staff should read.")
         }
-        if let bad = message.unicodeScalars.first(where: { ($0.value < 0x20 && $0 != "\n" && $0 != "\r" && $0 != "\t") || $0.value == 0x7F }) {
-            throw .invalid("The message contains a control character (U+\(String(format: "%04X", bad.value))); only text, new lines and tabs may be sent. Nothing was stored.")
-        }
+        try TextRules.requireStorable(message, field: "message")
         let bytes = message.utf8.count
         guard bytes <= Limits.maxMessageBytes else {
             throw StaffcastError(.tooLarge, "The message is \(bytes) bytes; the limit is \(Limits.maxMessageBytes) bytes.")
