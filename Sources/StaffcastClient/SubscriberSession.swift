@@ -28,6 +28,10 @@ public final class SubscriberSession {
     private var outgoing: [String] = []
     private var nextRef = 1
     private var contextRequested: Set<UUID> = []
+    /// Paging through a long catch-up (`subscribed` said `more`): the ref of the page asked
+    /// for, and live messages held back until the pages reach them, so that they are shown in
+    /// order, once each.
+    private var catchUp: (ref: String, held: [StaffMessage])?
 
     public init(webSocketURL: String, token: String, eventID: UUID, cursors: CursorStore?) {
         self.webSocketURL = webSocketURL
@@ -115,7 +119,7 @@ public final class SubscriberSession {
         switch frame {
         case .hello(let user, _, _):
             onUpdate(.connected(user))
-        case .subscribed(_, let event, let history, let unread):
+        case .subscribed(_, let event, let history, let unread, let more):
             let fresh = history.filter { lastSeq == nil || $0.seq > lastSeq! }
             if let lastSeq, !contextRequested.contains(event.id) {
                 // Caught up with since_seq: also fetch what came before, for context on screen.
@@ -125,6 +129,25 @@ public final class SubscriberSession {
             }
             onUpdate(.subscribed(event, history: history, fresh: fresh, unreadCount: unread))
             if let last = history.map(\.seq).max() { remember(last) }
+            catchUp = nil
+            if more, let lastSeq { requestCatchUpPage(after: lastSeq) }
+        case .history(let ref?, let event, let messages, let more) where ref == catchUp?.ref && event == eventID:
+            for m in messages where lastSeq == nil || m.seq > lastSeq! {
+                remember(m.seq)
+                onUpdate(.message(m))
+            }
+            if more, let lastSeq {
+                requestCatchUpPage(after: lastSeq)
+            } else {
+                let held = catchUp?.held ?? []
+                catchUp = nil
+                for m in held.sorted(by: { $0.seq < $1.seq }) where lastSeq == nil || m.seq > lastSeq! {
+                    remember(m.seq)
+                    onUpdate(.message(m))
+                }
+            }
+        case .message(let m) where m.eventID == eventID && catchUp != nil:
+            catchUp?.held.append(m) // shown once the pages before it are
         case .message(let m) where m.eventID == eventID:
             if let lastSeq, m.seq <= lastSeq { return } // already shown: no duplicates across reconnects
             remember(m.seq)
@@ -134,6 +157,12 @@ public final class SubscriberSession {
         default:
             onUpdate(.frame(frame))
         }
+    }
+
+    private func requestCatchUpPage(after seq: Int64) {
+        let ref = enqueue(["op": "history", "event_id": eventID.uuidString.lowercased(), "after_seq": seq,
+                           "limit": Limits.maxHistoryLimit])
+        catchUp = (ref, catchUp?.held ?? [])
     }
 
     private func remember(_ seq: Int64) {

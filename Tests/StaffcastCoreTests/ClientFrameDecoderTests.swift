@@ -96,4 +96,14 @@ final class SendRequestTests: XCTestCase {
         XCTAssertEqual(r.messageType, .broadcast)
         XCTAssertEqual(r.priority, .normal)
     }
+
+    func testHistoryTakesAfterSeqOrBeforeSeqButNotBoth() throws {
+        let e = UUID().uuidString
+        let after = try ClientFrameDecoder.decode(Array(#"{"op":"history","event_id":"\#(e)","after_seq":7,"limit":3}"#.utf8)).get()
+        XCTAssertEqual(after.request, .history(eventID: UUID(uuidString: e)!, beforeSeq: nil, afterSeq: 7, limit: 3))
+        guard case .failure(let both) = ClientFrameDecoder.decode(Array(#"{"op":"history","event_id":"\#(e)","after_seq":7,"before_seq":9}"#.utf8)) else {
+            return XCTFail("before_seq and after_seq together must be refused")
+        }
+        XCTAssertEqual(both.error.code, .invalid)
+    }
 }

@@ -17,7 +17,7 @@ final class SubscribedFrameBuilderTests: XCTestCase {
         let messages = [message(1, "one"), message(2, "two\nlines\t\u{1}"), message(3, "drei ü 🚨")]
         var builder = SubscribedFrameBuilder(messages: messages)
         let bytes = builder.frame(ref: #"r"1"#, event: event, history: [0, 1, 2], readIndices: [1], unreadCount: 2)
-        guard case .subscribed(let ref, let summary, let history, let unread) = try ServerFrame.decode(bytes) else {
+        guard case .subscribed(let ref, let summary, let history, let unread, _) = try ServerFrame.decode(bytes) else {
             return XCTFail("not a subscribed frame: \(String(decoding: bytes, as: UTF8.self))")
         }
         XCTAssertEqual(ref, #"r"1"#)
@@ -37,8 +37,8 @@ final class SubscribedFrameBuilderTests: XCTestCase {
         var builder = SubscribedFrameBuilder(messages: [message(1, "a"), message(2, "b"), message(3, "c")])
         let first = builder.frame(ref: nil, event: event, history: [2], readIndices: [], unreadCount: 1)
         let second = builder.frame(ref: nil, event: event, history: [], readIndices: [], unreadCount: 0)
-        guard case .subscribed(nil, _, let h1, 1) = try ServerFrame.decode(first),
-              case .subscribed(nil, _, let h2, 0) = try ServerFrame.decode(second) else { return XCTFail() }
+        guard case .subscribed(nil, _, let h1, 1, _) = try ServerFrame.decode(first),
+              case .subscribed(nil, _, let h2, 0, _) = try ServerFrame.decode(second) else { return XCTFail() }
         XCTAssertEqual(h1.map(\.seq), [3])
         XCTAssertEqual(h2, [])
         XCTAssertFalse(String(decoding: first, as: UTF8.self).contains(#""ref""#))

@@ -42,7 +42,7 @@ final class SubscribeStormTests: XCTestCase {
         for (i, s) in outsiders.enumerated() { try s.send(["op": "subscribe", "event_id": event, "ref": "o\(i)"]) }
 
         for (i, s) in staff.enumerated() {
-            guard case .subscribed(let ref, _, let history, let unread) = try s.expect("subscribed") else { return XCTFail() }
+            guard case .subscribed(let ref, _, let history, let unread, _) = try s.expect("subscribed") else { return XCTFail() }
             XCTAssertEqual(ref, "s\(i)")
             XCTAssertEqual(unread, 58)
             let expected = i % 4 == 0 ? Array(sent[50...]) : Array(sent[10...])
@@ -51,7 +51,7 @@ final class SubscribeStormTests: XCTestCase {
             XCTAssertEqual(history.last?.readCount, 1)
         }
         for (i, s) in admins.enumerated() {
-            guard case .subscribed(let ref, let summary, let history, let unread) = try s.expect("subscribed") else { return XCTFail() }
+            guard case .subscribed(let ref, let summary, let history, let unread, _) = try s.expect("subscribed") else { return XCTFail() }
             XCTAssertEqual(ref, "a\(i)")
             XCTAssertEqual(summary.accessLevel, .admin)
             XCTAssertEqual(unread, 60)

@@ -104,7 +104,7 @@ final class WebSocketProtocolTests: XCTestCase {
         XCTAssertEqual(try fixture.count("SELECT cardinality(read_by) FROM staff_messages WHERE id = $1", [m1.id.uuidString]), 1)
         // The history now shows it read, for this user only.
         try staff.send(["op": "history", "event_id": eventID()])
-        guard case .history(_, _, let messages) = try staff.expect("history") else { return XCTFail() }
+        guard case .history(_, _, let messages, _) = try staff.expect("history") else { return XCTFail() }
         XCTAssertEqual(messages.map(\.read), [true, false])
         XCTAssertEqual(messages.first?.readCount, 1)
     }
@@ -114,7 +114,7 @@ final class WebSocketProtocolTests: XCTestCase {
         for i in 1...10 { sent.append(try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "m\(i)"))) }
         let staff = try server.connect(fixture.staffToken)
         try staff.send(["op": "history", "ref": "h", "event_id": eventID(), "before_seq": sent[5].seq, "limit": 3])
-        guard case .history(let ref, let event, let messages) = try staff.expect("history") else { return XCTFail() }
+        guard case .history(let ref, let event, let messages, _) = try staff.expect("history") else { return XCTFail() }
         XCTAssertEqual(ref, "h")
         XCTAssertEqual(event, fixture.event)
         XCTAssertEqual(messages.map(\.message), ["m3", "m4", "m5"])

@@ -10,7 +10,7 @@ public struct DatabaseJob: Sendable {
         case send(SendRequest)
         case markRead(messageID: UUID)
         case markNotificationRead(notificationID: UUID)
-        case history(eventID: UUID, beforeSeq: Int64?, limit: Int)
+        case history(eventID: UUID, beforeSeq: Int64?, afterSeq: Int64? = nil, limit: Int)
         case listEvents
     }
 

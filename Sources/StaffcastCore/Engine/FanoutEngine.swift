@@ -155,8 +155,9 @@ public final class FanoutEngine<Frame: WireFrame> {
             run(connection, ref: ref, .markRead(messageID: messageID), now: now, into: &actions)
         case .markNotificationRead(let notificationID):
             run(connection, ref: ref, .markNotificationRead(notificationID: notificationID), now: now, into: &actions)
-        case .history(let event, let beforeSeq, let limit):
-            run(connection, ref: ref, .history(eventID: event, beforeSeq: beforeSeq, limit: limit), now: now, into: &actions)
+        case .history(let event, let beforeSeq, let afterSeq, let limit):
+            run(connection, ref: ref, .history(eventID: event, beforeSeq: beforeSeq, afterSeq: afterSeq, limit: limit),
+                now: now, into: &actions)
         case .listEvents:
             run(connection, ref: ref, .listEvents, now: now, into: &actions)
         }

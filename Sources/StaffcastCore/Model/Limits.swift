@@ -12,8 +12,9 @@ public enum Limits {
     public static let maxHistoryLimit = 200
     /// Messages replayed on a plain subscribe.
     public static let subscribeHistory = 50
-    /// Most messages replayed by one `since_seq` catch-up; a client further behind pages with `history`.
-    public static let maxCatchUp = 5_000
+    /// Most messages replayed by one `since_seq` catch-up (`subscribed` then says `more`); a
+    /// client further behind pages with `history` and `after_seq`.
+    public static let maxCatchUp = 1_000
     /// Notification fields.
     public static let maxNotificationTypeBytes = 100
     public static let maxNotificationTitleBytes = 200

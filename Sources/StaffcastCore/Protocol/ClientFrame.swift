@@ -18,7 +18,9 @@ public enum ClientRequest: Sendable, Equatable {
     case send(SendRequest)
     case markRead(messageID: UUID)
     case markNotificationRead(notificationID: UUID)
-    case history(eventID: UUID, beforeSeq: Int64?, limit: Int)
+    /// `afterSeq`: the page of unexpired messages after it, oldest first (catch-up paging);
+    /// otherwise the page before `beforeSeq` (or the newest).
+    case history(eventID: UUID, beforeSeq: Int64?, afterSeq: Int64? = nil, limit: Int)
     case listEvents
     case ping
 

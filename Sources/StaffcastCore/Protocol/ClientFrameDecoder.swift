@@ -55,8 +55,12 @@ public enum ClientFrameDecoder {
             guard limit <= Limits.maxHistoryLimit else {
                 throw .invalid("limit may be at most \(Limits.maxHistoryLimit); got \(limit).")
             }
-            return .history(eventID: try f.requiredUUID("event_id"), beforeSeq: try f.int64("before_seq", min: 1),
-                            limit: Int(limit))
+            let before = try f.int64("before_seq", min: 1)
+            let after = try f.int64("after_seq", min: 0)
+            if before != nil && after != nil {
+                throw .invalid("Give before_seq (older messages) or after_seq (newer ones), not both.")
+            }
+            return .history(eventID: try f.requiredUUID("event_id"), beforeSeq: before, afterSeq: after, limit: Int(limit))
         case "list_events":
             return .listEvents
         case "ping":

@@ -5,12 +5,12 @@ import Foundation
 /// once and writes those same bytes to every subscriber.
 public enum ServerFrame: Sendable, Equatable {
     case hello(user: Identity, serverTime: Date, node: String)
-    case subscribed(ref: String?, event: EventSummary, history: [StaffMessage], unreadCount: Int)
+    case subscribed(ref: String?, event: EventSummary, history: [StaffMessage], unreadCount: Int, more: Bool = false)
     case unsubscribed(ref: String?, eventID: UUID)
     case message(StaffMessage)
     case sent(ref: String?, message: StaffMessage)
     case read(ref: String?, messageID: UUID, eventID: UUID, unreadCount: Int)
-    case history(ref: String?, eventID: UUID, messages: [StaffMessage])
+    case history(ref: String?, eventID: UUID, messages: [StaffMessage], more: Bool = false)
     case notification(StaffNotification)
     case notificationRead(ref: String?, notificationID: UUID)
     case accessRevoked(eventID: UUID)
@@ -38,8 +38,8 @@ public enum ServerFrame: Sendable, Equatable {
 
     public var ref: String? {
         switch self {
-        case .subscribed(let ref, _, _, _), .unsubscribed(let ref, _), .sent(let ref, _), .read(let ref, _, _, _),
-             .history(let ref, _, _), .notificationRead(let ref, _), .events(let ref, _), .pong(let ref),
+        case .subscribed(let ref, _, _, _, _), .unsubscribed(let ref, _), .sent(let ref, _), .read(let ref, _, _, _),
+             .history(let ref, _, _, _), .notificationRead(let ref, _), .events(let ref, _), .pong(let ref),
              .error(let ref, _):
             return ref
         case .hello, .message, .notification, .accessRevoked:
@@ -84,12 +84,13 @@ extension ServerFrame: Codable {
             try c.encode(RFC3339.format(serverTime), forKey: Key("server_time"))
             try c.encode(node, forKey: Key("node"))
             try c.encode(1, forKey: Key("protocol"))
-        case .subscribed(_, let event, let history, let unread):
+        case .subscribed(_, let event, let history, let unread, let more):
             try c.encode(Self.id(event.id), forKey: Key("event_id"))
             try c.encode(event.name, forKey: Key("event_name"))
             try c.encode(event.accessLevel, forKey: Key("access_level"))
             try c.encode(history, forKey: Key("history"))
             try c.encode(unread, forKey: Key("unread_count"))
+            try c.encode(more, forKey: Key("more"))
         case .unsubscribed(_, let eventID), .accessRevoked(let eventID):
             try c.encode(Self.id(eventID), forKey: Key("event_id"))
         case .message(let m), .sent(_, let m):
@@ -98,9 +99,10 @@ extension ServerFrame: Codable {
             try c.encode(Self.id(messageID), forKey: Key("message_id"))
             try c.encode(Self.id(eventID), forKey: Key("event_id"))
             try c.encode(unread, forKey: Key("unread_count"))
-        case .history(_, let eventID, let messages):
+        case .history(_, let eventID, let messages, let more):
             try c.encode(Self.id(eventID), forKey: Key("event_id"))
             try c.encode(messages, forKey: Key("messages"))
+            try c.encode(more, forKey: Key("more"))
         case .notification(let n):
             try c.encode(n, forKey: Key("notification"))
         case .notificationRead(_, let id):
@@ -132,7 +134,8 @@ extension ServerFrame: Codable {
                                      startsAt: nil,
                                      accessLevel: try c.decodeIfPresent(AccessLevel.self, forKey: Key("access_level")) ?? .staff)
             self = .subscribed(ref: ref, event: event, history: try c.decode([StaffMessage].self, forKey: Key("history")),
-                               unreadCount: try c.decode(Int.self, forKey: Key("unread_count")))
+                               unreadCount: try c.decode(Int.self, forKey: Key("unread_count")),
+                               more: try c.decodeIfPresent(Bool.self, forKey: Key("more")) ?? false)
         case "unsubscribed": self = .unsubscribed(ref: ref, eventID: try uuid("event_id"))
         case "access_revoked": self = .accessRevoked(eventID: try uuid("event_id"))
         case "message": self = .message(try c.decode(StaffMessage.self, forKey: Key("message")))
@@ -142,7 +145,8 @@ extension ServerFrame: Codable {
                          unreadCount: try c.decode(Int.self, forKey: Key("unread_count")))
         case "history":
             self = .history(ref: ref, eventID: try uuid("event_id"),
-                            messages: try c.decode([StaffMessage].self, forKey: Key("messages")))
+                            messages: try c.decode([StaffMessage].self, forKey: Key("messages")),
+                            more: try c.decodeIfPresent(Bool.self, forKey: Key("more")) ?? false)
         case "notification": self = .notification(try c.decode(StaffNotification.self, forKey: Key("notification")))
         case "notification_read": self = .notificationRead(ref: ref, notificationID: try uuid("notification_id"))
         case "events": self = .events(ref: ref, events: try c.decode([EventSummary].self, forKey: Key("events")))

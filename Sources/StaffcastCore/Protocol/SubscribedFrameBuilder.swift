@@ -19,7 +19,8 @@ public struct SubscribedFrameBuilder {
     }
 
     /// The frame for one subscriber: `history` and `readIndices` index into `messages`.
-    public mutating func frame(ref: String?, event: EventSummary, history: [Int], readIndices: Set<Int>, unreadCount: Int) -> [UInt8] {
+    public mutating func frame(ref: String?, event: EventSummary, history: [Int], readIndices: Set<Int>, unreadCount: Int,
+                               more: Bool = false) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(256 + history.count * 420)
         out += Array(#"{"op":"subscribed","#.utf8)
@@ -41,7 +42,7 @@ public struct SubscribedFrameBuilder {
         }
         out += Array(#"],"unread_count":"#.utf8)
         out += Array(String(unreadCount).utf8)
-        out.append(UInt8(ascii: "}"))
+        out += Array((more ? #","more":true}"# : #","more":false}"#).utf8)
         return out
     }
 

@@ -41,6 +41,9 @@ extension Store {
         public var event: EventSummary
         public var history: [StaffMessage]
         public var unreadCount: Int
+        /// More unexpired messages follow `since_seq` than `history` holds (page on with
+        /// `history` and `after_seq`).
+        public var more: Bool = false
         /// Highest message seq anywhere that the snapshot could see.
         public var historyThrough: Int64
         /// Highest access change the snapshot could see.
@@ -49,12 +52,15 @@ extension Store {
 
     public func subscribe(as user: UUID, event: UUID, sinceSeq: Int64?) throws -> SubscribeSnapshot {
         try withAccess(user, event, mode: "REPEATABLE READ") { tx, summary in
-            let history: [StaffMessage]
+            var history: [StaffMessage]
+            var more = false
             if let sinceSeq {
                 history = try Self.messages(tx.query("""
                     SELECT \(Self.messageColumns(reader: "$1")) FROM staff_messages m JOIN profiles p ON p.id = m.sender_id
-                    WHERE m.event_id = $2 AND m.seq > $3 AND \(Self.unexpired) ORDER BY m.seq LIMIT \(Limits.maxCatchUp)
+                    WHERE m.event_id = $2 AND m.seq > $3 AND \(Self.unexpired) ORDER BY m.seq LIMIT \(Limits.maxCatchUp + 1)
                     """, [Self.id(user), Self.id(event), String(sinceSeq)]))
+                more = history.count > Limits.maxCatchUp
+                history = Array(history.prefix(Limits.maxCatchUp))
             } else {
                 history = try Self.messages(tx.query("""
                     SELECT * FROM (SELECT \(Self.messageColumns(reader: "$1"))
@@ -68,7 +74,7 @@ extension Store {
             let through = try tx.query("SELECT staffcast_visible_message_seq()").int64(0, 0) ?? 0
             let access = try tx.query("SELECT staffcast_visible_access_seq()").int64(0, 0) ?? 0
             return SubscribeSnapshot(event: summary, history: history, unreadCount: try unreadCount(user, event, in: tx),
-                                     historyThrough: through, accessThrough: access)
+                                     more: more, historyThrough: through, accessThrough: access)
         }
     }
 

@@ -33,6 +33,8 @@ extension Store {
             public var history: [Int]
             /// Indices into `messages` of those this user has read.
             public var read: Set<Int>
+            /// More messages follow this entry's `since_seq` than `history` holds.
+            public var more = false
         }
 
         /// Every message some entry's history holds, in seq order, with `read` false.
@@ -83,6 +85,7 @@ extension Store {
             var bySeq: [Int64: StaffMessage] = [:]
             var latest: [Int64] = []
             var after: [Int64: [Int64]] = [:]
+            var sinceWithMore: Set<Int64> = []
             let granted = entries.indices.filter { if case .granted = entries[$0].access { return true } else { return false } }
             if granted.contains(where: { requests[$0].sinceSeq == nil }) {
                 let r = try tx.query("""
@@ -97,9 +100,13 @@ extension Store {
             for since in Set(granted.compactMap { requests[$0].sinceSeq }) {
                 let r = try tx.query("""
                     SELECT \(Self.messageColumns(reader: "NULL")) FROM staff_messages m JOIN profiles p ON p.id = m.sender_id
-                    WHERE m.event_id = $1 AND m.seq > $2 AND \(Self.unexpired) ORDER BY m.seq LIMIT \(Limits.maxCatchUp)
+                    WHERE m.event_id = $1 AND m.seq > $2 AND \(Self.unexpired) ORDER BY m.seq LIMIT \(Limits.maxCatchUp + 1)
                     """, [eventID, String(since)])
-                let list = try Self.messages(r)
+                var list = try Self.messages(r)
+                if list.count > Limits.maxCatchUp {
+                    sinceWithMore.insert(since)
+                    list.removeLast()
+                }
                 for m in list { bySeq[m.seq] = m }
                 after[since] = list.map(\.seq)
             }
@@ -108,6 +115,7 @@ extension Store {
             for i in granted {
                 let seqs = requests[i].sinceSeq.map { after[$0] ?? [] } ?? latest
                 entries[i].history = seqs.compactMap { index[$0] }
+                entries[i].more = requests[i].sinceSeq.map { sinceWithMore.contains($0) } ?? false
             }
 
             // Who of the batch has read which of these messages (only the pairs that are read).

@@ -167,15 +167,14 @@ final class HTTPAPI: @unchecked Sendable {
                 return
             }
             runAsUser(token, respond) { store, identity in
-                let messages: [StaffMessage]
                 if let since {
-                    messages = try store.messages(as: identity.userID, event: eventID, sinceSeq: since,
-                                                  limit: Int(limit ?? Int64(Limits.maxHistoryLimit)))
-                } else {
-                    messages = try store.history(as: identity.userID, event: eventID, beforeSeq: nil,
-                                                 limit: Int(limit ?? Int64(Limits.defaultHistoryLimit)))
+                    let n = Int(limit ?? Int64(Limits.maxHistoryLimit))
+                    let page = try store.messages(as: identity.userID, event: eventID, sinceSeq: since, limit: n + 1)
+                    return .json(200, MessagesPage(messages: Array(page.prefix(n)), more: page.count > n))
                 }
-                return .json(200, ["messages": messages])
+                let n = Int(limit ?? Int64(Limits.defaultHistoryLimit))
+                let page = try store.history(as: identity.userID, event: eventID, beforeSeq: nil, limit: n + 1)
+                return .json(200, MessagesPage(messages: Array(page.suffix(n)), more: page.count > n))
             }
         case .receipts(let messageID):
             runAsUser(token, respond) { store, identity in

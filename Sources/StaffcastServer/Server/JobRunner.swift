@@ -88,7 +88,7 @@ final class JobRunner: Sendable {
                     switch entry.access {
                     case .granted(let summary):
                         let bytes = builder.frame(ref: job.ref, event: summary, history: entry.history,
-                                                  readIndices: entry.read, unreadCount: entry.unreadCount)
+                                                  readIndices: entry.read, unreadCount: entry.unreadCount, more: entry.more)
                         outcomes.append(.subscribed(eventID: event, generation: generation, reply: OutFrame(text: bytes),
                                                     historyThrough: batch.historyThrough, accessThrough: batch.accessThrough))
                     case .noAccess:
@@ -116,7 +116,7 @@ final class JobRunner: Sendable {
         case .subscribe(let event, let sinceSeq, let generation):
             let snapshot = try store.subscribe(as: user, event: event, sinceSeq: sinceSeq)
             let reply = OutFrame(text: ServerFrame.subscribed(ref: ref, event: snapshot.event, history: snapshot.history,
-                                                              unreadCount: snapshot.unreadCount).encoded())
+                                                              unreadCount: snapshot.unreadCount, more: snapshot.more).encoded())
             return .subscribed(eventID: event, generation: generation, reply: reply,
                                historyThrough: snapshot.historyThrough, accessThrough: snapshot.accessThrough)
         case .send(let request):
@@ -129,9 +129,17 @@ final class JobRunner: Sendable {
         case .markNotificationRead(let notificationID):
             try store.markNotificationRead(as: user, notification: notificationID)
             return .reply(OutFrame(text: ServerFrame.notificationRead(ref: ref, notificationID: notificationID).encoded()))
-        case .history(let event, let beforeSeq, let limit):
-            let messages = try store.history(as: user, event: event, beforeSeq: beforeSeq, limit: limit)
-            return .reply(OutFrame(text: ServerFrame.history(ref: ref, eventID: event, messages: messages).encoded()))
+        case .history(let event, let beforeSeq, let afterSeq, let limit):
+            if let afterSeq {
+                // A catch-up page: one more than asked tells whether another page follows.
+                let page = try store.messages(as: user, event: event, sinceSeq: afterSeq, limit: limit + 1)
+                return .reply(OutFrame(text: ServerFrame.history(ref: ref, eventID: event, messages: Array(page.prefix(limit)),
+                                                                 more: page.count > limit).encoded()))
+            }
+            // One more than asked (the oldest) tells whether older messages remain.
+            let page = try store.history(as: user, event: event, beforeSeq: beforeSeq, limit: limit + 1)
+            return .reply(OutFrame(text: ServerFrame.history(ref: ref, eventID: event, messages: Array(page.suffix(limit)),
+                                                             more: page.count > limit).encoded()))
         case .listEvents:
             return .reply(OutFrame(text: ServerFrame.events(ref: ref, events: try store.events(of: user)).encoded()))
         }

@@ -78,7 +78,7 @@ struct ScreenWatcher {
                 case .notification(let n): state.notification(n); screen.bell()
                 case .notificationRead(_, let id): state.notificationRead(id)
                 case .events(_, let events): state.events = events
-                case .history(_, let event, let messages): state.history(messages, eventID: event)
+                case .history(_, let event, let messages, _): state.history(messages, eventID: event)
                 case .accessRevoked(let event): state.accessRevoked(event)
                 case .error(_, let e): state.status = " \(e.message)"
                 default: break

@@ -93,7 +93,7 @@ final class TestSocket {
         if let sinceSeq { o["since_seq"] = sinceSeq }
         try send(o)
         let frame = try expect("subscribed", file: file, line: line)
-        guard case .subscribed(let ref, _, let history, let unread) = frame else { throw ClientError.timeout }
+        guard case .subscribed(let ref, _, let history, let unread, _) = frame else { throw ClientError.timeout }
         XCTAssertEqual(ref, "sub", file: file, line: line)
         return (history, unread)
     }
