@@ -126,6 +126,8 @@ final class OpsTests: XCTestCase {
         XCTAssertTrue(mine.contains(fixture.event.uuidString.lowercased()))
         XCTAssertFalse(mine.contains(other.uuidString.lowercased()), "another organiser's event leaked: \(mine)")
         XCTAssertFalse(mine.contains("Someone else"))
+        XCTAssertFalse(mine.contains("\"loops\""), "server-wide figures are for the ops token: \(mine)")
+        XCTAssertFalse(mine.contains("slow_clients_closed"))
         let ops = String(decoding: try server.api("ops-secret").call("GET", "/v1/status"), as: UTF8.self)
         XCTAssertTrue(ops.contains(other.uuidString.lowercased()))
         // An empty bearer token is never the ops token.

@@ -99,9 +99,12 @@ final class HTTPAPI: @unchecked Sendable {
                     let events = Array(Set(loops.flatMap { $0.subscribers.keys }))
                     let queued = workers.submit { session in
                         let facts = (try? session.store().eventFacts(events)) ?? []
-                        done(.json(200, server.statusSnapshot(loops, facts: facts, databaseLatency: latency)))
+                        done(.json(200, server.statusSnapshot(loops, facts: facts, databaseLatency: latency,
+                                                              serverWide: visible == nil)))
                     }
-                    if !queued { done(.json(200, server.statusSnapshot(loops, facts: [], databaseLatency: latency))) }
+                    if !queued {
+                        done(.json(200, server.statusSnapshot(loops, facts: [], databaseLatency: latency, serverWide: visible == nil)))
+                    }
                 }
             }
         case .eventStatus(let eventID):

@@ -24,11 +24,12 @@ extension StaffcastServer {
         let database: String
         let database_latency_ms: Double
         let listener: String
-        let queued_database_jobs: Int
-        let slow_clients_closed: Int
-        let heartbeat_timeouts: Int
-        let messages_fanned_out: Int
-        let loops: [LoopStatus]
+        // Server-wide figures: for the ops token only (nil, so left out, for an event owner).
+        let queued_database_jobs: Int?
+        let slow_clients_closed: Int?
+        let heartbeat_timeouts: Int?
+        let messages_fanned_out: Int?
+        let loops: [LoopStatus]?
     }
 
     struct LoopStatus: Encodable, Sendable {
@@ -40,7 +41,11 @@ extension StaffcastServer {
         let frames_delivered: Int
     }
 
-    func statusSnapshot(_ loops: [LoopSnapshot], facts: [Store.EventFacts], databaseLatency: TimeInterval) -> StatusSnapshot {
+    /// `serverWide` false (an event owner): `loops` are already restricted to their events,
+    /// `connections` counts only connections subscribed to them, and the server-wide counters
+    /// are left out.
+    func statusSnapshot(_ loops: [LoopSnapshot], facts: [Store.EventFacts], databaseLatency: TimeInterval,
+                        serverWide: Bool = true) -> StatusSnapshot {
         var counts: [UUID: Int] = [:]
         for loop in loops { counts.merge(loop.subscribers, uniquingKeysWith: +) }
         let stats = loops.map(\.stats).reduce(EngineStats(), +)
@@ -49,7 +54,8 @@ extension StaffcastServer {
         return StatusSnapshot(
             node: configuration.nodeID, version: StaffcastVersion.current,
             uptime_seconds: Int(Date().timeIntervalSince(startedAt)), state: state.rawValue,
-            connections: loops.map(\.connections).reduce(0, +), subscriptions: counts.values.reduce(0, +),
+            connections: serverWide ? loops.map(\.connections).reduce(0, +) : Set(loops.flatMap { $0.members.map(\.connectionID) }).count,
+            subscriptions: counts.values.reduce(0, +),
             events: counts.sorted { $0.key.uuidString < $1.key.uuidString }.map { id, n in
                 let f = byID[id]
                 return StatusSnapshot.EventStatus(event_id: id.uuidString.lowercased(), name: f?.name, subscribers: n,
@@ -57,9 +63,11 @@ extension StaffcastServer {
                                                   last_message_at: f?.lastMessageAt.map(RFC3339.format))
             },
             database: r.database, database_latency_ms: (databaseLatency * 100_000).rounded() / 100, listener: r.listener,
-            queued_database_jobs: workers.queued, slow_clients_closed: stats.slowClientsClosed + stats.stalledClientsDropped,
-            heartbeat_timeouts: stats.heartbeatTimeouts, messages_fanned_out: loops.map(\.stats.messagesFannedOut).max() ?? 0,
-            loops: loops.map { LoopStatus(index: $0.index, connections: $0.connections, http_connections: $0.httpConnections,
+            queued_database_jobs: serverWide ? workers.queued : nil,
+            slow_clients_closed: serverWide ? stats.slowClientsClosed + stats.stalledClientsDropped : nil,
+            heartbeat_timeouts: serverWide ? stats.heartbeatTimeouts : nil,
+            messages_fanned_out: serverWide ? loops.map(\.stats.messagesFannedOut).max() ?? 0 : nil,
+            loops: !serverWide ? nil : loops.map { LoopStatus(index: $0.index, connections: $0.connections, http_connections: $0.httpConnections,
                                           subscriptions: $0.subscribers.values.reduce(0, +), inbox: $0.inboxDepth,
                                           frames_delivered: $0.stats.framesDelivered) })
     }
