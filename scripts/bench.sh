@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
 # `make bench`: starts a release server on its own embedded cluster (fresh data dir), creates an
 # event with a publisher (owner) and a subscriber (staff), and runs staffcast-bench against it:
-# the scenarios of issue 7, one table at the end (bench/README.md).
+# the scenarios of issues 7 and 8, one table at the end (bench/README.md).
 #
 #   scripts/bench.sh BIN_DIR        BIN_DIR holds release builds of staffcast and staffcast-bench
 #
-# Environment: SCENARIOS (default "storm memory latency10k latency1k flatout-ws flatout-http"),
-# DURATION, STORM_WINDOW, WS_WINDOW, HTTP_CONNECTIONS, HTTP_PIPELINE, … (staffcast-bench --help),
-# PORT (default 18080), STAFFCAST_BIN (a server binary other than BIN_DIR/staffcast). The server's log is kept in ${TMPDIR:-/tmp}/staffcast-bench-serve.log.
+# Environment: SCENARIOS (default: all of them), DURATION, STORM_WINDOW, WS_WINDOW,
+# HTTP_CONNECTIONS, HTTP_PIPELINE, READSTORM_N, … (staffcast-bench --help), PORT (default 18080),
+# STAFFCAST_BIN (a server binary other than BIN_DIR/staffcast). The server's log is kept in
+# ${TMPDIR:-/tmp}/staffcast-bench-serve.log.
+#
+# The read storm needs READSTORM_N (1,000) distinct staff users with their own tokens. The CLI
+# makes one per three processes (user create, grant, token issue: ~0.1 s of CPU per user here),
+# so they are made 8 processes at a time for at most READSTORM_SETUP_BUDGET (300) s and kept:
+# the stopped cluster (events, publisher, subscriber, staff users) and their tokens go to
+# BENCH_CACHE_DIR (${TMPDIR:-/tmp}/staffcast-bench-cache, keyed by sql/), and the next run starts
+# from a copy of it, topping it up when it holds fewer than READSTORM_N. Without the read storm
+# the cluster is made fresh and nothing is cached. The staff users have an event of their own
+# ("Read storm", owned by the publisher), so the other scenarios' event keeps a roster of two.
 set -euo pipefail
 BIN_DIR="$1"
 SC="${STAFFCAST_BIN:-$BIN_DIR/staffcast}" # STAFFCAST_BIN: bench another server binary (e.g. an older build)
@@ -23,6 +33,7 @@ DATA=$(mktemp -d /tmp/staffcast-bench-XXXX)
 chmod 755 "$DATA" # the embedded cluster may run as the postgres user
 export STAFFCAST_DATA_DIR="$DATA"
 SERVER=""
+CACHE_NEW=""
 cleanup() {
   if [ -n "$SERVER" ] && kill -0 "$SERVER" 2>/dev/null; then
     # A graceful stop, a second signal (exit at once), then KILL for a server that hangs.
@@ -37,6 +48,7 @@ cleanup() {
   "$SC" cluster stop >/dev/null 2>&1 || true # serve stops it too; this covers a failed start
   cp "$DATA/serve.log" "$SERVER_LOG_COPY" 2>/dev/null || true
   rm -rf "$DATA"
+  if [ -n "$CACHE_NEW" ]; then rm -rf "$CACHE_NEW"; fi
 }
 trap cleanup EXIT
 
@@ -69,13 +81,102 @@ admin() {
     return 1
   fi
 }
-EVENT=$(admin event create --name Bench)
-PUB=$(admin user create --name Publisher)
-SUB=$(admin user create --name Subscriber)
-admin grant --event "$EVENT" --user "$PUB" --level owner >/dev/null
-admin grant --event "$EVENT" --user "$SUB" --level staff >/dev/null
-PT=$(admin token issue --user "$PUB")
-ST=$(admin token issue --user "$SUB")
+
+# Is the read storm among the scenarios? (the bench's default is every scenario)
+READSTORM=no
+case " $(echo "${SCENARIOS:-all}" | tr ',' ' ') " in *" readstorm "* | *" all "* | *" durable "*) READSTORM=yes ;; esac
+# READSTORM_N may be a list ("1000 3000": one storm each): the users are made for the largest.
+READSTORM_MAX=$(echo "${READSTORM_N:-1000}" | tr -d '_' | tr ', ' '\n\n' | grep -E '^[0-9]+$' | sort -n | tail -n 1 || true)
+READSTORM_MAX=${READSTORM_MAX:-1000}
+READSTORM_SETUP_BUDGET=${READSTORM_SETUP_BUDGET:-300}
+CACHE_ROOT="${BENCH_CACHE_DIR:-${TMPDIR:-/tmp}/staffcast-bench-cache}"
+SQL_DIR="${STAFFCAST_SQL_DIR:-$(cd "$(dirname "$0")/.." && pwd)/sql}"
+CACHE=""
+if [ "$READSTORM" = yes ]; then
+  # Keyed by the schema: a cluster migrated by other sql files is not reused.
+  CACHE="$CACHE_ROOT/v2-$(cat "$SQL_DIR"/*.sql 2>/dev/null | sha256sum | cut -c1-16)"
+fi
+TOKENS="$DATA/readstorm.tokens"
+have_tokens() { if [ -s "$TOKENS" ]; then wc -l < "$TOKENS"; else echo 0; fi; }
+
+FROM_CACHE=no
+if [ -n "$CACHE" ] && [ -d "$CACHE/postgres" ] && [ -s "$CACHE/ids.env" ] && [ ! -e "$DATA/cluster-location" ]; then
+  # A copy of the cached (stopped) cluster; its socket moves into this data dir (the last
+  # setting in postgresql.conf wins).
+  cp -a "$CACHE/postgres" "$DATA/postgres"
+  rm -f "$DATA/postgres/postmaster.pid"
+  printf "\nunix_socket_directories = '%s'\n" "$DATA/postgres" >> "$DATA/postgres/postgresql.conf"
+  cp "$CACHE/readstorm.tokens" "$TOKENS" 2>/dev/null || true
+  if "$SC" cluster start >/dev/null 2>>"$DATA/admin.log"; then
+    # shellcheck disable=SC1091
+    . "$CACHE/ids.env"
+    FROM_CACHE=yes
+    echo "readstorm: from the cached cluster in $CACHE ($(have_tokens) staff users with tokens)"
+  else
+    echo "readstorm: the cached cluster in $CACHE did not start; making a fresh one" >&2
+    "$SC" cluster stop >/dev/null 2>&1 || true
+    rm -rf "$DATA/postgres" "$TOKENS"
+  fi
+fi
+if [ "$FROM_CACHE" = no ]; then
+  # Started once here, so the admin commands below do not each start and stop it.
+  "$SC" cluster start >/dev/null 2>>"$DATA/admin.log" || true
+  EVENT=$(admin event create --name Bench)
+  PUB=$(admin user create --name Publisher)
+  SUB=$(admin user create --name Subscriber)
+  admin grant --event "$EVENT" --user "$PUB" --level owner >/dev/null
+  admin grant --event "$EVENT" --user "$SUB" --level staff >/dev/null
+  PT=$(admin token issue --user "$PUB")
+  ST=$(admin token issue --user "$SUB")
+  RS_EVENT=""
+  if [ "$READSTORM" = yes ]; then
+    RS_EVENT=$(admin event create --name "Read storm")
+    admin grant --event "$RS_EVENT" --user "$PUB" --level owner >/dev/null
+  fi
+fi
+
+if [ "$READSTORM" = yes ] && [ "$(have_tokens)" -lt "$READSTORM_MAX" ]; then
+  # One staff user with a token per 3 CLI processes, 8 users at a time, until READSTORM_N or the
+  # budget. Straight to the database URL: with --data-dir each command would also check the
+  # embedded cluster (pg_ctl status), which doubles its cost.
+  start_n=$(have_tokens)
+  t0=$(date +%s)
+  deadline=$((t0 + READSTORM_SETUP_BUDGET))
+  echo "readstorm: creating staff users $((start_n + 1))–$READSTORM_MAX (8 at a time, at most ${READSTORM_SETUP_BUDGET} s)…"
+  mkdir -p "$DATA/readstorm"
+  DB_URL=$("$SC" cluster url)
+  export SC RS_EVENT DB_URL deadline
+  seq "$((start_n + 1))" "$READSTORM_MAX" | xargs -P 8 -I{} sh -c '
+    [ "$(date +%s)" -lt "$deadline" ] || exit 0
+    a() {
+      e="$STAFFCAST_DATA_DIR/readstorm/{}.err"
+      env -u STAFFCAST_DATA_DIR STAFFCAST_DATABASE_URL="$DB_URL" "$SC" admin "$@" 2>"$e" ||
+        { echo "admin $1 $2: $(tail -n 1 "$e")" >> "$STAFFCAST_DATA_DIR/readstorm/errors.log"; return 1; }
+    }
+    u=$(a user create --name "Staff {}") && a grant --event "$RS_EVENT" --user "$u" --level staff &&
+      t=$(a token issue --user "$u") && printf "%s\n" "$t" > "$STAFFCAST_DATA_DIR/readstorm/{}.token"' || true
+  find "$DATA/readstorm" -name '*.token' -exec cat {} + >> "$TOKENS" 2>/dev/null || true
+  echo "readstorm: $(( $(have_tokens) - start_n )) staff users created in $(( $(date +%s) - t0 )) s; $(have_tokens) in all"
+  if [ -s "$DATA/readstorm/errors.log" ]; then echo "readstorm: admin errors: $(sort "$DATA/readstorm/errors.log" | uniq -c | sort -rn | head -3)" >&2; fi
+  if [ -d "$DATA/postgres" ] && [ ! -e "$DATA/cluster-location" ]; then
+    # Keep them for the next run: a copy of the stopped cluster, swapped in whole.
+    "$SC" cluster stop >/dev/null 2>&1
+    CACHE_NEW="$CACHE.new.$$"
+    mkdir -p -m 700 "$CACHE_ROOT" && mkdir -p "$CACHE_NEW"
+    cp -a "$DATA/postgres" "$CACHE_NEW/postgres"
+    cp "$TOKENS" "$CACHE_NEW/readstorm.tokens"
+    printf 'EVENT=%s\nPUB=%s\nSUB=%s\nPT=%s\nST=%s\nRS_EVENT=%s\n' "$EVENT" "$PUB" "$SUB" "$PT" "$ST" "$RS_EVENT" > "$CACHE_NEW/ids.env"
+    chmod -R go-rwx "$CACHE_NEW/readstorm.tokens" "$CACHE_NEW/ids.env"
+    rm -rf "$CACHE.old.$$"
+    if [ -d "$CACHE" ]; then mv "$CACHE" "$CACHE.old.$$"; fi
+    mv "$CACHE_NEW" "$CACHE" && CACHE_NEW=""
+    rm -rf "$CACHE.old.$$"
+    "$SC" cluster start >/dev/null 2>>"$DATA/admin.log"
+    echo "readstorm: cached in $CACHE"
+  fi
+fi
+READSTORM_ARGS=()
+if [ "$READSTORM" = yes ]; then READSTORM_ARGS=(--readstorm-tokens "$TOKENS" --readstorm-event "$RS_EVENT"); fi
 
 "$SC" serve --config "$DATA/bench.yaml" --listen "127.0.0.1:$PORT" > "$DATA/serve.log" 2>&1 &
 SERVER=$!
@@ -99,7 +200,7 @@ echo "server pid $SERVER (VmRSS $(awk '/VmRSS/{print $2" "$3}' /proc/$SERVER/sta
 echo "bench config: $(grep -v '^#' "$DATA/bench.yaml" | grep -v ops_token | tr '\n' ' ')"
 status=0
 "$BENCH" --server "http://127.0.0.1:$PORT" --server-pid "$SERVER" --postgres-pid "$PG_PID" --event "$EVENT" \
-  --subscriber-token "$ST" --publisher-token "$PT" --ops-token "$OPS_TOKEN" || status=$?
+  --subscriber-token "$ST" --publisher-token "$PT" --ops-token "$OPS_TOKEN" "${READSTORM_ARGS[@]}" || status=$?
 if ! kill -0 "$SERVER" 2>/dev/null; then
   echo "!! the server exited during the bench; the end of its log ($SERVER_LOG_COPY):"
   tail -n 30 "$DATA/serve.log"

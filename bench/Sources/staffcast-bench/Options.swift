@@ -13,8 +13,12 @@ struct Options {
     var event = ""
 
     /// The default order: storm first on a fresh server (its connections also give the memory
-    /// figure), the HTTP flat-out last (a server that mishandles pipelining may not recover).
-    static let allScenarios = ["storm", "memory", "latency10k", "latency1k", "flatout-ws", "flatout-http"]
+    /// figure), then the fan-out cases of issue 7, then the durable path of issue 8: the read storm
+    /// before the send-rate runs (those add hundreds of thousands of messages to the event, which
+    /// would all be unread for the read storm's fresh users), the 64-client send rate last.
+    static let fanoutScenarios = ["storm", "memory", "latency10k", "latency1k", "flatout-ws", "flatout-http"]
+    static let durableScenarios = ["readstorm", "sendrate1", "sendrate-paced", "sendrate"]
+    static let allScenarios = fanoutScenarios + durableScenarios
     var scenarios = Options.allScenarios
     /// Legacy `SUBSCRIBERS="1000 10000" RATE=10`: one paced run per count (scenario `custom`).
     var customSubscribers: [Int] = []
@@ -37,6 +41,17 @@ struct Options {
     var connectTimeout = 60.0
     var settle = 2.0
     var paceWindow = 1_000
+    /// One read storm per count ("1000 3000": two rows).
+    var readstormN = [1_000]
+    /// One token per line, each of a distinct staff user of the event (scripts/bench.sh creates them).
+    var readstormTokensFile = ""
+    var readstormTokens: [String] = []
+    /// The event of the read storm's users (its own, so their roster does not weigh on the other
+    /// scenarios' event); the publisher must be its owner or admin. Default: --event.
+    var readstormEvent = ""
+    var readstormTimeout = 60.0
+    var sendrateConnections = 64
+    var sendratePacedRate = 1_000.0
 
     static let help = """
         staffcast-bench: the fan-out benchmark (bench/README.md). Usually run by `make bench`
@@ -47,11 +62,17 @@ struct Options {
           --server-pid PID          the server, for VmRSS and CPU from /proc
           --postgres-pid PID        the postmaster, for PostgreSQL's CPU (optional)
           --event ID --subscriber-token T --publisher-token T --ops-token T
+          --readstorm-tokens FILE   tokens of distinct staff users, one a line (readstorm)
+          --readstorm-event ID      their event, owned by the publisher [--event]
 
         Scenarios (flag or environment variable; defaults in brackets):
           SCENARIOS             storm memory latency10k latency1k flatout-ws flatout-http
-                                ("flatout" = both flat-out runs, "all" = every one, "custom" = legacy)
-          DURATION              seconds of paced publishing in the latency scenarios [10]
+                                readstorm sendrate1 sendrate-paced sendrate
+                                ("flatout" = both flat-out runs, "fanout" = the first six (issue 7),
+                                "durable" = the last four (issue 8), "all" = every one = the default,
+                                "custom" = legacy)
+          DURATION              seconds of paced publishing in the latency scenarios, and of
+                                sending in the sendrate scenarios [10]
           LATENCY1K_SUBSCRIBERS [1000]   LATENCY1K_RATE [50]
           LATENCY10K_SUBSCRIBERS [10000] LATENCY10K_RATE [10]
           STORM_CONNECTIONS     [10000]  STORM_WINDOW handshakes in flight at once [2000]
@@ -60,6 +81,12 @@ struct Options {
           WS_WINDOW             sends in flight on the WebSocket publisher [64]
           HTTP_CONNECTIONS      keep-alive connections of the HTTP publisher [4]
           HTTP_PIPELINE         requests in flight per HTTP connection [16]
+          READSTORM_N           readstorm: staff users (distinct, one connection each) who
+                                mark one emergency message read at once; a list ("1000 3000")
+                                runs one storm per count [1000]
+          READSTORM_TIMEOUT     readstorm: seconds to wait for the replies and receipts [60]
+          SENDRATE_CONNECTIONS  sendrate: keep-alive HTTP connections, one POST at a time each [64]
+          SENDRATE_PACED_RATE   sendrate-paced: POSTs per second, spread over SENDRATE_CONNECTIONS [1000]
           READERS               subscriber threads (epoll loops) [2]
           CONNECT_TIMEOUT       seconds to wait for a set of subscribers [60]
           SETTLE                seconds idle before reading VmRSS after connecting [2]
@@ -126,6 +153,20 @@ struct Options {
         try double("connect-timeout", &o.connectTimeout)
         try double("settle", &o.settle)
         try int("pace-window", &o.paceWindow)
+        if let v = value("readstorm-n") {
+            let counts = v.split(whereSeparator: { $0 == " " || $0 == "," }).map { Int($0.replacingOccurrences(of: "_", with: "")) }
+            guard !counts.isEmpty, counts.allSatisfy({ ($0 ?? 0) > 0 }) else { throw BenchFailure("READSTORM_N must be positive whole numbers, not \(v)") }
+            o.readstormN = counts.map { $0! }
+        }
+        try double("readstorm-timeout", &o.readstormTimeout)
+        try int("sendrate-connections", &o.sendrateConnections)
+        try double("sendrate-paced-rate", &o.sendratePacedRate)
+        o.readstormEvent = value("readstorm-event") ?? ""
+        if let file = value("readstorm-tokens") {
+            o.readstormTokensFile = file
+            guard let text = try? String(contentsOfFile: file, encoding: .utf8) else { throw BenchFailure("cannot read --readstorm-tokens \(file)") }
+            o.readstormTokens = text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+        }
         try double("rate", &o.customRate)
         if let subs = value("subscribers") {
             o.customSubscribers = subs.split(whereSeparator: { $0 == " " || $0 == "," }).compactMap { Int($0) }
@@ -136,8 +177,10 @@ struct Options {
                 switch name {
                 case "all": list += allScenarios
                 case "flatout": list += ["flatout-ws", "flatout-http"]
+                case "fanout": list += fanoutScenarios
+                case "durable": list += durableScenarios
                 case _ where allScenarios.contains(name) || name == "custom": list.append(name)
-                default: throw BenchFailure("unknown scenario \(name); known: \(allScenarios.joined(separator: " ")) flatout all custom")
+                default: throw BenchFailure("unknown scenario \(name); known: \(allScenarios.joined(separator: " ")) flatout fanout durable all custom")
                 }
             }
             o.scenarios = list

@@ -199,7 +199,8 @@ extension Needle {
 }
 
 /// Organiser HTTP connections (keep-alive) posting messages, each with up to `pipeline`
-/// requests written ahead of their answers.
+/// requests written ahead of their answers. A paced plan spreads its sends over the connections
+/// (each one goes to the next connection with room; none with room = held back).
 final class HTTPPublisher {
     let host: String, port: Int, token: String, event: String, base: Int64
 
@@ -236,11 +237,16 @@ final class HTTPPublisher {
         let start = monoNs()
         var end = Int64.max
         var total = Int.max
+        var interval: Int64 = 0
         switch plan {
         case .flat(let duration): end = start + Int64(duration * 1e9)
         case .count(let k): total = k
-        case .paced(let rate, let duration): total = Int(rate * duration) // not paced over HTTP: sent flat out
+        case .paced(let rate, let duration):
+            total = max(1, Int(rate * duration))
+            interval = Int64(1e9 / rate)
         }
+        var next = start
+        var turn = 0
         var stopSendingAt: Int64 = 0
         var lastProgress = start
 
@@ -258,7 +264,22 @@ final class HTTPPublisher {
             let now = monoNs()
             let sending = n < total && now < end
             let inFlight = conns.reduce(0) { $0 + $1.inFlight }
-            if sending {
+            if sending && interval > 0 {
+                slots: while next <= now && n < total {
+                    for k in 0..<conns.count {
+                        let c = conns[(turn + k) % conns.count]
+                        guard c.fd >= 0 && c.inFlight < pipeline else { continue }
+                        if now - next > 5_000_000 { r.lateSends += 1 }
+                        c.out += request(now)
+                        c.waiting.append(now)
+                        turn = (turn + k + 1) % conns.count
+                        next += interval
+                        continue slots
+                    }
+                    r.heldBack += 1
+                    break
+                }
+            } else if sending {
                 for c in conns where c.fd >= 0 {
                     while c.inFlight < pipeline && n < total {
                         c.out += request(now)
@@ -283,7 +304,12 @@ final class HTTPPublisher {
                 }
                 polls[i] = pollfd(fd: c.fd, events: Int16(POLLIN) | (c.out.isEmpty ? 0 : Int16(POLLOUT)), revents: 0)
             }
-            if poll(&polls, nfds_t(polls.count), 50) <= 0 { continue }
+            var timeout: Int32 = 50
+            // Paced: wake for the next slot, unless no connection has room (then for an answer).
+            if sending && interval > 0 && conns.contains(where: { $0.fd >= 0 && $0.inFlight < pipeline }) {
+                timeout = Int32(max(0, min(50, (next - monoNs() + 999_999) / 1_000_000)))
+            }
+            if poll(&polls, nfds_t(polls.count), timeout) <= 0 { continue }
             let got = monoNs()
             for (i, c) in conns.enumerated() where c.fd >= 0 && polls[i].revents & Int16(POLLIN | POLLERR | POLLHUP) != 0 {
                 let alive = Net.read(c.fd, into: &c.rx, timeoutMs: 0) != nil

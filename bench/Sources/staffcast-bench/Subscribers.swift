@@ -18,6 +18,11 @@ final class Subscriber {
     var subscribeTries = 0
     /// The close code the server sent (−1: the connection ended without a close frame).
     var closeCode = 0
+    /// Its own upgrade request (its own token: the read storm's distinct users); nil = the loop's.
+    var upgrade: [UInt8]?
+    /// Read storm: when this subscriber sent its `mark_read` (0: not sent), and `read` replies got.
+    var markSentNs: Int64 = 0
+    var readReplies = 0
 
     init(fd: Int32) { self.fd = fd }
 }
@@ -57,6 +62,23 @@ struct TrafficStats {
     var commitToReceipt = Histogram()
 }
 
+/// What one loop saw of a read storm: every subscribed connection sends one `mark_read`.
+struct MarkStats {
+    var sent = 0
+    var replies = 0
+    /// `read` replies beyond the first on one connection.
+    var duplicateReplies = 0
+    /// `read` replies naming another message.
+    var wrongMessage = 0
+    var errors: [String: Int] = [:]
+    var errorSample: String?
+    var firstSendNs: Int64 = 0
+    var lastSendNs: Int64 = 0
+    var lastReplyNs: Int64 = 0
+    /// `mark_read` sent → its `read` reply, per subscriber.
+    var markToReply = Histogram()
+}
+
 /// Subscribers multiplexed on one epoll descriptor, served by one thread. Every field is guarded
 /// by `lock`: the loop holds it while it handles a batch of events, and the scenario driver
 /// takes it to start openings, reset counters and read results.
@@ -77,7 +99,16 @@ final class SubscriberLoop: @unchecked Sendable {
     private var pending = 0
     private var window = 1_024
     private var subscribeFrame: [UInt8] = []
+    /// Tokens for the next connections, one each (the read storm); empty = the loop's token.
+    private var tokens: [String] = []
+    private var nextToken = 0
     private(set) var open = OpenStats()
+
+    // Read storm.
+    private var markMessageID = ""
+    private var markNeedle: Needle?
+    private var marksToSend = false
+    private(set) var marks = MarkStats()
 
     // Traffic.
     private(set) var traffic = TrafficStats()
@@ -113,7 +144,10 @@ final class SubscriberLoop: @unchecked Sendable {
 
     /// Starts opening `count` connections, at most `window` handshakes at once, each
     /// subscribing to `event` with `since_seq` (so a subscribe brings no history).
-    func beginOpening(_ count: Int, event: String, sinceSeq: Int64, window: Int) {
+    /// `tokens`: one per connection, in order (else every connection uses the loop's token).
+    func beginOpening(_ count: Int, event: String, sinceSeq: Int64, window: Int, tokens: [String] = []) {
+        self.tokens = tokens
+        nextToken = 0
         toOpen += count
         self.window = max(1, window)
         open = OpenStats()
@@ -121,6 +155,20 @@ final class SubscriberLoop: @unchecked Sendable {
         subscribeFrame = clientFrame(text: #"{"op":"subscribe","ref":"s","event_id":"\#(event)","since_seq":\#(sinceSeq)}"#)
         sc_eventfd_signal(wake)
     }
+
+    /// Every subscribed connection sends `mark_read` of `messageID`, all in one go on the loop's
+    /// thread as soon as it wakes (the driver calls this on every loop, then they run at once).
+    func beginMarking(messageID: String) {
+        markMessageID = messageID
+        markNeedle = Needle(messageID)
+        marks = MarkStats()
+        for case let c? in conns { c.markSentNs = 0; c.readReplies = 0 }
+        marksToSend = true
+        sc_eventfd_signal(wake)
+    }
+
+    /// Subscribed connections that sent a `mark_read` and have no `read` reply yet.
+    var marksUnanswered: Int { conns.reduce(0) { $0 + ($1.map { $0.markSentNs > 0 && $0.readReplies == 0 && $0.state == .subscribed ? 1 : 0 } ?? 0) } }
 
     /// Forgets every counter of the last scenario; messages with seq ≤ `base` are stale.
     func resetTraffic(base: Int64) {
@@ -166,6 +214,7 @@ final class SubscriberLoop: @unchecked Sendable {
             lock.lock()
             if stopped { lock.unlock(); break }
             pumpOpens()
+            if marksToSend { pumpMarks() }
             lock.unlock()
             // Openings continue when handshakes finish (events) or the driver signals `wake`.
             let n = Int(sc_epoll_wait2(epfd, &fds, &evs, 1_024, 50))
@@ -186,6 +235,10 @@ final class SubscriberLoop: @unchecked Sendable {
             }
             if open.firstConnectNs == 0 { open.firstConnectNs = monoNs() }
             let c = Subscriber(fd: fd)
+            if nextToken < tokens.count {
+                c.upgrade = upgradeRequest(host: host, port: port, token: tokens[nextToken])
+                nextToken += 1
+            }
             if Int(fd) >= conns.count { conns += Array(repeating: nil, count: Int(fd) + 1_024 - conns.count) }
             conns[Int(fd)] = c
             live += 1
@@ -193,6 +246,18 @@ final class SubscriberLoop: @unchecked Sendable {
             open.opened += 1
             _ = sc_epoll_ctl(epfd, 1, fd, UInt32(SC_EV_IN | SC_EV_OUT))
         }
+    }
+
+    private func pumpMarks() {
+        marksToSend = false
+        let prefix = #"{"op":"mark_read","message_id":"\#(markMessageID)","ref":"m"#
+        marks.firstSendNs = monoNs()
+        for case let c? in conns where c.state == .subscribed {
+            c.markSentNs = monoNs()
+            write(c, clientFrame(text: prefix + "\(c.fd)\"}"))
+            marks.sent += 1
+        }
+        marks.lastSendNs = monoNs()
     }
 
     private func handle(_ fd: Int32, _ ev: UInt32) {
@@ -206,7 +271,7 @@ final class SubscriberLoop: @unchecked Sendable {
             } else if ev & UInt32(SC_EV_OUT) != 0 {
                 c.state = .handshake
                 _ = sc_epoll_ctl(epfd, 3, fd, UInt32(SC_EV_IN))
-                write(c, upgrade)
+                write(c, c.upgrade ?? upgrade)
             }
         case .handshake, .open, .subscribed:
             if ev & UInt32(SC_EV_OUT) != 0 && !c.out.isEmpty { flush(c) }
@@ -321,8 +386,23 @@ final class SubscriberLoop: @unchecked Sendable {
                 open.subscribed += 1
                 open.lastSubscribedNs = now
             }
+        } else if Needles.read.isPrefix(of: q, rest) {
+            c.readReplies += 1
+            if c.readReplies > 1 { marks.duplicateReplies += 1; return }
+            marks.replies += 1
+            marks.lastReplyNs = now
+            if c.markSentNs > 0 { marks.markToReply.add(us: (now - c.markSentNs) / 1_000) }
+            if let needle = markNeedle, needle.find(p, len) < 0 { marks.wrongMessage += 1 }
         } else if Needles.error.isPrefix(of: q, rest) {
             let code = shortString(after: Needles.code, in: p, len) ?? "?"
+            if c.state == .subscribed && c.markSentNs > 0 && c.readReplies == 0 {
+                // The answer to this connection's mark_read.
+                c.readReplies = 1
+                marks.errors[code, default: 0] += 1
+                if marks.errorSample == nil { marks.errorSample = String(decoding: UnsafeBufferPointer(start: p, count: min(len, 240)), as: UTF8.self) }
+                marks.lastReplyNs = now
+                return
+            }
             if c.state == .open {
                 // The protocol's advice for `unavailable` (and a fair retry for the rest): subscribe again.
                 if c.subscribeTries < 10 {

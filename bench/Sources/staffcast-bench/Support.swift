@@ -174,6 +174,10 @@ enum Needles {
     static let error = Needle(#"error""#)
     static let hello = Needle(#"hello""#)
     static let revoked = Needle(#"access_revoked""#)
+    static let read = Needle(#"read""#)
+    static let readCount = Needle(#""read_count":"#)
+    static let id = Needle(#""id":""#)
+    static let userID = Needle(#""user_id":"#)
     static let headEnd = Needle("\r\n\r\n")
 }
 
@@ -337,11 +341,16 @@ enum Net {
 
     /// One HTTP/1.1 GET; (status, body) or nil.
     static func get(host: String, port: Int, path: String, token: String?) -> (status: Int, body: String)? {
+        request(host: host, port: port, method: "GET", path: path, token: token, json: nil)
+    }
+
+    /// One HTTP/1.1 request on a fresh connection, with an optional JSON body; (status, body) or nil.
+    static func request(host: String, port: Int, method: String, path: String, token: String?, json: String?) -> (status: Int, body: String)? {
         guard case .success(let fd) = connect(host: host, port: port) else { return nil }
         defer { sc_close_rst(fd) }
-        var request = "GET \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\n"
+        var request = "\(method) \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\n"
         if let token { request += "Authorization: Bearer \(token)\r\n" }
-        request += "\r\n"
+        if let json { request += "Content-Type: application/json\r\nContent-Length: \(json.utf8.count)\r\n\r\n" + json } else { request += "\r\n" }
         guard writeAll(fd, Array(request.utf8)) else { return nil }
         var buffer: [UInt8] = []
         let deadline = monoNs() + 10_000_000_000

@@ -15,7 +15,7 @@ setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
 do {
     let options = try Options.parse()
     let needed = max(options.stormConnections, options.memoryConnections, options.latency10kSubscribers,
-                     options.latency1kSubscribers, options.flatoutSubscribers, options.customSubscribers.max() ?? 0)
+                     options.latency1kSubscribers, options.flatoutSubscribers, options.readstormN.max() ?? 0, options.customSubscribers.max() ?? 0)
     if Int(limit.rlim_cur) < needed + 100 {
         print("warning: only \(limit.rlim_cur) file descriptors (ulimit -n); \(needed) connections need more (scripts/bench.sh raises it)")
     }
