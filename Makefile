@@ -5,13 +5,16 @@ SHELL := /bin/bash
 DATA_DIR ?= ./.staffcast
 LISTEN   ?= 0.0.0.0:8080
 TEST_DATA_DIR := $(CURDIR)/.build/test-cluster
+FUZZ_RUNS ?= 600000      # per target (two targets): make fuzz
+FUZZ_SMOKE_RUNS ?= 20000 # per target: the smoke run at the end of make test
 
-.PHONY: run test deps build build-release bench clean test-cluster-stop help
+.PHONY: run test deps build build-release bench fuzz clean test-cluster-stop help
 
 help:
 	@echo "make run    - install dependencies, build (release), start staffcast with a demo event"
 	@echo "make test   - install dependencies, build, run every test"
 	@echo "make bench  - fan-out benchmark, every scenario of issue 7 (see bench/README.md)"
+	@echo "make fuzz   - libFuzzer on the frame decoder and HTTP framing, FUZZ_RUNS inputs each (README: Fuzzing)"
 
 deps:
 	@scripts/install-deps.sh
@@ -25,9 +28,13 @@ build-release: deps
 run: build-release
 	@DATA_DIR="$(DATA_DIR)" LISTEN="$(LISTEN)" scripts/run.sh "$$(swift build -c release --show-bin-path)/staffcast"
 
+# First a smoke run of the fuzz targets (FUZZ_SMOKE_RUNS inputs each), then every test; the
+# tests run whatever the smoke run said, and either failing fails `make test`. (The tests run
+# last so that their summary closes the output.)
 test: build
 	@set -o pipefail; status=0; \
-	STAFFCAST_TEST_DATA_DIR="$(TEST_DATA_DIR)" swift test --skip-build 2>&1 | tee .build/test.log || status=$$?; \
+	scripts/fuzz.sh $(FUZZ_SMOKE_RUNS) 2>&1 | tee .build/test.log || status=1; \
+	STAFFCAST_TEST_DATA_DIR="$(TEST_DATA_DIR)" swift test --skip-build 2>&1 | tee -a .build/test.log || status=$$?; \
 	$(MAKE) --no-print-directory test-cluster-stop; \
 	exit $$status
 
@@ -40,6 +47,12 @@ bench: deps
 	swift build -c release --scratch-path "$(BENCH_BUILD)" --product staffcast
 	swift build -c release --scratch-path "$(BENCH_BUILD)" --product staffcast-bench
 	@scripts/bench.sh "$$(swift build -c release --scratch-path "$(BENCH_BUILD)" --show-bin-path)"
+
+# libFuzzer, coverage-guided (scripts/fuzz.sh): two targets, FUZZ_RUNS inputs each, built with
+# swiftc alone into .build-fuzz (no SwiftPM, so it never races another build). Needs only the
+# Swift toolchain, not deps.
+fuzz:
+	@scripts/fuzz.sh $(FUZZ_RUNS)
 
 clean:
 	swift package clean
