@@ -21,6 +21,12 @@ final class CommandLineTests: XCTestCase {
 
     @discardableResult
     func run(_ args: [String], stdin: String? = nil, env: [String: String] = [:]) throws -> Outcome {
+        try Self.execute(args, stdin: stdin, env: env)
+    }
+
+    /// Runs the `staffcast` executable with `args`, feeding `stdin`, with `env` over this
+    /// process's environment.
+    static func execute(_ args: [String], stdin: String? = nil, env: [String: String] = [:]) throws -> Outcome {
         let p = Process()
         p.executableURL = URL(fileURLWithPath: Self.binary)
         p.arguments = args

@@ -246,33 +246,13 @@ final class TokenTests: XCTestCase {
 
     // MARK: command line
 
-    struct Outcome {
-        var status: Int32
-        var stdout: String
-        var stderr: String
-    }
+    typealias Outcome = CommandLineTests.Outcome
 
     /// Runs `staffcast admin token …` against this test's database.
     @discardableResult
     func admin(_ args: [String], stdin: String? = nil, database: Bool = true) throws -> Outcome {
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
-        p.arguments = ["admin"] + args + (database ? ["--database-url", fixture.conninfo, "--log-level", "error"] : [])
-        var environment = ProcessInfo.processInfo.environment
-        environment["STAFFCAST_SQL_DIR"] = TestDatabase.sqlDirectory.path
-        p.environment = environment
-        let out = Pipe(), err = Pipe(), input = Pipe()
-        p.standardOutput = out
-        p.standardError = err
-        p.standardInput = input
-        try p.run()
-        if let stdin { input.fileHandleForWriting.write(Data(stdin.utf8)) }
-        try input.fileHandleForWriting.close()
-        let o = out.fileHandleForReading.readDataToEndOfFile()
-        let e = err.fileHandleForReading.readDataToEndOfFile()
-        p.waitUntilExit()
-        return Outcome(status: p.terminationStatus, stdout: String(decoding: o, as: UTF8.self),
-                       stderr: String(decoding: e, as: UTF8.self))
+        try CommandLineTests.execute(["admin"] + args + (database ? ["--database-url", fixture.conninfo, "--log-level", "error"] : []),
+                                     stdin: stdin, env: ["STAFFCAST_SQL_DIR": TestDatabase.sqlDirectory.path])
     }
 
     func testTokenCommands() throws {
