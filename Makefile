@@ -5,8 +5,9 @@ SHELL := /bin/bash
 DATA_DIR ?= ./.staffcast
 LISTEN   ?= 0.0.0.0:8080
 TEST_DATA_DIR := $(CURDIR)/.build/test-cluster
-FUZZ_RUNS ?= 600000      # per target (two targets): make fuzz
-FUZZ_SMOKE_RUNS ?= 20000 # per target: the smoke run at the end of make test
+# Fuzz inputs per target (two targets): make fuzz, and the smoke run in make test.
+FUZZ_RUNS ?= 600000
+FUZZ_SMOKE_RUNS ?= 20000
 
 .PHONY: run test deps build build-release bench fuzz clean test-cluster-stop help
 
