@@ -4,7 +4,7 @@ import FoundationNetworking
 #endif
 import StaffcastCore
 
-/// The HTTP API of a staffcast server (CONTRACT.md §3), called synchronously with URLSession.
+/// The HTTP API of a staffcast server (docs/protocol.md, HTTP API), called synchronously with URLSession.
 public struct APIClient: Sendable {
     public let server: URL
     public let token: String?

@@ -1,4 +1,4 @@
-/// The machine-readable error codes of protocol v1 (CONTRACT.md §2), shared by WebSocket
+/// The machine-readable error codes of protocol v1 (docs/protocol.md), shared by WebSocket
 /// `error` frames and HTTP error bodies. A struct rather than an enum so that new codes can be
 /// added without breaking exhaustive switches in callers (as postgres-nio does).
 public struct ErrorCode: Hashable, Sendable, CustomStringConvertible {
@@ -17,7 +17,7 @@ public struct ErrorCode: Hashable, Sendable, CustomStringConvertible {
     public static let all: [ErrorCode] = [.unauthorized, .forbidden, .notFound, .invalid, .tooLarge,
                                           .rateLimited, .unavailable, .internal]
 
-    /// The HTTP status that goes with the code (CONTRACT.md §3).
+    /// The HTTP status that goes with the code (docs/protocol.md, HTTP API).
     public var httpStatus: Int {
         switch self {
         case .invalid: return 400

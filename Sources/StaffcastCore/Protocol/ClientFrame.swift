@@ -11,7 +11,7 @@ public struct ClientFrame: Sendable, Equatable {
     }
 }
 
-/// The client ops of protocol v1 (CONTRACT.md §2), already validated.
+/// The client ops of protocol v1 (docs/protocol.md), already validated.
 public enum ClientRequest: Sendable, Equatable {
     case subscribe(eventID: UUID, sinceSeq: Int64?)
     case unsubscribe(eventID: UUID)

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The server ops of protocol v1 (CONTRACT.md §2), plus `events` (reply to `list_events`).
+/// The server ops of protocol v1 (docs/protocol.md), plus `events` (reply to `list_events`).
 /// `encoded()` produces the exact bytes of one text frame; the server encodes a live message
 /// once and writes those same bytes to every subscriber.
 public enum ServerFrame: Sendable, Equatable {

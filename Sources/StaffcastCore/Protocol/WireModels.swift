@@ -1,6 +1,6 @@
 import Foundation
 
-// The JSON shapes of Message and Notification (CONTRACT.md §2). Kept next to the models'
+// The JSON shapes of Message and Notification (docs/protocol.md). Kept next to the models'
 // field lists so that a new field is added in one place.
 
 extension StaffMessage: Codable {

@@ -4,7 +4,7 @@ import StaffcastCore
 import StaffcastPostgres
 import Synchronization
 
-/// The HTTP API (CONTRACT.md §3) on the WebSocket's port. Called by a service loop with a
+/// The HTTP API (docs/protocol.md, HTTP API) on the WebSocket's port. Called by a service loop with a
 /// whole request; it answers through `respond`, at once for what memory knows and from a
 /// database worker otherwise. It never blocks the calling loop: tokens are checked against the
 /// gatekeeper's table in memory, and every query runs on a worker.

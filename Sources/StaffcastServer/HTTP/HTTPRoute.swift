@@ -1,7 +1,7 @@
 import Foundation
 import StaffcastCore
 
-/// The HTTP API of CONTRACT.md §3, matched from a method and a path. Pure.
+/// The HTTP API of docs/protocol.md, HTTP API, matched from a method and a path. Pure.
 enum HTTPRoute: Equatable {
     case sendMessage(eventID: UUID)
     case listMessages(eventID: UUID)

@@ -48,6 +48,9 @@ final class JobRunner: Sendable {
                 loop.post { $0.jobFinished(job, outcome) }
             }
         }
+        if case .subscribe(let event, _, _) = job.request {
+            return submitSubscribes(event: event, [job], replyTo: loop)
+        }
         let logger = self.logger
         let metrics = self.metrics
         return workers.submit { session in
@@ -113,19 +116,9 @@ final class JobRunner: Sendable {
         let user = job.identity.userID
         let ref = job.ref
         switch job.request {
-        case .subscribe(let event, let sinceSeq, let generation):
-            let snapshot = try store.subscribe(as: user, event: event, sinceSeq: sinceSeq)
-            let reply = OutFrame(text: ServerFrame.subscribed(ref: ref, event: snapshot.event, history: snapshot.history,
-                                                              unreadCount: snapshot.unreadCount, more: snapshot.more).encoded())
-            return .subscribed(eventID: event, generation: generation, reply: reply,
-                               historyThrough: snapshot.historyThrough, accessThrough: snapshot.accessThrough)
-        case .send(let request):
-            // Normally taken by `submit` to the group commit; kept for completeness.
-            let message = try store.send(as: user, request)
-            return .reply(OutFrame(text: ServerFrame.sent(ref: ref, message: message).encoded()))
-        case .markRead(let messageID):
-            let (event, unread) = try store.markRead(as: user, message: messageID)
-            return .reply(OutFrame(text: ServerFrame.read(ref: ref, messageID: messageID, eventID: event, unreadCount: unread).encoded()))
+        case .subscribe, .send, .markRead:
+            // Routed by `submit` to the subscribe batches and the group commits.
+            throw StaffcastError(.internal, "The server routed this request to the wrong place.")
         case .markNotificationRead(let notificationID):
             try store.markNotificationRead(as: user, notification: notificationID)
             return .reply(OutFrame(text: ServerFrame.notificationRead(ref: ref, notificationID: notificationID).encoded()))

@@ -22,36 +22,36 @@ final class ServiceLoop: @unchecked Sendable {
     typealias Work = @Sendable (ServiceLoop) -> Void
 
     let index: Int
-    private let configuration: ServerConfiguration
-    private let logger: Logger
-    private let metrics: ServerMetrics
-    private let gatekeeper: Gatekeeper
-    private let runner: JobRunner
-    private let api: HTTPAPI
-    private let parser = HTTPRequestParser()
+    let configuration: ServerConfiguration
+    let logger: Logger
+    let metrics: ServerMetrics
+    let gatekeeper: Gatekeeper
+    let runner: JobRunner
+    let api: HTTPAPI
+    let parser = HTTPRequestParser()
 
     // Shared with other threads.
-    private let inbox = Mutex<(items: [Work], context: UInt)>(([], 0))
+    let inbox = Mutex<(items: [Work], context: UInt)>(([], 0))
 
     // The loop's thread only.
     private(set) var engine: FanoutEngine<OutFrame>
-    private var lws: LWSContext?
-    private var poller: EventPoller?
-    private var listenFD: Int32 = -1
-    private var http: [Int32: HTTPConnection] = [:]
-    private var nextSerial = 1
+    var lws: LWSContext?
+    var poller: EventPoller?
+    var listenFD: Int32 = -1
+    var http: [Int32: HTTPConnection] = [:]
+    var nextSerial = 1
     /// Admitted upgrades handed to libwebsockets, by descriptor, until the handshake is
     /// confirmed; then by wsi until `ESTABLISHED`. Stale ones are released by `tick`.
-    private var adopted: [Int32: (admission: Gatekeeper.Admission, at: Double)] = [:]
-    private var upgrading: [UInt: Gatekeeper.Admission] = [:]
+    var adopted: [Int32: (admission: Gatekeeper.Admission, at: Double)] = [:]
+    var upgrading: [UInt: Gatekeeper.Admission] = [:]
     /// Open WebSockets: their wsi and the slot they hold.
-    private var sockets: [Int: (wsi: OpaquePointer, admission: Gatekeeper.Admission)] = [:]
-    private var nextConnection = 1
+    var sockets: [Int: (wsi: OpaquePointer, admission: Gatekeeper.Admission)] = [:]
+    var nextConnection = 1
     /// Subscribe jobs gathered since the loop last drained its inbox (`flushSubscribes`).
-    private var subscribes: [DatabaseJob] = []
-    private var writeBuffer: UnsafeMutablePointer<UInt8>
-    private var draining = false
-    private var exitRequested = false
+    var subscribes: [DatabaseJob] = []
+    var writeBuffer: UnsafeMutablePointer<UInt8>
+    var draining = false
+    var exitRequested = false
 
     init(index: Int, configuration: ServerConfiguration, publishedThrough: Int64, logger: Logger, metrics: ServerMetrics,
          gatekeeper: Gatekeeper, runner: JobRunner, api: HTTPAPI) {
@@ -183,12 +183,12 @@ final class ServiceLoop: @unchecked Sendable {
         }
     }
 
-    private static func connectionID(_ user: UnsafeMutableRawPointer?) -> Int? {
+    static func connectionID(_ user: UnsafeMutableRawPointer?) -> Int? {
         guard let id = user?.load(as: Int.self), id != 0 else { return nil }
         return id
     }
 
-    private func established(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
+    func established(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
         guard let admission = upgrading.removeValue(forKey: UInt(bitPattern: wsi)), let user else { return -1 }
         // Connection ids are unique across loops: the loop's index in the low bits.
         let id = nextConnection << 8 | index
@@ -207,7 +207,7 @@ final class ServiceLoop: @unchecked Sendable {
         return 0
     }
 
-    private func writable(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
+    func writable(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
         guard let id = Self.connectionID(user) else { return -1 }
         switch engine.writable(id, now: Self.monotonicNow()) {
         case .idle:
@@ -253,11 +253,11 @@ final class ServiceLoop: @unchecked Sendable {
     /// Writes whole WebSocket frames as they are (`LWS_WRITE_RAW`: the frames carry their
     /// headers, so shared frames are never written into). What the socket does not take now,
     /// libwebsockets keeps and sends before the next writable callback.
-    private func write(_ wsi: OpaquePointer, _ bytes: UnsafePointer<UInt8>, _ count: Int) -> Bool {
+    func write(_ wsi: OpaquePointer, _ bytes: UnsafePointer<UInt8>, _ count: Int) -> Bool {
         lws_write(wsi, UnsafeMutablePointer(mutating: bytes), count, staffcast_lws_write_raw()) >= count
     }
 
-    private func closed(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) {
+    func closed(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) {
         guard let id = Self.connectionID(user), let socket = sockets.removeValue(forKey: id) else { return }
         engine.connectionClosed(id)
         gatekeeper.release(socket.admission)
@@ -267,7 +267,7 @@ final class ServiceLoop: @unchecked Sendable {
 
     // MARK: engine actions
 
-    private func perform(_ actions: [EngineAction]) {
+    func perform(_ actions: [EngineAction]) {
         for action in actions {
             switch action {
             case .wantWritable(let id):
@@ -293,7 +293,7 @@ final class ServiceLoop: @unchecked Sendable {
         }
     }
 
-    private func log(_ notice: EngineNotice) {
+    func log(_ notice: EngineNotice) {
         switch notice {
         case .slowClient(let id, let queued):
             metrics.slowClientsClosed.increment()
@@ -315,7 +315,7 @@ final class ServiceLoop: @unchecked Sendable {
 
     /// Sends the gathered subscribes to the database in batches per event (at most
     /// `maxSubscribeBatch` each), so a reconnect storm costs a few statements per batch.
-    private func flushSubscribes() {
+    func flushSubscribes() {
         let jobs = subscribes
         subscribes = []
         var byEvent: [UUID: [DatabaseJob]] = [:]
@@ -347,7 +347,7 @@ final class ServiceLoop: @unchecked Sendable {
         perform(engine.committed(batch, now: Self.monotonicNow(), wall: Date()))
     }
 
-    private func drainInbox() {
+    func drainInbox() {
         let work = inbox.withLock { box -> [Work] in
             let out = box.items
             box.items.removeAll(keepingCapacity: true)
@@ -415,222 +415,5 @@ final class ServiceLoop: @unchecked Sendable {
         return LoopSnapshot(index: index, connections: engine.connections.count, httpConnections: http.count,
                             subscribers: engine.hub.subscriberCounts, members: members, stats: engine.stats,
                             inboxDepth: inboxDepth)
-    }
-
-    // MARK: plain HTTP on the loop's own descriptors
-
-    private func serviceSockets() {
-        guard let poller else { return }
-        for ready in poller.poll() {
-            if ready.fd == listenFD {
-                acceptAll()
-            } else if let connection = http[ready.fd] {
-                if ready.readable || ready.failed { read(connection) }
-                if http[ready.fd] === connection, ready.writable { flush(connection) }
-            }
-        }
-    }
-
-    private func acceptAll() {
-        var peer = [CChar](repeating: 0, count: 64)
-        for _ in 0..<256 {
-            let fd = sc_accept(listenFD, &peer, Int32(peer.count))
-            if fd < 0 {
-                if -fd != EAGAIN && -fd != EWOULDBLOCK && -fd != EINTR && -fd != ECONNABORTED {
-                    logger.warning("accept failed", metadata: ["error": "\(SocketError(operation: "accept", code: -fd))"])
-                }
-                return
-            }
-            if let stale = adopted.removeValue(forKey: fd) { gatekeeper.release(stale.admission) }
-            let connection = HTTPConnection(fd: fd, serial: nextSerial, peer: String(cString: peer), now: Self.monotonicNow())
-            nextSerial += 1
-            do {
-                try poller?.add(fd)
-                http[fd] = connection
-            } catch {
-                _ = sc_close(fd)
-            }
-        }
-    }
-
-    private func read(_ connection: HTTPConnection) {
-        var chunk = [UInt8](repeating: 0, count: 16_384)
-        while connection.input.count < HTTPConnection.maxBuffered {
-            let n = chunk.withUnsafeMutableBytes { sc_read(connection.fd, $0.baseAddress, $0.count) }
-            if n > 0 {
-                if connection.input.isEmpty { connection.requestStartedAt = Self.monotonicNow() }
-                connection.input += chunk[0..<n]
-                connection.lastActivity = Self.monotonicNow()
-                if n < chunk.count { break }
-            } else if n == 0 {
-                connection.peerClosed = true
-                break
-            } else if -n == EAGAIN || -n == EWOULDBLOCK || -n == EINTR {
-                break
-            } else {
-                close(connection, reset: true)
-                return
-            }
-        }
-        frame(connection)
-        if connection.peerClosed, http[connection.fd] === connection {
-            connection.closeAfterAnswers = true
-            if connection.answers.isEmpty && connection.output.isEmpty { close(connection, reset: false) }
-        }
-    }
-
-    /// Frames as many whole requests as the pipeline allows and dispatches them in order.
-    private func frame(_ connection: HTTPConnection) {
-        while connection.answers.count < HTTPConnection.maxPipelined, !connection.closeAfterAnswers, !connection.input.isEmpty {
-            switch parser.parse(connection.input) {
-            case .needMore:
-                flush(connection)
-                return
-            case .incompleteBody(let head):
-                if head.header("expect")?.lowercased() == "100-continue", !connection.sentContinue, connection.answers.isEmpty {
-                    connection.sentContinue = true
-                    connection.output += Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
-                }
-                flush(connection)
-                return
-            case .failure(let e):
-                connection.input = []
-                refuse(connection, .framing(e), status: e.status)
-                return
-            case .upgrade(let head, let headLength):
-                guard connection.answers.isEmpty, connection.output.isEmpty else {
-                    flush(connection) // answer what came before, then take the upgrade
-                    return
-                }
-                upgrade(connection, head, headLength: headLength)
-                return
-            case .request(let request, let consumed):
-                connection.input.removeFirst(consumed)
-                connection.sentContinue = false
-                connection.requestStartedAt = Self.monotonicNow()
-                let keepAlive = request.head.keepAlive && !draining
-                if !keepAlive { connection.closeAfterAnswers = true }
-                let slot = connection.reserveAnswer()
-                let fd = connection.fd
-                let serial = connection.serial
-                let headOnly = request.head.method == "HEAD"
-                api.handle(request) { [self] response in
-                    let bytes = response.serialized(keepAlive: keepAlive, headOnly: headOnly)
-                    post { loop in loop.answer(fd: fd, serial: serial, slot: slot, bytes) }
-                }
-            }
-        }
-        flush(connection)
-    }
-
-    /// An answer is ready (on the loop's thread).
-    private func answer(fd: Int32, serial: Int, slot: Int, _ bytes: [UInt8]) {
-        guard let connection = http[fd], connection.serial == serial, connection.fill(slot, bytes) else { return }
-        flush(connection)
-        if connection.answers.count < HTTPConnection.maxPipelined, !connection.input.isEmpty, http[fd] === connection {
-            frame(connection)
-        }
-    }
-
-    /// Answers a request that cannot be served and closes the connection after it.
-    private func refuse(_ connection: HTTPConnection, _ response: HTTPResponse, status: Int) {
-        var response = response
-        response.status = status
-        connection.closeAfterAnswers = true
-        let slot = connection.reserveAnswer()
-        _ = connection.fill(slot, response.serialized(keepAlive: false))
-        flush(connection)
-    }
-
-    /// Writes what is ready, in order; closes a finished connection.
-    private func flush(_ connection: HTTPConnection) {
-        guard http[connection.fd] === connection else { return }
-        connection.releaseReadyAnswers()
-        while !connection.output.isEmpty {
-            let n = connection.output.withUnsafeBytes { sc_write(connection.fd, $0.baseAddress, $0.count) }
-            if n > 0 {
-                connection.output.removeFirst(n)
-                connection.lastWriteProgress = Self.monotonicNow()
-                connection.lastActivity = connection.lastWriteProgress
-            } else if -n == EAGAIN || -n == EWOULDBLOCK || -n == EINTR {
-                break
-            } else {
-                close(connection, reset: true)
-                return
-            }
-        }
-        let wantWrite = !connection.output.isEmpty
-        if wantWrite != connection.writeInterest {
-            connection.writeInterest = wantWrite
-            poller?.modify(connection.fd, writable: wantWrite)
-        }
-        if connection.isFinished { close(connection, reset: false) }
-    }
-
-    private func close(_ connection: HTTPConnection, reset: Bool) {
-        guard http[connection.fd] === connection else { return }
-        http[connection.fd] = nil
-        poller?.remove(connection.fd)
-        if reset { sc_close_reset(connection.fd) } else { _ = sc_close(connection.fd) }
-    }
-
-    /// A WebSocket upgrade: decided here from memory (path, draining, token, caps); admitted
-    /// ones go to libwebsockets with the bytes read so far.
-    private func upgrade(_ connection: HTTPConnection, _ head: HTTPRequestHead, headLength: Int) {
-        guard head.path == "/v1/ws" else {
-            return refuse(connection, .error(.notFound("WebSockets connect at /v1/ws.")), status: 404)
-        }
-        guard !draining else {
-            return refuse(connection, .error(.unavailable("This server is shutting down; connect again in a moment.")), status: 503)
-        }
-        guard connection.input.count <= 2_048 else {
-            return refuse(connection, .error(StaffcastError(.tooLarge,
-                "The upgrade request is larger than 2,048 bytes; send fewer or shorter headers.")), status: 431)
-        }
-        switch gatekeeper.admit(token: head.bearerToken) {
-        case .failure(let error):
-            logger.info("refused websocket", metadata: ["peer": "\(connection.peer)", "code": "\(error.code)"])
-            metrics.error(code: error.code.rawValue)
-            refuse(connection, .error(error), status: error.code.httpStatus)
-        case .success(let admission):
-            let fd = connection.fd
-            let bytes = connection.input
-            http[fd] = nil
-            poller?.remove(fd)
-            adopted[fd] = (admission, Self.monotonicNow())
-            do {
-                try lws?.adopt(fd, alreadyRead: bytes)
-            } catch {
-                if let entry = adopted.removeValue(forKey: fd) { gatekeeper.release(entry.admission) }
-                logger.warning("websocket handshake not started", metadata: ["error": "\(error)"])
-            }
-        }
-    }
-}
-
-/// What one loop holds at one moment (made on its thread, read anywhere).
-struct LoopSnapshot: Sendable {
-    struct Member: Sendable {
-        var connectionID: Int
-        var userID: UUID
-        var eventID: UUID
-        var connectedSince: Date
-        var rtt: Double?
-    }
-
-    var index: Int
-    var connections: Int
-    var httpConnections: Int
-    var subscribers: [UUID: Int]
-    var members: [Member]
-    var stats: EngineStats
-    var inboxDepth: Int
-
-    /// The same snapshot showing only `events` (what an event owner may see in status).
-    func restricted(to events: Set<UUID>) -> LoopSnapshot {
-        var s = self
-        s.subscribers = subscribers.filter { events.contains($0.key) }
-        s.members = members.filter { events.contains($0.eventID) }
-        return s
     }
 }
