@@ -26,65 +26,63 @@ extension Store {
         guard !reads.isEmpty else { return [] }
         let users = "{" + reads.map { Self.id($0.user) }.joined(separator: ",") + "}"
         let messages = "{" + reads.map { Self.id($0.message) }.joined(separator: ",") + "}"
-        return try conn.transaction { tx in
-            // Which marks are allowed, and their events.
-            let ok = try tx.query("""
-                SELECT r.i, m.event_id
-                FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS r(user_id, message_id, i)
+        // One pipeline, one round trip: which marks are allowed (and their events), the marks,
+        // and each allowed reader's unread count on each event afterwards.
+        let results = try conn.pipelinedTransaction([
+            ("""
+            SELECT r.i, m.event_id
+            FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS r(user_id, message_id, i)
+            JOIN staff_messages m ON m.id = r.message_id
+            JOIN event_access a ON a.event_id = m.event_id AND a.user_id = r.user_id
+            """, [users, messages]),
+            // Rows of message_reads (the primary key drops repeats, in this batch or already
+            // stored), and for each message one UPDATE that appends exactly the readers whose
+            // row this statement inserted.
+            ("""
+            WITH mark AS (
+                INSERT INTO message_reads (message_id, user_id, event_id)
+                SELECT DISTINCT r.message_id, r.user_id, m.event_id
+                FROM unnest($1::uuid[], $2::uuid[]) AS r(user_id, message_id)
                 JOIN staff_messages m ON m.id = r.message_id
                 JOIN event_access a ON a.event_id = m.event_id AND a.user_id = r.user_id
-                """, [users, messages])
-            var events: [Int: UUID] = [:]
-            for row in 0..<ok.rowCount {
-                if let i = ok.int(row, 0), let e = ok.uuid(row, 1) { events[i - 1] = e }
+                ON CONFLICT DO NOTHING RETURNING message_id, user_id)
+            UPDATE staff_messages m
+            SET read_by = m.read_by || n.readers, read_count = m.read_count + cardinality(n.readers)
+            FROM (SELECT message_id, array_agg(user_id) AS readers FROM mark GROUP BY message_id) n
+            WHERE m.id = n.message_id
+            """, [users, messages]),
+            // The event's total counted once per event, not once per reader.
+            ("""
+            WITH p AS (SELECT DISTINCT r.user_id, m.event_id
+                       FROM unnest($1::uuid[], $2::uuid[]) AS r(user_id, message_id)
+                       JOIN staff_messages m ON m.id = r.message_id
+                       JOIN event_access a ON a.event_id = m.event_id AND a.user_id = r.user_id),
+                 t AS (SELECT e.event_id, (SELECT count(*) FROM staff_messages m
+                                           WHERE m.event_id = e.event_id AND \(Self.unexpired)) AS total
+                       FROM (SELECT DISTINCT event_id FROM p) e)
+            SELECT p.user_id, p.event_id, t.total
+                - (SELECT count(*) FROM staff_messages m
+                    WHERE m.event_id = p.event_id AND m.sender_id = p.user_id AND \(Self.unexpired))
+                - (SELECT count(*) FROM message_reads r JOIN staff_messages m ON m.id = r.message_id
+                    WHERE r.user_id = p.user_id AND r.event_id = p.event_id AND m.sender_id <> p.user_id
+                      AND \(Self.unexpired))
+            FROM p JOIN t USING (event_id)
+            """, [users, messages]),
+        ])
+        let ok = results[0], counts = results[2]
+        var events: [Int: UUID] = [:]
+        for row in 0..<ok.rowCount {
+            if let i = ok.int(row, 0), let e = ok.uuid(row, 1) { events[i - 1] = e }
+        }
+        var unread: [PairKey: Int] = [:]
+        for row in 0..<counts.rowCount {
+            if let user = counts.uuid(row, 0), let event = counts.uuid(row, 1) {
+                unread[PairKey(user: user, event: event)] = counts.int(row, 2) ?? 0
             }
-            let allowed = reads.indices.filter { events[$0] != nil }
-            guard !allowed.isEmpty else { return reads.map { _ in nil } }
-            // The marks: rows of message_reads (the primary key drops repeats, whether in this
-            // batch or already stored), and for each message one UPDATE that appends exactly
-            // the readers whose row this statement inserted.
-            let u = "{" + allowed.map { Self.id(reads[$0].user) }.joined(separator: ",") + "}"
-            let m = "{" + allowed.map { Self.id(reads[$0].message) }.joined(separator: ",") + "}"
-            try tx.query("""
-                WITH mark AS (
-                    INSERT INTO message_reads (message_id, user_id, event_id)
-                    SELECT DISTINCT r.message_id, r.user_id, m.event_id
-                    FROM unnest($1::uuid[], $2::uuid[]) AS r(user_id, message_id)
-                    JOIN staff_messages m ON m.id = r.message_id
-                    ON CONFLICT DO NOTHING RETURNING message_id, user_id)
-                UPDATE staff_messages m
-                SET read_by = m.read_by || n.readers, read_count = m.read_count + cardinality(n.readers)
-                FROM (SELECT message_id, array_agg(user_id) AS readers FROM mark GROUP BY message_id) n
-                WHERE m.id = n.message_id
-                """, [u, m])
-            // Each reader's unread count on each event, after the marks (the event's total
-            // counted once per event, not once per reader).
-            let pairs = Array(Set(allowed.map { PairKey(user: reads[$0].user, event: events[$0]!) }))
-            let pu = "{" + pairs.map { Self.id($0.user) }.joined(separator: ",") + "}"
-            let pe = "{" + pairs.map { Self.id($0.event) }.joined(separator: ",") + "}"
-            let counts = try tx.query("""
-                WITH p AS (SELECT * FROM unnest($1::uuid[], $2::uuid[]) AS p(user_id, event_id)),
-                     t AS (SELECT e.event_id, (SELECT count(*) FROM staff_messages m
-                                               WHERE m.event_id = e.event_id AND \(Self.unexpired)) AS total
-                           FROM (SELECT DISTINCT event_id FROM p) e)
-                SELECT p.user_id, p.event_id, t.total
-                    - (SELECT count(*) FROM staff_messages m
-                        WHERE m.event_id = p.event_id AND m.sender_id = p.user_id AND \(Self.unexpired))
-                    - (SELECT count(*) FROM message_reads r JOIN staff_messages m ON m.id = r.message_id
-                        WHERE r.user_id = p.user_id AND r.event_id = p.event_id AND m.sender_id <> p.user_id
-                          AND \(Self.unexpired))
-                FROM p JOIN t USING (event_id)
-                """, [pu, pe])
-            var unread: [PairKey: Int] = [:]
-            for row in 0..<counts.rowCount {
-                if let user = counts.uuid(row, 0), let event = counts.uuid(row, 1) {
-                    unread[PairKey(user: user, event: event)] = counts.int(row, 2) ?? 0
-                }
-            }
-            return reads.indices.map { i in
-                guard let event = events[i] else { return nil }
-                return (event, unread[PairKey(user: reads[i].user, event: event)] ?? 0)
-            }
+        }
+        return reads.indices.map { i in
+            guard let event = events[i] else { return nil }
+            return (event, unread[PairKey(user: reads[i].user, event: event)] ?? 0)
         }
     }
 
