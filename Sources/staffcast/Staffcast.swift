@@ -24,5 +24,6 @@ struct Staffcast: ParsableCommand {
             """,
         version: StaffcastVersion.current,
         subcommands: [ServeCommand.self, MigrateCommand.self, AdminCommand.self, SendCommand.self,
-                      WatchCommand.self, StatusCommand.self, ClusterCommand.self])
+                      WatchCommand.self, StatusCommand.self, ClusterCommand.self,
+                      HistoryCommand.self, RemindCommand.self, ScheduledCommand.self])
 }

@@ -13,9 +13,11 @@ public struct ErrorCode: Hashable, Sendable, CustomStringConvertible {
     public static let rateLimited = ErrorCode("rate_limited")
     public static let unavailable = ErrorCode("unavailable")
     public static let `internal` = ErrorCode("internal")
+    /// The same text went to the same event moments ago (the double-send guard, CONTRACT §6).
+    public static let conflict = ErrorCode("conflict")
 
     public static let all: [ErrorCode] = [.unauthorized, .forbidden, .notFound, .invalid, .tooLarge,
-                                          .rateLimited, .unavailable, .internal]
+                                          .rateLimited, .unavailable, .internal, .conflict]
 
     /// The HTTP status that goes with the code (docs/protocol.md, HTTP API).
     public var httpStatus: Int {
@@ -24,6 +26,7 @@ public struct ErrorCode: Hashable, Sendable, CustomStringConvertible {
         case .unauthorized: return 401
         case .forbidden: return 403
         case .notFound: return 404
+        case .conflict: return 409
         case .tooLarge: return 413
         case .rateLimited: return 429
         case .unavailable: return 503

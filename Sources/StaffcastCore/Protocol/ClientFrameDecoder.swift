@@ -42,10 +42,13 @@ public enum ClientFrameDecoder {
                 throw .invalid("send needs a \"message\" field with the text to send.")
             }
             let minutes = try f.int64("expires_in_minutes", min: Int64.min).map { Int(clamping: $0) }
-            return .send(try SendRequest(eventID: eventID, message: message,
-                                         messageType: try f.string("message_type"),
-                                         priority: try f.string("priority"),
-                                         expiresInMinutes: minutes))
+            var send = try SendRequest(eventID: eventID, message: message,
+                                       messageType: try f.string("message_type"),
+                                       priority: try f.string("priority"),
+                                       expiresInMinutes: minutes)
+            send.schedule = try SendSchedule.from(sendAt: try f.string("send_at"), beforeStart: try f.string("before_start"))
+            send.force = try f.bool("force") ?? false
+            return .send(send)
         case "mark_read":
             return .markRead(messageID: try f.requiredUUID("message_id"))
         case "mark_notification_read":

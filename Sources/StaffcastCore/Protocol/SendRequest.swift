@@ -9,6 +9,10 @@ public struct SendRequest: Sendable, Equatable {
     public var messageType: MessageType
     public var priority: Priority
     public var expiresInMinutes: Int?
+    /// Send later instead of now (CONTRACT §6, Scheduling); nil: now.
+    public var schedule: SendSchedule?
+    /// Send even when the same text went to the same event within the duplicate window.
+    public var force = false
 
     public init(eventID: UUID, message: String, messageType: String? = nil, priority: String? = nil,
                 expiresInMinutes: Int? = nil) throws(StaffcastError) {

@@ -123,6 +123,7 @@ struct ServeCommand: ParsableCommand {
             ("max_connections_per_user", "\(c.maxConnectionsPerUser)"),
             ("header_timeout", "\(c.headerTimeout)"),
             ("idle_timeout", "\(c.idleTimeout)"),
+            ("duplicate_window_minutes", "\(c.duplicateWindowMinutes)"),
             ("write_stall_timeout", "\(c.writeStallTimeout)"),
         ]
         print("configuration is valid:")
