@@ -56,3 +56,84 @@ CREATE INDEX staff_messages_event_text ON staff_messages (event_id, md5(message)
 -- retracted. A retracted message leaves history, catch-up, search and unread counts, and
 -- escalation stops for it (retracted_at IS NOT NULL).
 ALTER TABLE staff_messages ADD COLUMN edited_at timestamptz, ADD COLUMN retracted_at timestamptz;
+
+-- Every edit and retract, in commit order: the audit of every version (old and new text, who,
+-- when) and the log every server follows (by seq, like staff_messages) to send
+-- `message_updated` and `message_retracted` live. Written only by the trigger below.
+CREATE TABLE message_changes (
+    seq         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    message_id  uuid NOT NULL REFERENCES staff_messages(id) ON DELETE CASCADE,
+    event_id    uuid NOT NULL,
+    action      text NOT NULL CHECK (action IN ('edit','retract')),
+    old_message text NOT NULL,
+    new_message text,            -- NULL for a retract
+    actor_id    uuid,            -- NULL when the server's own login made the change
+    changed_at  timestamptz NOT NULL DEFAULT now()
+);
+CREATE INDEX message_changes_message ON message_changes (message_id, seq);
+
+CREATE TRIGGER message_changes_serialize BEFORE INSERT ON message_changes
+    FOR EACH STATEMENT EXECUTE FUNCTION staffcast_serialize_log('80');
+CREATE TRIGGER message_changes_notify AFTER INSERT ON message_changes
+    FOR EACH STATEMENT EXECUTE FUNCTION staffcast_notify('message_change');
+
+ALTER TABLE message_changes ENABLE ROW LEVEL SECURITY;
+ALTER TABLE message_changes FORCE ROW LEVEL SECURITY;
+CREATE POLICY owner_all ON message_changes TO PUBLIC USING (current_user <> 'staffcast_app');
+-- The versions of a message are for its event's admins and owners.
+CREATE POLICY read_message_changes ON message_changes FOR SELECT TO staffcast_app
+    USING (staffcast_has_access(event_id, ARRAY['admin','owner']));
+GRANT SELECT ON message_changes TO staffcast_app;
+
+-- Only admins and owners of the event change a message's text or retract it (staff may only
+-- add themselves to read_by, which staffcast_guard_read_by checks); a retracted message
+-- changes no more.
+CREATE FUNCTION staffcast_guard_message_change() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF current_user = 'staffcast_app' AND (NEW.message IS DISTINCT FROM OLD.message
+            OR NEW.edited_at IS DISTINCT FROM OLD.edited_at
+            OR NEW.retracted_at IS DISTINCT FROM OLD.retracted_at) THEN
+        IF NOT staffcast_has_access(OLD.event_id, ARRAY['admin','owner']) THEN
+            RAISE EXCEPTION 'only admins and owners of the event may edit or retract its messages'
+                USING ERRCODE = 'insufficient_privilege';
+        END IF;
+        IF OLD.retracted_at IS NOT NULL THEN
+            RAISE EXCEPTION 'a retracted message cannot change'
+                USING ERRCODE = 'insufficient_privilege';
+        END IF;
+    END IF;
+    RETURN NEW;
+END $$;
+CREATE TRIGGER staff_messages_guard_change BEFORE UPDATE OF message, edited_at, retracted_at ON staff_messages
+    FOR EACH ROW EXECUTE FUNCTION staffcast_guard_message_change();
+
+-- SECURITY DEFINER: users cannot write message_changes themselves, only through a change.
+CREATE FUNCTION staffcast_log_message_change() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+BEGIN
+    IF NEW.retracted_at IS NOT NULL AND OLD.retracted_at IS NULL THEN
+        INSERT INTO message_changes (message_id, event_id, action, old_message, new_message, actor_id)
+            VALUES (NEW.id, NEW.event_id, 'retract', OLD.message, NULL, staffcast_current_user());
+    ELSIF NEW.message IS DISTINCT FROM OLD.message THEN
+        INSERT INTO message_changes (message_id, event_id, action, old_message, new_message, actor_id)
+            VALUES (NEW.id, NEW.event_id, 'edit', OLD.message, NEW.message, staffcast_current_user());
+    END IF;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER staff_messages_log_change AFTER UPDATE OF message, retracted_at ON staff_messages
+    FOR EACH ROW EXECUTE FUNCTION staffcast_log_message_change();
+
+GRANT UPDATE (message, edited_at, retracted_at) ON staff_messages TO staffcast_app;
+
+-- Unread counts leave retracted messages out (as expired ones).
+CREATE OR REPLACE FUNCTION staffcast_unread_count(p_user uuid, p_event uuid) RETURNS bigint
+LANGUAGE sql STABLE SET search_path = public, pg_temp AS $$
+    SELECT (SELECT count(*) FROM staff_messages m
+             WHERE m.event_id = p_event AND m.retracted_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > now()))
+         - (SELECT count(*) FROM staff_messages m
+             WHERE m.event_id = p_event AND m.sender_id = p_user AND m.retracted_at IS NULL
+               AND (m.expires_at IS NULL OR m.expires_at > now()))
+         - (SELECT count(*) FROM message_reads r JOIN staff_messages m ON m.id = r.message_id
+             WHERE r.user_id = p_user AND r.event_id = p_event AND m.sender_id <> p_user AND m.retracted_at IS NULL
+               AND (m.expires_at IS NULL OR m.expires_at > now()))
+$$;

@@ -48,3 +48,21 @@ extension APIClient {
         try decode(MessagesPage.self, try call("GET", "/v1/events/\(Self.path(event))/messages", query: query), what: "a list of messages")
     }
 }
+
+extension APIClient {
+    /// `PATCH /v1/messages/{id}`: the corrected message.
+    public func editMessage(_ id: UUID, text: String) throws(ClientError) -> StaffMessage {
+        let data = try call("PATCH", "/v1/messages/\(id.uuidString.lowercased())",
+                            body: try? JSONSerialization.data(withJSONObject: ["message": text]), contentType: "application/json")
+        do {
+            return try JSONDecoder().decode(StaffMessage.self, from: data)
+        } catch {
+            throw ClientError.protocolViolation("the reply was not a Message")
+        }
+    }
+
+    /// `DELETE /v1/messages/{id}`.
+    public func retractMessage(_ id: UUID) throws(ClientError) {
+        _ = try call("DELETE", "/v1/messages/\(id.uuidString.lowercased())")
+    }
+}

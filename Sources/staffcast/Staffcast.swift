@@ -25,5 +25,5 @@ struct Staffcast: ParsableCommand {
         version: StaffcastVersion.current,
         subcommands: [ServeCommand.self, MigrateCommand.self, AdminCommand.self, SendCommand.self,
                       WatchCommand.self, StatusCommand.self, ClusterCommand.self,
-                      HistoryCommand.self, RemindCommand.self, ScheduledCommand.self])
+                      HistoryCommand.self, RemindCommand.self, ScheduledCommand.self, EditCommand.self, RetractCommand.self])
 }

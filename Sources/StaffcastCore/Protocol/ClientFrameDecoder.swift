@@ -66,10 +66,19 @@ public enum ClientFrameDecoder {
             return .history(eventID: try f.requiredUUID("event_id"), beforeSeq: before, afterSeq: after, limit: Int(limit))
         case "list_events":
             return .listEvents
+        case "edit":
+            let id = try f.requiredUUID("message_id")
+            guard let message = try f.string("message") else {
+                throw .invalid("edit needs a \"message\" field with the corrected text.")
+            }
+            try SendRequest.validateText(message)
+            return .edit(messageID: id, message: message)
+        case "retract":
+            return .retract(messageID: try f.requiredUUID("message_id"))
         case "ping":
             return .ping
         default:
-            throw .invalid("Unknown op '\(op)'. Known ops: subscribe, unsubscribe, send, mark_read, mark_notification_read, history, list_events, ping.")
+            throw .invalid("Unknown op '\(op)'. Known ops: subscribe, unsubscribe, send, mark_read, mark_notification_read, history, list_events, ping, edit, retract.")
         }
     }
 }

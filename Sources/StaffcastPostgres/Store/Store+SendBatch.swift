@@ -32,17 +32,20 @@ extension Store {
     /// lock is taken first, so a guard check sees every send committed before it.
     public func sendBatch(_ sends: [PendingSend], duplicateWindowMinutes: Int = 0) throws -> [StaffMessage?] {
         guard !sends.isEmpty else { return [] }
-        // Within one statement a row cannot see its neighbours: a second copy of a text in the
-        // same batch waits for the retry alone, which sees the first committed.
+        // Within the batch the guard is decided here, in batch order (statements run by sender,
+        // and a row cannot see its statement's neighbours): a second copy of a text waits for
+        // its retry alone, which sees the first committed. The database check leaves this
+        // batch's own rows out.
         var seen = Set<DuplicateKey>()
         var included = [Bool](repeating: true, count: sends.count)
         if duplicateWindowMinutes > 0 {
-            for (i, s) in sends.enumerated() where !s.request.force {
+            for (i, s) in sends.enumerated() {
                 let key = DuplicateKey(event: s.request.eventID, text: s.request.message)
-                if !seen.insert(key).inserted { included[i] = false }
+                if !seen.insert(key).inserted && !s.request.force { included[i] = false }
             }
         }
         let bySender = Dictionary(grouping: sends.indices.filter { included[$0] }, by: { sends[$0].sender })
+        let batchIDs = "{" + sends.map { Self.id($0.id) }.joined(separator: ",") + "}"
         var statements: [(sql: String, params: [String?])] = [("SET LOCAL ROLE staffcast_app", [])]
         if duplicateWindowMinutes > 0 {
             statements.append(("SELECT pg_advisory_xact_lock(\(Self.messageLogLock.0), \(Self.messageLogLock.1))", []))
@@ -69,14 +72,15 @@ extension Store {
                 ok AS (
                     SELECT x.* FROM x JOIN event_access a
                         ON a.event_id = x.event_id AND a.user_id = $2::uuid AND a.access_level IN ('admin', 'owner')
-                    WHERE x.force OR NOT \(Self.duplicateExists(event: "x.event_id", text: "x.message", window: "$3::int"))),
+                    WHERE x.force OR NOT \(Self.duplicateExists(event: "x.event_id", text: "x.message", window: "$3::int",
+                                                                excluding: "$4::uuid[]"))),
                 m AS (
                     INSERT INTO staff_messages (id, event_id, sender_id, message, message_type, priority, expires_at)
                     SELECT id, event_id, $2::uuid, message, message_type, priority, now() + make_interval(mins => expires_in)
                     FROM ok ORDER BY ord
                     RETURNING *)
                 SELECT \(Self.messageColumns(reader: "$2")) FROM m JOIN profiles p ON p.id = m.sender_id
-                """, [json, Self.id(sender), String(duplicateWindowMinutes)]))
+                """, [json, Self.id(sender), String(duplicateWindowMinutes), batchIDs]))
         }
         // BEGIN, the role, each sender's user and rows, COMMIT: one round trip (pipeline mode).
         let results = try conn.pipelinedTransaction(statements)
@@ -97,11 +101,12 @@ extension Store {
 
     /// SQL that is true when `text` went to `event` within `window` minutes (0: never) and was
     /// not retracted (the double-send guard). Uses `staff_messages_event_text` (sql/008).
-    static func duplicateExists(event: String, text: String, window: String) -> String {
+    static func duplicateExists(event: String, text: String, window: String, excluding: String? = nil) -> String {
         """
         (\(window) > 0 AND EXISTS (SELECT 1 FROM staff_messages d
             WHERE d.event_id = \(event) AND md5(d.message) = md5(\(text)) AND d.message = \(text)
-              AND d.sent_at > now() - make_interval(mins => \(window)) AND d.retracted_at IS NULL))
+              AND d.sent_at > now() - make_interval(mins => \(window)) AND d.retracted_at IS NULL
+              \(excluding.map { "AND d.id <> ALL(\($0))" } ?? "")))
         """
     }
 

@@ -179,6 +179,22 @@ final class HTTPAPI: @unchecked Sendable {
                 let found = try store.search(as: identity.userID, event: eventID, search)
                 return .json(200, MessagesPage(messages: found.messages, more: found.more))
             }
+        case .editMessage(let messageID):
+            let text: String
+            do {
+                text = try HTTPBodies.editText(contentType: head.header("content-type") ?? "", body: request.body)
+            } catch {
+                respond(.error(error))
+                return
+            }
+            runAsUser(token, respond) { store, identity in
+                .json(200, try store.editMessage(as: identity.userID, messageID: messageID, text: text))
+            }
+        case .retractMessage(let messageID):
+            runAsUser(token, respond) { store, identity in
+                _ = try store.retractMessage(as: identity.userID, messageID: messageID)
+                return .json(200, RetractedBody(messageID: messageID))
+            }
         case .listScheduled(let eventID):
             runAsUser(token, respond) { store, identity in
                 .json(200, ["scheduled": try store.scheduledSends(as: identity.userID, event: eventID)])

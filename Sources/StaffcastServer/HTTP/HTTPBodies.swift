@@ -40,6 +40,22 @@ enum HTTPBodies {
         return send
     }
 
+    /// `PATCH /v1/messages/{id}`: `{"message"}`, or the corrected text as a plain body.
+    static func editText(contentType: String, body: [UInt8]) throws(StaffcastError) -> String {
+        let text: String
+        if let object = try jsonObject(body, required: contentType.lowercased().hasPrefix("application/json")) {
+            guard let m = try JSONFields(object).string("message") else {
+                throw .invalid("The JSON body needs a \"message\" field with the corrected text.")
+            }
+            text = m
+        } else {
+            guard let plain = String(validating: body, as: UTF8.self) else { throw .invalid("The body is not UTF-8 text.") }
+            text = plain
+        }
+        try SendRequest.validateText(text)
+        return text
+    }
+
     /// `POST /v1/users/{id}/notifications`: `{"type","title","message","data"?}`.
     static func notificationRequest(userID: UUID, body: [UInt8]) throws(StaffcastError) -> NotificationRequest {
         guard let object = try jsonObject(body, required: true) else {

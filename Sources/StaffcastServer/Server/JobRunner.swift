@@ -139,6 +139,12 @@ final class JobRunner: Sendable {
                                                              more: page.count > limit).encoded()))
         case .listEvents:
             return .reply(OutFrame(text: ServerFrame.events(ref: ref, events: try store.events(of: user)).encoded()))
+        case .edit(let messageID, let text):
+            let edited = try store.editMessage(as: user, messageID: messageID, text: text)
+            return .reply(OutFrame(text: ServerFrame.messageUpdated(ref: ref, message: edited).encoded()))
+        case .retract(let messageID):
+            let event = try store.retractMessage(as: user, messageID: messageID)
+            return .reply(OutFrame(text: ServerFrame.messageRetracted(ref: ref, messageID: messageID, eventID: event).encoded()))
         }
     }
 }
@@ -153,6 +159,8 @@ extension DatabaseJob.Request {
         case .markNotificationRead: return "mark_notification_read"
         case .history: return "history"
         case .listEvents: return "list_events"
+        case .edit: return "edit"
+        case .retract: return "retract"
         }
     }
 }
