@@ -44,6 +44,9 @@ CREATE POLICY cancel_scheduled ON scheduled_messages FOR UPDATE TO staffcast_app
     WITH CHECK (staffcast_has_access(event_id, ARRAY['admin','owner']) AND status = 'cancelled');
 GRANT SELECT, INSERT ON scheduled_messages TO staffcast_app;
 GRANT UPDATE (status, done_at) ON scheduled_messages TO staffcast_app;
+-- The server's own login (sql/006) runs the scheduler: it claims due rows (FOR UPDATE), marks
+-- them sent, and inserts each message as its sender (SET LOCAL ROLE staffcast_app).
+GRANT SELECT, UPDATE (status, message_id, late, note, done_at) ON scheduled_messages TO staffcast_server;
 
 -- Search: the archive of one event by time (expired messages stay stored and are found with
 -- include_expired), and by sender.
@@ -84,6 +87,8 @@ CREATE POLICY owner_all ON message_changes TO PUBLIC USING (current_user <> 'sta
 CREATE POLICY read_message_changes ON message_changes FOR SELECT TO staffcast_app
     USING (staffcast_has_access(event_id, ARRAY['admin','owner']));
 GRANT SELECT ON message_changes TO staffcast_app;
+-- The change listener (the server's own login) follows the log.
+GRANT SELECT ON message_changes TO staffcast_server;
 
 -- Only admins and owners of the event change a message's text or retract it (staff may only
 -- add themselves to read_by, which staffcast_guard_read_by checks); a retracted message

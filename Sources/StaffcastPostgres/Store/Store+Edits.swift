@@ -12,7 +12,7 @@ extension Store {
             try tx.query("SELECT event_id, retracted_at IS NOT NULL FROM staff_messages WHERE id = $1", [Self.id(message)])
         }
         guard let event = r.uuid(0, 0) else {
-            throw StaffcastError.notFound("There is no message \(Self.id(message)) that you can see.")
+            throw StaffcastError.noSuchMessage(message)
         }
         return (event, r.bool(0, 1) ?? false)
     }

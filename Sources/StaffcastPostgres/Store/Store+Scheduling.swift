@@ -66,14 +66,18 @@ extension Store {
 
     /// Cancels a pending scheduled send (admins and owners of its event). Cancelling one
     /// already cancelled returns it unchanged; one already sent is `invalid`.
+    ///
+    /// One the user may not see (staff, another event's organiser) is answered exactly like
+    /// one that does not exist.
     public func cancelScheduled(as user: UUID, id: UUID) throws -> ScheduledMessage {
-        // Which event, as the server: so that staff of the event hear "forbidden", not "not found".
-        let event = try conn.query("SELECT event_id FROM scheduled_messages WHERE id = $1", [Self.id(id)]).uuid(0, 0)
-        guard let event else { throw StaffcastError.notFound("There is no scheduled send \(Self.id(id)).") }
+        let unseen = StaffcastError.notFound("There is no scheduled send with that id that you can see.")
+        // As the user: row-level security shows the row to the event's admins and owners only.
+        let event = try conn.transaction(asUser: user) { tx in
+            try tx.query("SELECT event_id FROM scheduled_messages WHERE id = $1", [Self.id(id)]).uuid(0, 0)
+        }
+        guard let event else { throw unseen }
         return try withAccess(user, event) { tx, summary in
-            guard summary.accessLevel.maySend else {
-                throw StaffcastError.forbidden("Only admins and owners of the event may cancel its scheduled sends.")
-            }
+            guard summary.accessLevel.maySend else { throw unseen }
             let updated = try Self.scheduled(tx.query("""
                 UPDATE scheduled_messages s SET status = 'cancelled', done_at = now()
                 WHERE s.id = $1 AND s.status = 'pending' RETURNING \(Self.scheduledColumns)
@@ -81,7 +85,7 @@ extension Store {
             if let row = updated.first { return row }
             guard let row = try Self.scheduled(tx.query("SELECT \(Self.scheduledColumns) FROM scheduled_messages s WHERE s.id = $1",
                                                          [Self.id(id)])).first else {
-                throw StaffcastError.notFound("There is no scheduled send \(Self.id(id)).")
+                throw unseen
             }
             if row.status == .sent {
                 throw StaffcastError.invalid("That scheduled send already went out as message \(row.messageID.map(Self.id) ?? "-"); retract the message instead.")
