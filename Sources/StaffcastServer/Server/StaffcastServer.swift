@@ -177,6 +177,7 @@ public final class StaffcastServer: @unchecked Sendable {
         let thread = Thread { [self] in
             var lastPresence = 0.0
             var lastTrim = ServiceLoop.monotonicNow()
+            var lastUse = lastTrim
             while tickerStop.wait(timeout: .now() + 1) == .timedOut {
                 let expired = gatekeeper.removeExpired()
                 for loop in loops {
@@ -190,6 +191,10 @@ public final class StaffcastServer: @unchecked Sendable {
                 if now - lastPresence >= Self.presenceInterval {
                     lastPresence = now
                     publishPresence()
+                }
+                if now - lastUse >= Self.tokenUseInterval {
+                    lastUse = now
+                    flushTokenUse()
                 }
                 if now - lastTrim >= 60 {
                     lastTrim = now
@@ -212,6 +217,24 @@ public final class StaffcastServer: @unchecked Sendable {
                 if n > 0 { logger.info("deleted expired invites", metadata: ["count": "\(n)"]) }
             } catch {
                 logger.debug("expired invites not deleted", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Seconds between writes of which tokens were used (`staffcast admin token list`, last used).
+    static let tokenUseInterval = 30.0
+
+    /// Writes `last_used_at` of the tokens used since the last call (on a worker; the ticker
+    /// calls it every `tokenUseInterval`).
+    public func flushTokenUse() {
+        let used = gatekeeper.takeUsed()
+        guard !used.isEmpty else { return }
+        let logger = self.logger
+        _ = workers.submit { session in
+            do {
+                try session.store().recordTokenUse(used)
+            } catch {
+                logger.debug("token use not recorded", metadata: ["error": "\(error)"])
             }
         }
     }
