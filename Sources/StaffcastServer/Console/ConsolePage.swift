@@ -7,6 +7,7 @@ enum ConsolePage {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>staffcast console</title>
+<link rel="icon" href="data:,">
 <link rel="stylesheet" href="/console/console.css">
 <script src="/console/console.js" defer></script>
 </head>
