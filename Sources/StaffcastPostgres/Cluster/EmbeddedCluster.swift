@@ -84,9 +84,11 @@ public struct EmbeddedCluster: Sendable {
     }
 
     /// Stops the cluster (fast shutdown: running transactions roll back, committed data stays).
-    public func stop() throws(PostgresError) {
+    /// `mode: "immediate"` is a crash as far as PostgreSQL knows (fault tests): the next start
+    /// recovers from the WAL, keeping exactly what was committed.
+    public func stop(mode: String = "fast") throws(PostgresError) {
         guard isRunning else { return }
-        let outcome = try pg(["pg_ctl", "stop", "-D", clusterDir.path, "-m", "fast", "-w", "-t", "30"])
+        let outcome = try pg(["pg_ctl", "stop", "-D", clusterDir.path, "-m", mode, "-w", "-t", "30"])
         guard outcome.status == 0 else {
             throw PostgresError(.cluster, "PostgreSQL did not stop: \(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines))")
         }
