@@ -46,7 +46,7 @@ driver = webdriver.Chrome(service=Service(driver_path), options=opts)
 def step(msg):
     print("ok: " + msg, flush=True)
 
-def wait(cond, what, timeout=20):
+def wait(cond, what, timeout=30):
     try:
         return WebDriverWait(driver, timeout, poll_frequency=0.1).until(lambda d: cond())
     except Exception:

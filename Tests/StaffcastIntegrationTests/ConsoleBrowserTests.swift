@@ -57,7 +57,7 @@ final class ConsoleBrowserTests: XCTestCase {
         _ = try staff.expect("read")
 
         // The page asks for a server restart to show that it reconnects and catches up.
-        XCTAssertTrue(output.wait(for: "RESTART", timeout: 60), "the script did not get to the reconnect step:\n\(output.text)")
+        XCTAssertTrue(output.wait(for: "RESTART", timeout: 150), "the script did not get to the reconnect step:\n\(output.text)")
         let port = server.port
         server.stop()
         sleep(1)
