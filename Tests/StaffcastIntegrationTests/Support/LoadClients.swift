@@ -180,24 +180,30 @@ final class ServeProcess {
     var url: String { "http://127.0.0.1:\(port)" }
     var ws: String { "ws://127.0.0.1:\(port)/v1/ws" }
 
+    /// Where its stderr goes (the log, at level `logLevel`).
+    let logFile: String
+
     /// Starts `staffcast serve` on `port` (0: any) serving as `databaseURL` (migrating as
-    /// `migrateURL`) with `config` (YAML), and returns once its banner names the port.
-    init(port: Int = 0, databaseURL: String, migrateURL: String, config: String) throws {
+    /// `migrateURL`, when given) with `config` (YAML), and returns once its banner names the port.
+    init(port: Int = 0, databaseURL: String, migrateURL: String?, config: String, logLevel: String = "error") throws {
         let dir = NSTemporaryDirectory() + "sc-serve-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let file = dir + "/staffcast.yaml"
         try config.write(toFile: file, atomically: true, encoding: .utf8)
         process.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
         process.arguments = ["serve", "--listen", "127.0.0.1:\(port)", "--config", file, "--database-url", databaseURL,
-                             "--migrate-database-url", migrateURL, "--log-level", "error"]
+                             "--log-level", logLevel] + (migrateURL.map { ["--migrate-database-url", $0] } ?? [])
         var env = ProcessInfo.processInfo.environment
-        for key in ["STAFFCAST_LISTEN", "STAFFCAST_DATABASE_URL", "STAFFCAST_CONFIG", "STAFFCAST_OPS_TOKEN", "STAFFCAST_WORKERS"] {
+        for key in ["STAFFCAST_LISTEN", "STAFFCAST_DATABASE_URL", "STAFFCAST_MIGRATE_DATABASE_URL", "STAFFCAST_CONFIG",
+                    "STAFFCAST_OPS_TOKEN", "STAFFCAST_WORKERS"] {
             env[key] = nil
         }
         process.environment = env
         let banner = Pipe()
         process.standardOutput = banner
-        process.standardError = FileHandle.nullDevice
+        logFile = dir + "/serve.log"
+        FileManager.default.createFile(atPath: logFile, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: logFile)
         try process.run()
         var found = 0
         var text = ""
@@ -212,7 +218,8 @@ final class ServeProcess {
         }
         guard found > 0 else {
             process.terminate()
-            throw RawSocketError("staffcast serve did not start: \(text)")
+            let log = (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""
+            throw RawSocketError("staffcast serve did not start: \(text) \(log.suffix(2_000))")
         }
         self.port = found
     }
@@ -228,4 +235,6 @@ final class ServeProcess {
         process.terminate()
         process.waitUntilExit()
     }
+
+    var log: String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
 }
