@@ -18,6 +18,7 @@ final class RecordingSubscriber: @unchecked Sendable {
     private var lastSeq: Int64?
     private var stopped = false
     private(set) var connections = 0
+    private var subscriptions = 0
     private let done = DispatchSemaphore(value: 0)
 
     init(url: String, token: String, event: UUID) {
@@ -29,6 +30,8 @@ final class RecordingSubscriber: @unchecked Sendable {
     /// Message id → how many times it was received.
     var received: [UUID: Int] { lock.withLock { counts } }
     var connectionCount: Int { lock.withLock { connections } }
+    /// `subscribed` replies received (one per successful (re)subscribe).
+    var subscribedCount: Int { lock.withLock { subscriptions } }
     private var isStopped: Bool { lock.withLock { stopped } }
 
     func start() {
@@ -70,7 +73,14 @@ final class RecordingSubscriber: @unchecked Sendable {
                 while !isStopped {
                     guard let frame = try socket.nextOrNil(timeout: 0.2) else { continue }
                     switch frame {
-                    case .subscribed(_, _, let history, _, _): record(history)
+                    case .subscribed(_, _, let history, _, _):
+                        record(history)
+                        // Subscribed once: from now on everything after seq 0 is wanted, so a
+                        // reconnect before the first message still asks with since_seq.
+                        lock.withLock {
+                            subscriptions += 1
+                            if lastSeq == nil { lastSeq = 0 }
+                        }
                     case .message(let m): record([m])
                     case .error(let ref, _) where ref == "sub":
                         // e.g. unavailable while the database is away: ask again shortly.
