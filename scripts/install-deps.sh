@@ -10,6 +10,8 @@ ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 [ -f /usr/include/ncursesw/curses.h ] || need+=(libncurses-dev)
 command -v tmux >/dev/null 2>&1 || need+=(tmux)
 command -v curl >/dev/null 2>&1 || need+=(curl)
+pkg-config --exists openssl 2>/dev/null || need+=(libssl-dev)
+command -v openssl >/dev/null 2>&1 || need+=(openssl)
 command -v runuser >/dev/null 2>&1 || need+=(util-linux)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 

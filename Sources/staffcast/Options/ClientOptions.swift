@@ -15,6 +15,12 @@ struct ClientOptions: ParsableArguments {
                                             valueName: "file"))
     var tokenFile: String?
 
+    @Option(name: .long, help: ArgumentHelp("""
+        PEM file of the CA that signed an https:// server's certificate, for a private or self-signed \
+        CA (env STAFFCAST_CA_FILE; default: the system's trusted CAs).
+        """, valueName: "file"))
+    var caFile: String?
+
     var serverURL: String {
         server ?? environment("STAFFCAST_SERVER")
             ?? "http://127.0.0.1:8080"
@@ -41,7 +47,19 @@ struct ClientOptions: ParsableArguments {
         return nil
     }
 
+    /// How https:// and wss:// servers are trusted: --ca-file, else $STAFFCAST_CA_FILE, else
+    /// the system's store.
+    var trust: TLSTrust { TLSTrust(caFile: caFile ?? environment("STAFFCAST_CA_FILE")) }
+
+    /// The server's API; warns on stderr when the token would cross the network unencrypted.
     func api(required: Bool = true) throws -> APIClient {
-        try APIClient(server: serverURL, token: try resolveToken(required: required))
+        let api = try APIClient(server: serverURL, token: try resolveToken(required: required), trust: trust)
+        if api.sendsTokenInClear {
+            printError("""
+                staffcast: warning: sending your token to \(api.server.host ?? "the server") over plain http:// (and ws://), \
+                which anyone on the network path can read; use https:// (the server needs tls_cert and tls_key)
+                """)
+        }
+        return api
     }
 }
