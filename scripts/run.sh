@@ -17,7 +17,7 @@ if [ -n "${TLS:-}" ]; then
   TLS_DIR="$DATA_DIR/tls"
   if [ ! -f "$TLS_DIR/server.pem" ]; then
     echo "staffcast: TLS=1: creating a self-signed test CA and a server certificate in $TLS_DIR…"
-    scripts/tls-selfsigned.sh "$TLS_DIR"
+    "$(dirname "$0")/tls-selfsigned.sh" "$TLS_DIR"
   fi
   SCHEME=https
   SERVE_TLS=(--tls-cert "$TLS_DIR/server.pem" --tls-key "$TLS_DIR/server.key")

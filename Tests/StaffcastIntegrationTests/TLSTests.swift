@@ -79,6 +79,11 @@ final class TLSTests: XCTestCase {
         let refused = try api("not-a-token").raw("POST", messagesPath, body: body, contentType: "application/json")
         XCTAssertEqual(refused.status, 401)
         XCTAssertNotNil(try JSONSerialization.jsonObject(with: refused.body) as? [String: Any])
+        // A standard client (curl offers h2 by ALPN; the server must settle on HTTP/1.1).
+        let curl = try ProcessRunner.run("/usr/bin/env", ["curl", "-sS", "--max-time", "5", "--cacert", certificates.ca,
+                                                          "-H", "Authorization: Bearer \(fixture.ownerToken)", "\(https)\(messagesPath)"])
+        XCTAssertEqual(curl.status, 0, curl.output)
+        XCTAssertTrue(curl.output.contains("Gates open"), curl.output)
     }
 
     func testLargeBodyOverTLSIsAnsweredNotStalled() throws {

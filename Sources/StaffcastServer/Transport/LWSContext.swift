@@ -19,6 +19,9 @@ final class LWSContext {
     private let protocolName: UnsafeMutablePointer<CChar>
     private let vhostName: UnsafeMutablePointer<CChar>
     private let tlsVhostName: UnsafeMutablePointer<CChar>
+    /// The ALPN list the TLS vhost offers (libwebsockets keeps the pointer): HTTP/1.1 only, as
+    /// the HTTP front speaks nothing else (lws would offer h2 and clients would take it).
+    private let alpn: UnsafeMutablePointer<CChar>
     private let retry: UnsafeMutablePointer<lws_retry_bo_t>
 
     /// Creates the context on the calling thread, which becomes its service thread.
@@ -33,6 +36,7 @@ final class LWSContext {
         protocolName = strdup(Self.subprotocol)
         vhostName = strdup("staffcast")
         tlsVhostName = strdup("staffcast-tls")
+        alpn = strdup("http/1.1")
         protocols = .allocate(capacity: 2)
         protocols.initialize(repeating: lws_protocols(), count: 2) // the zeroed second entry ends the table
         protocols[0].name = UnsafePointer(protocolName)
@@ -84,6 +88,7 @@ final class LWSContext {
             tinfo.vhost_name = UnsafePointer(tlsVhostName)
             tinfo.options = UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
             tinfo.ssl_options_set = staffcast_tls_old_versions_off() // TLS 1.2 and later
+            tinfo.alpn = UnsafePointer(alpn)
             let made = certificate.withCString { cert in
                 key.withCString { keyPath in
                     tinfo.ssl_cert_filepath = cert
@@ -125,6 +130,7 @@ final class LWSContext {
         free(protocolName)
         free(vhostName)
         free(tlsVhostName)
+        free(alpn)
     }
 
     /// Watches `fd` (the loop's epoll set) for readability: LWS_CALLBACK_RAW_RX_FILE.
