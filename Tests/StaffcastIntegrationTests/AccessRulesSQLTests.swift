@@ -69,15 +69,28 @@ final class AccessRulesSQLTests: XCTestCase {
 
     func testAnyLevelMarksReadButOnlyForThemselvesAndNothingElse() throws {
         let updated = try asUser(fixture.staff) {
-            try $0.query("UPDATE staff_messages SET read_by = array_append(read_by, $1::uuid) WHERE id = $2",
-                         [fixture.staff.uuidString, message.id.uuidString]).affectedRows
+            try $0.query("""
+                UPDATE staff_messages SET read_by = array_append(read_by, $1::uuid), read_count = read_count + 1
+                WHERE id = $2
+                """, [fixture.staff.uuidString, message.id.uuidString]).affectedRows
         }
         XCTAssertEqual(updated, 1)
-        // Marking someone else read, or changing the text, is refused.
+        // Marking someone else read, oneself twice, a wrong count, or changing the text: refused.
         assertRLSRefuses {
             _ = try asUser(fixture.staff) {
-                try $0.query("UPDATE staff_messages SET read_by = array_append(read_by, $1::uuid) WHERE id = $2",
+                try $0.query("UPDATE staff_messages SET read_by = array_append(read_by, $1::uuid), read_count = read_count + 1 WHERE id = $2",
                              [fixture.admin.uuidString, message.id.uuidString])
+            }
+        }
+        assertRLSRefuses {
+            _ = try asUser(fixture.staff) {
+                try $0.query("UPDATE staff_messages SET read_by = array_append(read_by, $1::uuid), read_count = read_count + 1 WHERE id = $2",
+                             [fixture.staff.uuidString, message.id.uuidString])
+            }
+        }
+        assertRLSRefuses {
+            _ = try asUser(fixture.admin) {
+                try $0.query("UPDATE staff_messages SET read_count = 1000 WHERE id = $1", [message.id.uuidString])
             }
         }
         assertRLSRefuses {
@@ -91,6 +104,41 @@ final class AccessRulesSQLTests: XCTestCase {
                          [fixture.outsider.uuidString, message.id.uuidString]).affectedRows
         }
         XCTAssertEqual(outsiderUpdated, 0)
+    }
+
+    /// message_reads (sql/005): one marks only oneself, on a message of one's event, under its
+    /// own event; one sees one's own reads, admins and owners see the event's; receipts only
+    /// for admins and owners.
+    func testReadStateIsWrittenOnlyByTheReaderAndSeenByTheEventsAdmins() throws {
+        func mark(_ user: UUID, as reader: UUID, event: UUID) throws {
+            _ = try asUser(user) {
+                try $0.query("INSERT INTO message_reads (message_id, user_id, event_id) VALUES ($1, $2, $3)",
+                             [message.id.uuidString, reader.uuidString, event.uuidString])
+            }
+        }
+        try mark(fixture.staff, as: fixture.staff, event: fixture.event)
+        assertRLSRefuses { try mark(fixture.staff, as: fixture.admin, event: fixture.event) }
+        assertRLSRefuses { try mark(fixture.outsider, as: fixture.outsider, event: fixture.event) }
+        let other = try fixture.store.createEvent(name: "Other", startsAt: nil)
+        try fixture.store.grant(event: other, user: fixture.admin, level: .staff)
+        assertRLSRefuses { try mark(fixture.admin, as: fixture.admin, event: other) }
+        try mark(fixture.admin, as: fixture.admin, event: fixture.event)
+
+        let count = "SELECT count(*) FROM message_reads"
+        XCTAssertEqual(try asUser(fixture.staff) { try $0.query(count).int(0, 0) }, 1, "staff see only their own read")
+        XCTAssertEqual(try asUser(fixture.admin) { try $0.query(count).int(0, 0) }, 2)
+        XCTAssertEqual(try asUser(fixture.outsider) { try $0.query(count).int(0, 0) }, 0)
+        let receipts = "SELECT count(*) FROM staffcast_receipts($1)"
+        XCTAssertEqual(try asUser(fixture.staff) { try $0.query(receipts, [message.id.uuidString]).int(0, 0) }, 0)
+        XCTAssertEqual(try asUser(fixture.outsider) { try $0.query(receipts, [message.id.uuidString]).int(0, 0) }, 0)
+        XCTAssertEqual(try asUser(fixture.owner) { try $0.query(receipts, [message.id.uuidString]).int(0, 0) }, 2,
+                       "the roster but the sender (the owner sent it): admin and staff")
+        XCTAssertEqual(try asUser(fixture.staff) {
+            try $0.query("SELECT staffcast_unread_count($1, $2)", [fixture.staff.uuidString, fixture.event.uuidString]).int(0, 0)
+        }, 0)
+        XCTAssertEqual(try asUser(fixture.outsider) {
+            try $0.query("SELECT staffcast_unread_count($1, $2)", [fixture.staff.uuidString, fixture.event.uuidString]).int(0, 0)
+        }, 0, "an outsider counts nothing of an event they cannot see")
     }
 
     func testNotificationsAreReadAndMarkedOnlyByTheirUser() throws {

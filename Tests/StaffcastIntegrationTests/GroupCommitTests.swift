@@ -44,6 +44,48 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertEqual(fixture.messageCount, 3)
     }
 
+    /// libpq pipeline mode: one failing statement fails the transaction as a whole (nothing
+    /// committed, its own error thrown), and the connection carries on.
+    func testAFailedStatementInAPipelinedTransactionCommitsNothing() throws {
+        let conn = try PGConnection(conninfo: fixture.conninfo)
+        try conn.execute("CREATE TABLE t (n int PRIMARY KEY)")
+        XCTAssertThrowsError(try conn.pipelinedTransaction([
+            ("INSERT INTO t VALUES ($1)", ["1"]), ("INSERT INTO t VALUES ($1)", ["1"]), ("INSERT INTO t VALUES ($1)", ["2"]),
+        ])) { XCTAssertEqual(($0 as? PostgresError)?.sqlState, "23505", "\($0)") }
+        XCTAssertEqual(try conn.query("SELECT count(*) FROM t").int(0, 0), 0)
+        let results = try conn.pipelinedTransaction([
+            ("INSERT INTO t VALUES ($1) RETURNING n", ["1"]), ("INSERT INTO t VALUES ($1) RETURNING n", ["2"]),
+        ])
+        XCTAssertEqual(results.map { $0.int(0, 0) }, [1, 2])
+        XCTAssertEqual(try conn.query("SELECT count(*) FROM t").int(0, 0), 2)
+    }
+
+    /// Notifications committed in one pipelined transaction: each row judged as its own sender
+    /// by row-level security; a refused one stores nothing and leaves the others committed.
+    func testANotificationBatchStoresWhatEachSenderMayAndNothingElse() throws {
+        func note(_ sender: UUID, to user: UUID, _ title: String) throws -> Store.PendingNotification {
+            Store.PendingNotification(sender: sender, request: try NotificationRequest(
+                userID: user, type: "shift", title: title, message: "m", data: .object(["gate": .number(3)])))
+        }
+        let batch = [
+            try note(fixture.admin, to: fixture.staff, "admin to staff"),
+            try note(fixture.staff, to: fixture.admin, "staff may not"),
+            try note(fixture.owner, to: fixture.outsider, "outsider is not on the event"),
+            try note(fixture.owner, to: UUID(), "no such user"),
+            try note(fixture.owner, to: fixture.staff, "owner to staff"),
+        ]
+        let stored = try fixture.store.createNotificationBatch(batch)
+        XCTAssertEqual(stored.map { $0?.title }, ["admin to staff", nil, nil, nil, "owner to staff"])
+        let mine = try fixture.store.notifications(as: fixture.staff, unreadOnly: false)
+        XCTAssertEqual(Set(mine.map(\.title)), ["admin to staff", "owner to staff"])
+        XCTAssertEqual(mine.first { $0.title == "admin to staff" }?.data, .object(["gate": .number(3)]))
+        XCTAssertEqual(try fixture.store.notifications(as: fixture.admin, unreadOnly: false), [])
+        XCTAssertEqual(try fixture.store.notifications(as: fixture.outsider, unreadOnly: false), [])
+        XCTAssertThrowsError(try fixture.store.createNotification(as: fixture.staff, batch[1].request)) {
+            XCTAssertEqual(($0 as? StaffcastError)?.code, .forbidden)
+        }
+    }
+
     func testConcurrentSendsAreEachAnsweredOnceWithTheirOwnOutcome() throws {
         let server = try TestServer(conninfo: fixture.conninfo) {
             $0.sendBurst = 1_000

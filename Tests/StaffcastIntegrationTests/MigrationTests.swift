@@ -5,11 +5,13 @@ import XCTest
 final class MigrationTests: XCTestCase {
     func testMigrationsApplyOnceAndAreRecorded() throws {
         let conninfo = try TestDatabase.createEmpty()
-        let migrator = Migrator(migrations: try TestDatabase.migrations(), logger: TestDatabase.logger)
+        let all = try TestDatabase.migrations()
+        let migrator = Migrator(migrations: all, logger: TestDatabase.logger)
         let conn = try PGConnection(conninfo: conninfo)
-        XCTAssertEqual(try migrator.migrate(conn), [1, 2, 3, 4])
+        XCTAssertEqual(all.prefix(4).map(\.version), [1, 2, 3, 4])
+        XCTAssertEqual(try migrator.migrate(conn), all.map(\.version))
         XCTAssertEqual(try migrator.migrate(conn), [])
-        XCTAssertEqual(try conn.query("SELECT count(*) FROM schema_migrations").int(0, 0), 4)
+        XCTAssertEqual(try conn.query("SELECT count(*) FROM schema_migrations").int(0, 0), all.count)
         try migrator.verify(conn)
     }
 
@@ -25,7 +27,29 @@ final class MigrationTests: XCTestCase {
             }
         }
         XCTAssertTrue(errors.all.isEmpty, "\(errors.all)")
-        XCTAssertEqual(try PGConnection(conninfo: conninfo).query("SELECT count(*) FROM schema_migrations").int(0, 0), 4)
+        XCTAssertEqual(try PGConnection(conninfo: conninfo).query("SELECT count(*) FROM schema_migrations").int(0, 0), migrations.count)
+    }
+
+    /// 005_read_state.sql on a database whose read_by arrays hold duplicates (the old
+    /// mark_read could leave them): one read per person, read_count = distinct readers.
+    func testReadStateMigrationFoldsOldReadByIntoOneReadPerPerson() throws {
+        let conninfo = try TestDatabase.createEmpty()
+        let conn = try PGConnection(conninfo: conninfo)
+        let all = try TestDatabase.migrations()
+        XCTAssertEqual(try Migrator(migrations: all.filter { $0.version <= 4 }, logger: TestDatabase.logger).migrate(conn), [1, 2, 3, 4])
+        let (event, sender, a, b) = (UUID(), UUID(), UUID(), UUID())
+        try conn.query("INSERT INTO events (id, name) VALUES ($1, 'E')", [event.uuidString])
+        for u in [sender, a, b] {
+            try conn.query("INSERT INTO profiles (id, display_name) VALUES ($1, 'P')", [u.uuidString])
+        }
+        try conn.query("""
+            INSERT INTO staff_messages (event_id, sender_id, message, message_type, priority, read_by)
+            VALUES ($1, $2, 'old', 'broadcast', 'normal', ARRAY[$3, $3, $4, $3]::uuid[])
+            """, [event.uuidString, sender.uuidString, a.uuidString, b.uuidString])
+        _ = try Migrator(migrations: all, logger: TestDatabase.logger).migrate(conn)
+        XCTAssertEqual(try conn.query("SELECT count(*) FROM message_reads").int(0, 0), 2)
+        XCTAssertEqual(try conn.query("SELECT read_count, cardinality(read_by) FROM staff_messages").int(0, 0), 2)
+        XCTAssertEqual(try conn.query("SELECT cardinality(read_by) FROM staff_messages").int(0, 0), 2)
     }
 
     func testANewerSchemaIsRefused() throws {

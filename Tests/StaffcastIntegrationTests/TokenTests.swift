@@ -368,7 +368,7 @@ final class TokenMigrationTests: XCTestCase {
         try conn.query("INSERT INTO profiles (id, display_name) VALUES ($1, 'Early Bird')", [user.uuidString])
         try conn.query("INSERT INTO api_tokens (token_hash, user_id) VALUES ($1, $2)", [TokenHasher.storedHash(of: token), user.uuidString])
 
-        XCTAssertEqual(try Migrator(migrations: all, logger: TestDatabase.logger).migrate(conn), [4])
+        XCTAssertEqual(try Migrator(migrations: all, logger: TestDatabase.logger).migrate(conn), all.map(\.version).filter { $0 > 3 })
         let store = Store(conn)
         XCTAssertEqual(try store.authenticate(token: token)?.userID, user)
         let (tokens, through) = try store.validTokens()

@@ -1,19 +1,30 @@
 import Foundation
+import StaffcastCore
 
 /// Who has read one message and who of the event's roster has not.
 public struct Receipts: Sendable, Equatable {
     public struct Person: Sendable, Equatable, Codable {
         public var userID: UUID
         public var displayName: String
-        enum CodingKeys: String, CodingKey { case userID = "user_id", displayName = "display_name" }
-        public init(userID: UUID, displayName: String) {
+        /// When they read it (people in `readBy` only).
+        public var readAt: Date?
+        enum CodingKeys: String, CodingKey { case userID = "user_id", displayName = "display_name", readAt = "read_at" }
+        public init(userID: UUID, displayName: String, readAt: Date? = nil) {
             self.userID = userID
             self.displayName = displayName
+            self.readAt = readAt
+        }
+        public init(from decoder: Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            userID = try c.decode(UUID.self, forKey: .userID)
+            displayName = try c.decode(String.self, forKey: .displayName)
+            readAt = try c.decodeIfPresent(String.self, forKey: .readAt).flatMap(RFC3339.parse)
         }
         public func encode(to encoder: Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(userID.uuidString.lowercased(), forKey: .userID)
             try c.encode(displayName, forKey: .displayName)
+            if let readAt { try c.encode(RFC3339.format(readAt), forKey: .readAt) }
         }
     }
 

@@ -16,60 +16,73 @@ extension Store {
     }
 
     /// Everything committed after `cursors`, read from one snapshot, at most `limit` rows a log.
+    ///
+    /// Access and token changes are applied before messages and notifications, so messages are
+    /// read only when this snapshot holds the whole access and token backlog: otherwise a
+    /// message committed after a revoke could be handed on before the revoke (it waits for a
+    /// later read, `hasMore` says so). The snapshot's statements go as one pipeline: one round
+    /// trip per read of the logs.
     public func changes(after cursors: ChangeCursors, limit: Int = 1_000) throws -> ChangeBatch {
-        try conn.transaction("REPEATABLE READ READ ONLY") { tx in
-            var batch = ChangeBatch(cursors: cursors)
-            let a = try tx.query("""
-                SELECT seq, event_id, user_id, access_level FROM access_changes WHERE seq > $1 ORDER BY seq LIMIT $2
-                """, [String(cursors.access), String(limit)])
-            for i in 0..<a.rowCount {
-                guard let seq = a.int64(i, 0), let event = a.uuid(i, 1), let user = a.uuid(i, 2) else { continue }
-                batch.access.append(AccessChange(seq: seq, eventID: event, userID: user,
-                                                 level: a.string(i, 3).flatMap(AccessLevel.init)))
-                batch.cursors.access = seq
-            }
-            // Read the message log by seq, expired or not, so the cursor passes every row;
-            // only unexpired ones are handed on.
-            let m = try tx.query("""
-                SELECT \(Self.messageColumns(reader: "NULL")), \(Self.unexpired)
-                FROM staff_messages m JOIN profiles p ON p.id = m.sender_id
-                WHERE m.seq > $1 ORDER BY m.seq LIMIT $2
-                """, [String(cursors.message), String(limit)])
-            let messages = try Self.messages(m)
-            for (i, message) in messages.enumerated() {
-                if m.bool(i, 12) == true { batch.messages.append(message) }
-                batch.cursors.message = message.seq
-            }
-            let n = try tx.query("""
-                SELECT \(Self.notificationColumns) FROM notifications n WHERE n.seq > $1 ORDER BY n.seq LIMIT $2
-                """, [String(cursors.notification), String(limit)])
-            batch.notifications = try Self.notifications(n)
-            if n.rowCount > 0, let last = n.int64(n.rowCount - 1, 9) { batch.cursors.notification = last }
+        let backlogDrained = """
+            (SELECT count(*) FROM (SELECT 1 FROM access_changes WHERE seq > $3 LIMIT $2) x) < $2
+            AND (SELECT count(*) FROM (SELECT 1 FROM token_changes WHERE seq > $4 LIMIT $2) y) < $2
+            """
+        let (access, tokens) = (String(cursors.access), String(cursors.token))
+        let results = try conn.pipelinedTransaction([
+            ("SELECT seq, event_id, user_id, access_level FROM access_changes WHERE seq > $1 ORDER BY seq LIMIT $2",
+             [access, String(limit)]),
             // Each token change with the token's state now (in this snapshot): valid, or gone.
-            let t = try tx.query("""
-                SELECT c.seq, encode(c.token_hash, 'hex'), c.user_id,
-                       t.token_hash IS NOT NULL AND \(Self.tokenIsValid("t")), p.id, p.display_name,
-                       \(Self.epochMicros("t.expires_at"))
-                FROM token_changes c
-                LEFT JOIN api_tokens t ON t.token_hash = c.token_hash
-                LEFT JOIN profiles p ON p.id = t.user_id
-                WHERE c.seq > $1 ORDER BY c.seq LIMIT $2
-                """, [String(cursors.token), String(limit)])
-            for i in 0..<t.rowCount {
-                guard let seq = t.int64(i, 0), let digest = t.string(i, 1).flatMap(TokenDigest.init(hex:)),
-                      let user = t.uuid(i, 2) else {
-                    throw PostgresError(.unexpectedResult, "a token_changes row could not be read")
-                }
-                var identity: Identity?
-                if t.bool(i, 3) == true, let owner = t.uuid(i, 4) {
-                    identity = Identity(userID: owner, displayName: t.string(i, 5) ?? "")
-                }
-                batch.tokens.append(TokenChange(seq: seq, digest: digest, userID: user, identity: identity,
-                                                expiresAt: t.date(i, 6)))
-                batch.cursors.token = seq
-            }
-            batch.hasMore = a.rowCount == limit || m.rowCount == limit || n.rowCount == limit || t.rowCount == limit
-            return batch
+            ("""
+            SELECT c.seq, encode(c.token_hash, 'hex'), c.user_id,
+                   t.token_hash IS NOT NULL AND \(Self.tokenIsValid("t")), p.id, p.display_name,
+                   \(Self.epochMicros("t.expires_at"))
+            FROM token_changes c
+            LEFT JOIN api_tokens t ON t.token_hash = c.token_hash
+            LEFT JOIN profiles p ON p.id = t.user_id
+            WHERE c.seq > $1 ORDER BY c.seq LIMIT $2
+            """, [tokens, String(limit)]),
+            // The message log by seq, expired or not, so the cursor passes every row; only
+            // unexpired ones are handed on.
+            ("""
+            SELECT \(Self.messageColumns(reader: "NULL")), \(Self.unexpired)
+            FROM staff_messages m JOIN profiles p ON p.id = m.sender_id
+            WHERE m.seq > $1 AND \(backlogDrained) ORDER BY m.seq LIMIT $2
+            """, [String(cursors.message), String(limit), access, tokens]),
+            ("""
+            SELECT \(Self.notificationColumns) FROM notifications n
+            WHERE n.seq > $1 AND \(backlogDrained) ORDER BY n.seq LIMIT $2
+            """, [String(cursors.notification), String(limit), access, tokens]),
+        ], mode: "REPEATABLE READ READ ONLY")
+        let (a, t, m, n) = (results[0], results[1], results[2], results[3])
+        var batch = ChangeBatch(cursors: cursors)
+        for i in 0..<a.rowCount {
+            guard let seq = a.int64(i, 0), let event = a.uuid(i, 1), let user = a.uuid(i, 2) else { continue }
+            batch.access.append(AccessChange(seq: seq, eventID: event, userID: user,
+                                             level: a.string(i, 3).flatMap(AccessLevel.init)))
+            batch.cursors.access = seq
         }
+        for i in 0..<t.rowCount {
+            guard let seq = t.int64(i, 0), let digest = t.string(i, 1).flatMap(TokenDigest.init(hex:)),
+                  let user = t.uuid(i, 2) else {
+                throw PostgresError(.unexpectedResult, "a token_changes row could not be read")
+            }
+            var identity: Identity?
+            if t.bool(i, 3) == true, let owner = t.uuid(i, 4) {
+                identity = Identity(userID: owner, displayName: t.string(i, 5) ?? "")
+            }
+            batch.tokens.append(TokenChange(seq: seq, digest: digest, userID: user, identity: identity,
+                                            expiresAt: t.date(i, 6)))
+            batch.cursors.token = seq
+        }
+        let messages = try Self.messages(m)
+        for (i, message) in messages.enumerated() {
+            if m.bool(i, 12) == true { batch.messages.append(message) }
+            batch.cursors.message = message.seq
+        }
+        batch.notifications = try Self.notifications(n)
+        if n.rowCount > 0, let last = n.int64(n.rowCount - 1, 9) { batch.cursors.notification = last }
+        // A full page of access or token changes held messages back: read again at once.
+        batch.hasMore = a.rowCount == limit || m.rowCount == limit || n.rowCount == limit || t.rowCount == limit
+        return batch
     }
 }

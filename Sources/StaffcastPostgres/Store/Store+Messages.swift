@@ -3,8 +3,9 @@ import StaffcastCore
 
 /// What one user does with an event's messages. Every method runs as that user (RLS).
 extension Store {
-    /// The user's level on `event`; throws not_found for an unknown event, forbidden for one
-    /// the user has no access to. Call inside a transaction as the user.
+    /// The user's level on `event`; throws not_found, the same for an unknown event and for one
+    /// the user has no access to (`StaffcastError.noSuchEvent`). Call inside a transaction as
+    /// the user.
     func level(_ user: UUID, _ event: UUID, in tx: PGConnection) throws -> (EventSummary) {
         let r = try tx.query("""
             SELECT e.name, \(Self.epochMicros("e.starts_at")), a.access_level
@@ -12,28 +13,21 @@ extension Store {
             WHERE a.event_id = $1 AND a.user_id = $2
             """, [Self.id(event), Self.id(user)])
         guard r.rowCount == 1, let level = r.string(0, 2).flatMap(AccessLevel.init) else {
-            throw StaffcastError.forbidden("You have no access to event \(Self.id(event)).")
+            throw StaffcastError.noSuchEvent(event)
         }
         return EventSummary(id: event, name: r.string(0, 0) ?? "", startsAt: r.date(0, 1), accessLevel: level)
     }
 
-    /// Runs `body` as `user` after checking their access to `event`; turns "no access" into
-    /// not_found when the event does not exist at all.
+    /// Runs `body` as `user` after checking their access to `event` (an event they cannot see
+    /// is answered as one that does not exist).
     func withAccess<T>(_ user: UUID, _ event: UUID, mode: String = "READ COMMITTED",
                        _ body: (PGConnection, EventSummary) throws -> T) throws -> T {
-        do {
-            return try conn.transaction(asUser: user, mode) { tx in try body(tx, try level(user, event, in: tx)) }
-        } catch let e as StaffcastError where e.code == .forbidden {
-            try requireEvent(event) // throws not_found instead when the event is unknown
-            throw e
-        }
+        try conn.transaction(asUser: user, mode) { tx in try body(tx, try level(user, event, in: tx)) }
     }
 
     public func unreadCount(_ user: UUID, _ event: UUID, in tx: PGConnection) throws -> Int {
-        try tx.query("""
-            SELECT count(*) FROM staff_messages m
-            WHERE m.event_id = $1 AND NOT ($2::uuid = ANY (m.read_by)) AND m.sender_id <> $2::uuid AND \(Self.unexpired)
-            """, [Self.id(event), Self.id(user)]).int(0, 0) ?? 0
+        // sql/005_read_state.sql: three index range scans, no array scans.
+        try tx.query("SELECT staffcast_unread_count($1, $2)", [Self.id(user), Self.id(event)]).int(0, 0) ?? 0
     }
 
     /// What a `subscribed` reply needs, read from one snapshot.
@@ -122,22 +116,25 @@ extension Store {
         return message
     }
 
-    /// Adds `user` to the message's `read_by` (idempotent); returns its event and the
-    /// user's remaining unread count there.
+    /// Marks the message read by `user` (idempotent); returns its event and the user's
+    /// remaining unread count there.
     ///
-    /// One UPDATE whose WHERE says "not read yet": under concurrent marks PostgreSQL re-checks
-    /// that condition on the row as the other transaction left it, so `read_by` never holds a
-    /// user twice. (A CTE that read the row first and appended after did not: 8 concurrent
-    /// marks left 4 copies.)
+    /// The row in `message_reads` is the mark; its primary key makes concurrent marks of one
+    /// message by one user insert exactly one row, and only the statement that inserted it
+    /// appends the user to `read_by` (so `read_by` never holds a user twice).
     public func markRead(as user: UUID, message: UUID) throws -> (eventID: UUID, unreadCount: Int) {
         try conn.transaction(asUser: user) { tx in
             try tx.query("""
-                UPDATE staff_messages SET read_by = array_append(read_by, $2::uuid)
-                WHERE id = $1 AND NOT ($2::uuid = ANY (read_by))
+                WITH mark AS (
+                    INSERT INTO message_reads (message_id, user_id, event_id)
+                    SELECT m.id, $2::uuid, m.event_id FROM staff_messages m WHERE m.id = $1
+                    ON CONFLICT DO NOTHING RETURNING message_id)
+                UPDATE staff_messages SET read_by = array_append(read_by, $2::uuid), read_count = read_count + 1
+                WHERE id IN (SELECT message_id FROM mark)
                 """, [Self.id(message), Self.id(user)])
             let r = try tx.query("SELECT event_id FROM staff_messages WHERE id = $1", [Self.id(message)])
             guard let event = r.uuid(0, 0) else {
-                throw StaffcastError.notFound("There is no message \(Self.id(message)) that you can see.")
+                throw StaffcastError.noSuchMessage(message)
             }
             return (event, try unreadCount(user, event, in: tx))
         }
@@ -148,24 +145,21 @@ extension Store {
         let event = try conn.transaction(asUser: user) { tx in
             try tx.query("SELECT event_id FROM staff_messages WHERE id = $1", [Self.id(message)]).uuid(0, 0)
         }
-        guard let event else { throw StaffcastError.notFound("There is no message \(Self.id(message)) that you can see.") }
+        guard let event else { throw StaffcastError.noSuchMessage(message) }
         return try withAccess(user, event) { tx, summary in
             guard summary.accessLevel.maySeeReceipts else {
                 throw StaffcastError.forbidden("Only admins and owners of the event may see read receipts.")
             }
-            let r = try tx.query("""
-                WITH m AS (SELECT read_by, sender_id FROM staff_messages WHERE id = $1)
-                SELECT p.id, p.display_name, p.id = ANY (m.read_by) FROM m, profiles p
-                WHERE p.id = ANY (m.read_by)
-                   OR (p.id <> m.sender_id AND p.id IN (SELECT user_id FROM event_access WHERE event_id = $2))
-                ORDER BY p.display_name, p.id
-                """, [Self.id(message), Self.id(event)])
+            // One access check inside the function, not one per roster row (sql/005).
+            let r = try tx.query("SELECT user_id, display_name, \(Self.epochMicros("read_at")) FROM staffcast_receipts($1)",
+                                 [Self.id(message)])
             var read: [Receipts.Person] = []
             var unread: [Receipts.Person] = []
             for i in 0..<r.rowCount {
                 guard let id = r.uuid(i, 0) else { continue }
-                let person = Receipts.Person(userID: id, displayName: r.string(i, 1) ?? "")
-                if r.bool(i, 2) == true { read.append(person) } else { unread.append(person) }
+                let readAt = r.date(i, 2)
+                let person = Receipts.Person(userID: id, displayName: r.string(i, 1) ?? "", readAt: readAt)
+                if readAt != nil { read.append(person) } else { unread.append(person) }
             }
             return Receipts(messageID: message, eventID: event, readBy: read, unreadBy: unread)
         }

@@ -23,41 +23,46 @@ extension Store {
     /// with `staffcast.user_id` set), so row-level security judges every row as its own user;
     /// the join on `event_access` keeps a row the sender may not send out of the insert rather
     /// than failing the whole batch. `seq` order stays commit order: the statement trigger's
-    /// advisory lock is taken once per statement, not per row.
+    /// advisory lock is taken once per statement, not per row. The whole transaction is one
+    /// libpq pipeline: one round trip for the batch, however many senders it holds.
     public func sendBatch(_ sends: [PendingSend]) throws -> [StaffMessage?] {
         guard !sends.isEmpty else { return [] }
         let bySender = Dictionary(grouping: sends.indices, by: { sends[$0].sender })
-        var stored: [UUID: StaffMessage] = [:]
-        try conn.transaction { tx in
-            try tx.execute("SET LOCAL ROLE staffcast_app")
-            for (sender, indices) in bySender.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
-                let rows: [[String: Any]] = indices.enumerated().map { ord, i in
-                    let s = sends[i]
-                    var row: [String: Any] = [
-                        "ord": ord, "id": Self.id(s.id), "event_id": Self.id(s.request.eventID), "message": s.request.message,
-                        "message_type": s.request.messageType.rawValue, "priority": s.request.priority.rawValue,
-                    ]
-                    if let minutes = s.request.expiresInMinutes { row["expires_in"] = minutes }
-                    return row
-                }
-                let json = String(decoding: try JSONSerialization.data(withJSONObject: rows), as: UTF8.self)
-                try tx.query("SELECT set_config('staffcast.user_id', $1, true)", [Self.id(sender)])
-                let r = try tx.query("""
-                    WITH x AS (
-                        SELECT * FROM jsonb_to_recordset($1::jsonb)
-                            AS x(ord int, id uuid, event_id uuid, message text, message_type text, priority text, expires_in int)),
-                    ok AS (
-                        SELECT x.* FROM x JOIN event_access a
-                            ON a.event_id = x.event_id AND a.user_id = $2::uuid AND a.access_level IN ('admin', 'owner')),
-                    m AS (
-                        INSERT INTO staff_messages (id, event_id, sender_id, message, message_type, priority, expires_at)
-                        SELECT id, event_id, $2::uuid, message, message_type, priority, now() + make_interval(mins => expires_in)
-                        FROM ok ORDER BY ord
-                        RETURNING *)
-                    SELECT \(Self.messageColumns(reader: "$2")) FROM m JOIN profiles p ON p.id = m.sender_id
-                    """, [json, Self.id(sender)])
-                for message in try Self.messages(r) { stored[message.id] = message }
+        var statements: [(sql: String, params: [String?])] = [("SET LOCAL ROLE staffcast_app", [])]
+        var inserts: [Int] = [] // which results are the inserts
+        for (sender, indices) in bySender.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
+            let rows: [[String: Any]] = indices.enumerated().map { ord, i in
+                let s = sends[i]
+                var row: [String: Any] = [
+                    "ord": ord, "id": Self.id(s.id), "event_id": Self.id(s.request.eventID), "message": s.request.message,
+                    "message_type": s.request.messageType.rawValue, "priority": s.request.priority.rawValue,
+                ]
+                if let minutes = s.request.expiresInMinutes { row["expires_in"] = minutes }
+                return row
             }
+            let json = String(decoding: try JSONSerialization.data(withJSONObject: rows), as: UTF8.self)
+            statements.append(("SELECT set_config('staffcast.user_id', $1, true)", [Self.id(sender)]))
+            inserts.append(statements.count)
+            statements.append(("""
+                WITH x AS (
+                    SELECT * FROM jsonb_to_recordset($1::jsonb)
+                        AS x(ord int, id uuid, event_id uuid, message text, message_type text, priority text, expires_in int)),
+                ok AS (
+                    SELECT x.* FROM x JOIN event_access a
+                        ON a.event_id = x.event_id AND a.user_id = $2::uuid AND a.access_level IN ('admin', 'owner')),
+                m AS (
+                    INSERT INTO staff_messages (id, event_id, sender_id, message, message_type, priority, expires_at)
+                    SELECT id, event_id, $2::uuid, message, message_type, priority, now() + make_interval(mins => expires_in)
+                    FROM ok ORDER BY ord
+                    RETURNING *)
+                SELECT \(Self.messageColumns(reader: "$2")) FROM m JOIN profiles p ON p.id = m.sender_id
+                """, [json, Self.id(sender)]))
+        }
+        // BEGIN, the role, each sender's user and rows, COMMIT: one round trip (pipeline mode).
+        let results = try conn.pipelinedTransaction(statements)
+        var stored: [UUID: StaffMessage] = [:]
+        for i in inserts {
+            for message in try Self.messages(results[i]) { stored[message.id] = message }
         }
         return sends.map { stored[$0.id] }
     }

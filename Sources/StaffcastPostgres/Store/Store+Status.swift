@@ -27,13 +27,11 @@ extension Store {
         }
         let r = try conn.query("""
             SELECT a.user_id, p.display_name, a.access_level,
-                   (SELECT count(*) FROM staff_messages m
-                     WHERE m.event_id = a.event_id AND NOT (a.user_id = ANY (m.read_by))
-                       AND m.sender_id <> a.user_id AND \(Self.unexpired)),
+                   staffcast_unread_count(a.user_id, a.event_id),
                    last.seq, \(Self.epochMicros("last.sent_at"))
             FROM event_access a JOIN profiles p ON p.id = a.user_id
-            LEFT JOIN LATERAL (SELECT m.seq, m.sent_at FROM staff_messages m
-                               WHERE m.event_id = a.event_id AND a.user_id = ANY (m.read_by)
+            LEFT JOIN LATERAL (SELECT m.seq, m.sent_at FROM message_reads r JOIN staff_messages m ON m.id = r.message_id
+                               WHERE r.user_id = a.user_id AND r.event_id = a.event_id
                                ORDER BY m.seq DESC LIMIT 1) last ON true
             WHERE a.event_id = $1 ORDER BY p.display_name, a.user_id
             """, [Self.id(event)])

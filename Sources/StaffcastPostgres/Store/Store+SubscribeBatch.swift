@@ -64,11 +64,15 @@ extension Store {
 
             let a = try tx.query("""
                 SELECT u.i, a.access_level,
-                       CASE WHEN a.access_level IS NULL THEN 0 ELSE (
-                           SELECT count(*) FROM staff_messages m
-                           WHERE m.event_id = $1 AND NOT (u.id = ANY (m.read_by)) AND m.sender_id <> u.id AND \(Self.unexpired))
+                       CASE WHEN a.access_level IS NULL THEN 0 ELSE t.total
+                           - (SELECT count(*) FROM staff_messages m
+                               WHERE m.event_id = $1 AND m.sender_id = u.id AND \(Self.unexpired))
+                           - (SELECT count(*) FROM message_reads r JOIN staff_messages m ON m.id = r.message_id
+                               WHERE r.user_id = u.id AND r.event_id = $1 AND m.sender_id <> u.id AND \(Self.unexpired))
                        END
                 FROM unnest($2::uuid[]) WITH ORDINALITY AS u(id, i)
+                -- staffcast_unread_count, with the event's total counted once for the batch
+                CROSS JOIN (SELECT count(*) AS total FROM staff_messages m WHERE m.event_id = $1 AND \(Self.unexpired)) t
                 LEFT JOIN event_access a ON a.event_id = $1 AND a.user_id = u.id
                 """, [eventID, users])
             var entries = requests.map { _ in SubscribeBatch.Entry(access: .noAccess, unreadCount: 0, history: [], read: []) }
@@ -120,11 +124,12 @@ extension Store {
 
             // Who of the batch has read which of these messages (only the pairs that are read).
             if !messages.isEmpty && !granted.isEmpty {
-                let seqs = "{" + messages.map { String($0.seq) }.joined(separator: ",") + "}"
+                let ids = "{" + messages.map { Self.id($0.id) }.joined(separator: ",") + "}"
                 let r = try tx.query("""
                     SELECT u.i, m.seq FROM unnest($1::uuid[]) WITH ORDINALITY AS u(id, i)
-                    JOIN staff_messages m ON m.seq = ANY ($2::bigint[]) AND u.id = ANY (m.read_by)
-                    """, [users, seqs])
+                    JOIN message_reads r ON r.user_id = u.id AND r.message_id = ANY ($2::uuid[])
+                    JOIN staff_messages m ON m.id = r.message_id
+                    """, [users, ids])
                 for row in 0..<r.rowCount {
                     guard let i = r.int(row, 0).map({ $0 - 1 }), entries.indices.contains(i),
                           let seq = r.int64(row, 1), let at = index[seq] else { continue }

@@ -23,7 +23,7 @@ public struct Store {
         """
         m.id, m.seq, m.event_id, m.sender_id, p.display_name, m.message, m.message_type, m.priority,
         \(epochMicros("m.sent_at")), \(epochMicros("m.expires_at")),
-        coalesce(\(reader)::uuid = ANY (m.read_by), false), cardinality(m.read_by)
+        EXISTS (SELECT 1 FROM message_reads r WHERE r.message_id = m.id AND r.user_id = \(reader)::uuid), m.read_count
         """
     }
 

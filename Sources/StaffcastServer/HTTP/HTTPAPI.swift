@@ -17,6 +17,8 @@ final class HTTPAPI: @unchecked Sendable {
     private let gatekeeper: Gatekeeper
     private let workers: DatabaseWorkers
     private let sends: SendBatcher
+    /// Group commit of notifications; only this API creates them.
+    private let notifications: NotificationBatcher
     private let logger: Logger
     private let metrics: ServerMetrics
     /// Send rate per bearer token (the WebSocket has one per connection). Bounded: emptied
@@ -26,6 +28,7 @@ final class HTTPAPI: @unchecked Sendable {
     init(server: StaffcastServer, configuration: ServerConfiguration, gatekeeper: Gatekeeper, workers: DatabaseWorkers,
          sends: SendBatcher, logger: Logger, metrics: ServerMetrics) {
         self.sends = sends
+        notifications = NotificationBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
         self.server = server
         self.configuration = configuration
         self.gatekeeper = gatekeeper
@@ -191,8 +194,15 @@ final class HTTPAPI: @unchecked Sendable {
                 respond(.error(error))
                 return
             }
-            runAsUser(token, respond) { store, identity in
-                .json(201, try store.createNotification(as: identity.userID, notification))
+            guard let identity = caller(token, respond) else { return }
+            let accepted = notifications.submit(sender: identity.userID, notification) { result in
+                switch result {
+                case .success(let stored): respond(.json(201, stored))
+                case .failure(let e): respond(.error(e))
+                }
+            }
+            if !accepted {
+                respond(.error(.unavailable("The server is overloaded right now; nothing was stored. Try again in a moment.")))
             }
         case .myNotifications:
             let unreadOnly = head.query["unread"] == "true"
@@ -203,11 +213,30 @@ final class HTTPAPI: @unchecked Sendable {
             runAsUser(token, respond) { store, identity in
                 .json(200, ["events": try store.events(of: identity.userID)])
             }
+        case .userTokens(let userID):
+            userTokens(userID, tokenID: nil, method: head.method, bearer: token, respond)
+        case .userToken(let userID, let tokenID):
+            userTokens(userID, tokenID: tokenID, method: head.method, bearer: token, respond)
         }
     }
 
     /// Checks the bearer token from memory, then runs `work` as its user on a database worker;
     /// any failure becomes the JSON error body with its status.
+    /// The user a bearer token belongs to, from the gatekeeper's table in memory; nil after
+    /// answering 401 when there is none.
+    private func caller(_ token: String?, _ respond: Respond) -> Identity? {
+        guard let token, !token.isEmpty else {
+            respond(.error(StaffcastError(.unauthorized,
+                "No token: send the header Authorization: Bearer TOKEN (staffcast admin token issue makes one).")))
+            return nil
+        }
+        guard let found = gatekeeper.identity(for: token) else {
+            respond(.error(StaffcastError(.unauthorized, "The token is not valid. Ask an organiser for a new one.")))
+            return nil
+        }
+        return found
+    }
+
     private func runAsUser(_ token: String?, _ respond: @escaping Respond,
                            _ work: @escaping @Sendable (Store, Identity) throws -> HTTPResponse) {
         runOnWorker(token, allowOpsToken: false, respond) { store, identity, done in
@@ -220,7 +249,7 @@ final class HTTPAPI: @unchecked Sendable {
     /// Like `runAsUser`, for answers that also need the loops' state: `work` runs on a worker
     /// (identity nil when `allowOpsToken` and the ops token was used) and calls `done` once,
     /// from any thread.
-    private func runOnWorker(_ token: String?, allowOpsToken: Bool, _ respond: @escaping Respond,
+    func runOnWorker(_ token: String?, allowOpsToken: Bool, _ respond: @escaping Respond,
                              _ work: @escaping @Sendable (Store, Identity?, @escaping Respond) throws -> Void) {
         guard !server.isDraining else {
             respond(.error(.unavailable("This server is shutting down; try again in a moment.")))

@@ -1,0 +1,74 @@
+import Foundation
+import Logging
+import StaffcastCore
+import StaffcastPostgres
+
+/// Group commit of notifications (`POST /v1/users/{id}/notifications`): those that arrive
+/// together are committed together (`Store.createNotificationBatch`), one transaction and one
+/// round trip, each still inserted as its own sender under row-level security. One the sender
+/// may not send is answered with its own precise error (`Store.createNotification`, alone) and
+/// stores nothing. Nothing is acknowledged before its batch commits. Bounded: past
+/// `capacity` waiting notifications, `submit` refuses (the caller answers `unavailable`).
+final class NotificationBatcher: Sendable {
+    typealias Completion = @Sendable (Result<StaffNotification, StaffcastError>) -> Void
+
+    struct Item: Sendable {
+        var notification: Store.PendingNotification
+        var done: Completion
+    }
+
+    private let queue: GroupCommitQueue<Item>
+
+    init(workers: DatabaseWorkers, capacity: Int, logger: Logger, metrics: ServerMetrics) {
+        queue = GroupCommitQueue(workers: workers, capacity: capacity, maxBatch: 256, maxConcurrent: 1,
+                                 commit: { batch, session in Self.commit(batch, session, logger: logger, metrics: metrics) },
+                                 strand: { items in
+                                     let e = StaffcastError.unavailable("The server is overloaded right now; nothing was stored. Try again in a moment.")
+                                     for item in items { item.done(.failure(e)) }
+                                 })
+    }
+
+    /// Queues a notification; `done` is called once, on a database worker, after its batch
+    /// committed (or failed). False when too many are waiting: nothing was queued.
+    func submit(sender: UUID, _ request: NotificationRequest, done: @escaping Completion) -> Bool {
+        queue.submit(Item(notification: Store.PendingNotification(sender: sender, request: request), done: done))
+    }
+
+    private static func commit(_ batch: [Item], _ session: DatabaseWorkers.Session, logger: Logger, metrics: ServerMetrics) {
+        let started = ServiceLoop.monotonicNow()
+        defer { metrics.databaseJob.recordSeconds(ServiceLoop.monotonicNow() - started) }
+        let store: Store
+        do {
+            store = try session.store()
+        } catch {
+            let e = StaffcastError.from(error, logger: logger)
+            for item in batch { item.done(.failure(e)) }
+            return
+        }
+        func alone(_ item: Item) {
+            do {
+                item.done(.success(try store.createNotification(as: item.notification.sender, item.notification.request)))
+            } catch {
+                let e = StaffcastError.from(error, logger: logger)
+                metrics.error(code: e.code.rawValue)
+                item.done(.failure(e))
+            }
+        }
+        do {
+            let stored = try store.createNotificationBatch(batch.map(\.notification))
+            for (item, notification) in zip(batch, stored) {
+                if let notification { item.done(.success(notification)) } else { alone(item) }
+            }
+        } catch let e as PostgresError where e.isConnectionProblem {
+            session.dropIfBroken()
+            let error = StaffcastError.from(e, logger: logger)
+            for item in batch { item.done(.failure(error)) }
+        } catch {
+            // Rolled back: nothing of the batch was stored. Each again, alone, so that a bad one
+            // fails by itself.
+            logger.warning("notification batch failed; one by one", metadata: ["error": "\(error)", "size": "\(batch.count)"])
+            session.dropIfBroken()
+            for item in batch { alone(item) }
+        }
+    }
+}
