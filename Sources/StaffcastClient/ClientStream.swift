@@ -142,7 +142,8 @@ final class ClientStream {
                     guard wait(forWriting: error == SSL_ERROR_WANT_WRITE, deadline: deadline) else { throw ClientError.timeout }
                     continue
                 }
-                throw ClientError.connect("send failed: \(Self.lastError().isEmpty ? String(cString: strerror(errno)) : Self.lastError())")
+                let detail = Self.lastError()
+                throw ClientError.connect("send failed: \(detail.isEmpty ? String(cString: strerror(errno)) : detail)")
             }
             let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
             if n < 0 {

@@ -111,6 +111,24 @@ final class TLSTests: XCTestCase {
         }
     }
 
+    func testGracefulStopClosesAWSSClientWith1001() throws {
+        let socket = TestSocket(try WebSocketClient(url: wss, headers: ["Authorization": "Bearer \(fixture.staffToken)"], trust: trust))
+        _ = try socket.expect("hello")
+        server.stop()
+        server = nil
+        // The close frame crossed the relay and TLS before the loop ended.
+        var code: UInt16?
+        let deadline = Date().addingTimeInterval(10)
+        while code == nil, Date() < deadline {
+            do {
+                _ = try socket.nextOrNil(timeout: 1)
+            } catch ClientError.closed(let c, _) {
+                code = c
+            }
+        }
+        XCTAssertEqual(code, 1001)
+    }
+
     func testClientsRefuseAServerTheyCannotVerify() throws {
         for caFile in [nil, certificates.otherCA] {
             XCTAssertThrowsError(try APIClient(server: https, token: nil, trust: TLSTrust(caFile: caFile)).raw("GET", "/healthz")) { error in

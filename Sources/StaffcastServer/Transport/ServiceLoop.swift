@@ -425,7 +425,8 @@ final class ServiceLoop: @unchecked Sendable {
         perform(engine.beginDrain(now: Self.monotonicNow()))
     }
 
-    var isDrained: Bool { draining && sockets.isEmpty && http.isEmpty }
+    /// Relays too: a TLS connection's last bytes (a WebSocket's 1001) are still on their way.
+    var isDrained: Bool { draining && sockets.isEmpty && http.isEmpty && relays.isEmpty }
 
     /// What this loop holds, for status, metrics and presence.
     func snapshot() -> LoopSnapshot {

@@ -18,7 +18,7 @@ struct ServeCommand: ParsableCommand {
               staffcast serve --listen 127.0.0.1:9000 --data-dir /var/lib/staffcast
               staffcast serve --database-url postgresql://staffcast@db.internal/staffcast
               staffcast serve --config /etc/staffcast.yaml --check-config
-              staffcast serve --tls-cert /etc/staffcast/cert.pem --tls-key /etc/staffcast/key.pem   # https:// and wss://
+              staffcast serve --tls-cert cert.pem --tls-key key.pem   # https:// and wss:// only
 
             Several servers on one database serve one event together: run the same command with the
             same --database-url on each machine. SIGTERM or Ctrl-C stops gracefully (clients get
