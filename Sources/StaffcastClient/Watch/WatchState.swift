@@ -41,6 +41,8 @@ public struct WatchState: Equatable {
     public var eventSelected = 0
     public var mode = Mode.messages
     public var status: String?
+    /// The language of everything the screen says.
+    public var strings = Strings.english
 
     public init(eventID: UUID) { self.eventID = eventID }
 
@@ -104,7 +106,7 @@ public struct WatchState: Equatable {
 
     public mutating func accessRevoked(_ eventID: UUID) {
         guard eventID == self.eventID else { return }
-        connection = .offline("your access to this event has ended")
+        connection = .offline(strings[.accessEnded])
     }
 
     /// Time passes: banners time out, expired messages leave.
