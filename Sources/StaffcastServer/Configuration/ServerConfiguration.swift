@@ -53,8 +53,15 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Seconds a WebSocket may leave queued frames unread before it is dropped and its memory
     /// released (a reader whose receive window stays shut).
     public var writeStallTimeout = 15.0
+    /// PEM files of the certificate (chain) and its private key. Both set: the one port speaks
+    /// only TLS (`https://`, `wss://`); neither: plain HTTP. Read once at start.
+    public var tlsCertificate: String?
+    public var tlsKey: String?
 
     public init() {}
+
+    /// True when the port serves TLS.
+    public var tlsEnabled: Bool { tlsCertificate != nil && tlsKey != nil }
 
     public static func defaultNodeID() -> String {
         "\(ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "staffcast")-\(ProcessInfo.processInfo.processIdentifier)"
