@@ -123,7 +123,16 @@ try:
     url = driver.find_element(By.ID, "invite-url").text
     if "/join/" not in url:
         fail("no join URL: " + url)
-    step("invite created with a QR code: " + url)
+    qr_png = os.path.join(os.path.dirname(args.screenshot), "console-qr.png")
+    driver.find_element(By.ID, "invite-qr").screenshot(qr_png)
+    zbar = shutil.which("zbarimg")
+    if not zbar:
+        fail("zbarimg (Debian zbar-tools) reads the QR code back: run scripts/install-deps.sh")
+    import subprocess
+    decoded = subprocess.run([zbar, "--raw", "-q", qr_png], capture_output=True, text=True).stdout.strip()
+    if decoded != url:
+        fail("the QR code reads %r, not the join URL %r" % (decoded, url))
+    step("invite created; its QR code reads as the join URL: " + url)
 
     driver.execute_script("window.scrollTo(0, 0)")
     os.makedirs(os.path.dirname(args.screenshot), exist_ok=True)
