@@ -53,8 +53,18 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Seconds a WebSocket may leave queued frames unread before it is dropped and its memory
     /// released (a reader whose receive window stays shut).
     public var writeStallTimeout = 15.0
+    /// The double-send guard: the same text to the same event within this many minutes is
+    /// refused with `conflict` unless the send says `force`. 0 turns the guard off.
+    public var duplicateWindowMinutes = 10
+    /// PEM files of the certificate (chain) and its private key. Both set: the one port speaks
+    /// only TLS (`https://`, `wss://`); neither: plain HTTP. Read once at start.
+    public var tlsCertificate: String?
+    public var tlsKey: String?
 
     public init() {}
+
+    /// True when the port serves TLS.
+    public var tlsEnabled: Bool { tlsCertificate != nil && tlsKey != nil }
 
     public static func defaultNodeID() -> String {
         "\(ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "staffcast")-\(ProcessInfo.processInfo.processIdentifier)"

@@ -21,7 +21,8 @@ struct ConfigFile {
         "outbound_max_frames", "outbound_max_bytes", "max_in_flight_per_connection", "send_burst",
         "send_rate_per_second", "listener_poll_interval", "heartbeat_interval", "recent_window", "shutdown_grace",
         "node_id", "ops_token", "metrics_require_token", "service_threads", "max_connections",
-        "max_connections_per_user", "header_timeout", "idle_timeout", "write_stall_timeout",
+        "max_connections_per_user", "header_timeout", "idle_timeout", "write_stall_timeout", "tls_cert", "tls_key",
+        "duplicate_window_minutes",
     ]
 
     static func load(path: String) throws -> ConfigFile {
@@ -92,6 +93,7 @@ struct ConfigFile {
         if let v = try double("header_timeout", 0.5...600) { s.headerTimeout = v }
         if let v = try double("idle_timeout", 1...3_600) { s.idleTimeout = v }
         if let v = try double("write_stall_timeout", 1...3_600) { s.writeStallTimeout = v }
+        if let v = try int("duplicate_window_minutes", 0...1_440) { s.duplicateWindowMinutes = v }
         if let v = try string("ops_token") {
             // An empty secret would open status to anyone who sends an empty bearer token.
             guard v.trimmingCharacters(in: .whitespaces).count >= 16 else {
@@ -99,6 +101,8 @@ struct ConfigFile {
             }
             s.opsToken = v
         }
+        s.tlsCertificate = try string("tls_cert")
+        s.tlsKey = try string("tls_key")
         if let v = map["metrics_require_token"] {
             guard let b = v as? Bool else { throw CommandFailure("config file \(path): 'metrics_require_token' must be true or false") }
             s.metricsRequireToken = b
