@@ -70,6 +70,11 @@ final class RepliesTests: XCTestCase {
         for key in ["message_id", "event_id", "user_id", "display_name", "status", "text", "replied_at"] {
             XCTAssertNotNil(first?[key], key)
         }
+        // Receipts show each person's latest reply too.
+        let receipts = try fixture.store.receipts(as: fixture.owner, message: m.id)
+        XCTAssertEqual((receipts.readBy + receipts.unreadBy).first { $0.userID == fixture.staff }?.reply?.status, .done)
+        let rawReceipts = try server.api(fixture.ownerToken).raw("GET", "/v1/messages/\(m.id.uuidString)/receipts")
+        XCTAssertTrue(String(decoding: rawReceipts.body, as: UTF8.self).contains("\"status\":\"done\""))
         XCTAssertEqual(try server.api(fixture.staffToken).raw("GET", "/v1/messages/\(m.id.uuidString)/replies").status, 403)
         XCTAssertEqual(try server.api(fixture.outsiderToken).raw("GET", "/v1/messages/\(m.id.uuidString)/replies").status, 404)
     }
