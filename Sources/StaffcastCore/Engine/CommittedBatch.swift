@@ -28,6 +28,14 @@ public struct CommittedBatch<Frame: WireFrame>: Sendable {
         }
     }
 
+    /// A live frame about an event that is not a new message (`message_updated`,
+    /// `message_retracted`): queued on every subscriber of the event.
+    public struct EventFrame: Sendable {
+        public var eventID: UUID
+        public var frame: Frame
+        public init(eventID: UUID, frame: Frame) { self.eventID = eventID; self.frame = frame }
+    }
+
     public struct Notification: Sendable {
         public var userID: UUID
         public var frame: Frame
@@ -39,9 +47,12 @@ public struct CommittedBatch<Frame: WireFrame>: Sendable {
     public var access: [Access]
     public var messages: [Message]
     public var notifications: [Notification]
+    /// Applied after `messages`, in log order.
+    public var eventFrames: [EventFrame]
 
     public init(revokedTokens: Set<TokenDigest> = [], access: [Access] = [], messages: [Message] = [],
-                notifications: [Notification] = []) {
+                notifications: [Notification] = [], eventFrames: [EventFrame] = []) {
+        self.eventFrames = eventFrames
         self.revokedTokens = revokedTokens
         self.access = access
         self.messages = messages

@@ -86,6 +86,8 @@ public struct Hub<Frame> {
     public func events(of id: ConnectionID) -> Set<UUID> { eventsOfConnection[id] ?? [] }
 
     public func subscriberCount(of eventID: UUID) -> Int { channels[eventID]?.count ?? 0 }
+    /// Every connection subscribed to `eventID`.
+    public func subscribers(of eventID: UUID) -> [ConnectionID] { channels[eventID].map { Array($0.keys) } ?? [] }
 
     /// Subscriber counts per event, for status pages.
     public var subscriberCounts: [UUID: Int] { channels.mapValues(\.count) }

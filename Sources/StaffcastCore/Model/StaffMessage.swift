@@ -14,6 +14,8 @@ public struct StaffMessage: Sendable, Equatable {
     public var expiresAt: Date?
     public var read: Bool
     public var readCount: Int
+    /// When the text was last corrected (`edit`); nil when never.
+    public var editedAt: Date? = nil
 
     public init(id: UUID, seq: Int64, eventID: UUID, senderID: UUID, senderName: String, message: String,
                 messageType: MessageType, priority: Priority, sentAt: Date, expiresAt: Date?,

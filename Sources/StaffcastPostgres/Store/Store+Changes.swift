@@ -9,10 +9,13 @@ extension Store {
             SELECT (SELECT coalesce(max(seq), 0) FROM staff_messages),
                    (SELECT coalesce(max(seq), 0) FROM notifications),
                    (SELECT coalesce(max(seq), 0) FROM access_changes),
-                   (SELECT coalesce(max(seq), 0) FROM token_changes)
+                   (SELECT coalesce(max(seq), 0) FROM token_changes),
+                   (SELECT coalesce(max(seq), 0) FROM message_changes)
             """)
-        return ChangeCursors(message: r.int64(0, 0) ?? 0, notification: r.int64(0, 1) ?? 0, access: r.int64(0, 2) ?? 0,
-                             token: r.int64(0, 3) ?? 0)
+        var cursors = ChangeCursors(message: r.int64(0, 0) ?? 0, notification: r.int64(0, 1) ?? 0, access: r.int64(0, 2) ?? 0,
+                                    token: r.int64(0, 3) ?? 0)
+        cursors.messageChange = r.int64(0, 4) ?? 0
+        return cursors
     }
 
     /// Everything committed after `cursors`, read from one snapshot, at most `limit` rows a log.
@@ -52,8 +55,14 @@ extension Store {
             SELECT \(Self.notificationColumns) FROM notifications n
             WHERE n.seq > $1 AND \(backlogDrained) ORDER BY n.seq LIMIT $2
             """, [String(cursors.notification), String(limit), access, tokens]),
+            // Edits and retracts (sql/008), each with the message as it is in this snapshot.
+            ("""
+            SELECT \(Self.messageColumns(reader: "NULL")), c.seq, c.action
+            FROM message_changes c JOIN staff_messages m ON m.id = c.message_id JOIN profiles p ON p.id = m.sender_id
+            WHERE c.seq > $1 AND \(backlogDrained) ORDER BY c.seq LIMIT $2
+            """, [String(cursors.messageChange), String(limit), access, tokens]),
         ], mode: "REPEATABLE READ READ ONLY")
-        let (a, t, m, n) = (results[0], results[1], results[2], results[3])
+        let (a, t, m, n, c) = (results[0], results[1], results[2], results[3], results[4])
         var batch = ChangeBatch(cursors: cursors)
         for i in 0..<a.rowCount {
             guard let seq = a.int64(i, 0), let event = a.uuid(i, 1), let user = a.uuid(i, 2) else { continue }
@@ -76,13 +85,21 @@ extension Store {
         }
         let messages = try Self.messages(m)
         for (i, message) in messages.enumerated() {
-            if m.bool(i, 12) == true { batch.messages.append(message) }
+            if m.bool(i, 13) == true { batch.messages.append(message) }
             batch.cursors.message = message.seq
         }
         batch.notifications = try Self.notifications(n)
         if n.rowCount > 0, let last = n.int64(n.rowCount - 1, 9) { batch.cursors.notification = last }
+        let changed = try Self.messages(c)
+        for (i, message) in changed.enumerated() {
+            guard let seq = c.int64(i, 13), let action = c.string(i, 14).flatMap(MessageChange.Action.init) else { continue }
+            batch.messageChanges.append(MessageChange(seq: seq, action: action, messageID: message.id, eventID: message.eventID,
+                                                      message: action == .edit ? message : nil))
+            batch.cursors.messageChange = seq
+        }
         // A full page of access or token changes held messages back: read again at once.
         batch.hasMore = a.rowCount == limit || m.rowCount == limit || n.rowCount == limit || t.rowCount == limit
+            || c.rowCount == limit
         return batch
     }
 }

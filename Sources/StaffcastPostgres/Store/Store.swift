@@ -23,11 +23,14 @@ public struct Store {
         """
         m.id, m.seq, m.event_id, m.sender_id, p.display_name, m.message, m.message_type, m.priority,
         \(epochMicros("m.sent_at")), \(epochMicros("m.expires_at")),
-        EXISTS (SELECT 1 FROM message_reads r WHERE r.message_id = m.id AND r.user_id = \(reader)::uuid), m.read_count
+        EXISTS (SELECT 1 FROM message_reads r WHERE r.message_id = m.id AND r.user_id = \(reader)::uuid), m.read_count,
+        \(epochMicros("m.edited_at"))
         """
     }
 
-    static let unexpired = "(m.expires_at IS NULL OR m.expires_at > now())"
+    /// Messages that count: not expired, and not retracted (sql/008). History, catch-up,
+    /// live fan-out and unread counts all use it.
+    static let unexpired = "(m.retracted_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > now()))"
 
     static func messages(_ r: PGResult) throws -> [StaffMessage] {
         try (0..<r.rowCount).map { i in
@@ -36,9 +39,11 @@ public struct Store {
                   let sentAt = r.date(i, 8) else {
                 throw PostgresError(.unexpectedResult, "a staff_messages row could not be read")
             }
-            return StaffMessage(id: id, seq: seq, eventID: event, senderID: sender, senderName: r.string(i, 4) ?? "",
-                                message: r.string(i, 5) ?? "", messageType: type, priority: prio, sentAt: sentAt,
-                                expiresAt: r.date(i, 9), read: r.bool(i, 10) ?? false, readCount: r.int(i, 11) ?? 0)
+            var message = StaffMessage(id: id, seq: seq, eventID: event, senderID: sender, senderName: r.string(i, 4) ?? "",
+                                       message: r.string(i, 5) ?? "", messageType: type, priority: prio, sentAt: sentAt,
+                                       expiresAt: r.date(i, 9), read: r.bool(i, 10) ?? false, readCount: r.int(i, 11) ?? 0)
+            message.editedAt = r.date(i, 12)
+            return message
         }
     }
 

@@ -53,6 +53,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Seconds a WebSocket may leave queued frames unread before it is dropped and its memory
     /// released (a reader whose receive window stays shut).
     public var writeStallTimeout = 15.0
+    /// The double-send guard: the same text to the same event within this many minutes is
+    /// refused with `conflict` unless the send says `force`. 0 turns the guard off.
+    public var duplicateWindowMinutes = 10
     /// PEM files of the certificate (chain) and its private key. Both set: the one port speaks
     /// only TLS (`https://`, `wss://`); neither: plain HTTP. Read once at start.
     public var tlsCertificate: String?

@@ -36,7 +36,12 @@ final class ChangeFeed: Sendable {
                 metrics.listenerLag.recordSeconds(max(0, now.timeIntervalSince(m.sentAt)))
                 return .init(seq: m.seq, eventID: m.eventID, expiresAt: m.expiresAt, frame: OutFrame(text: ServerFrame.message(m).encoded()))
             },
-            notifications: batch.notifications.map { .init(userID: $0.userID, frame: OutFrame(text: ServerFrame.notification($0).encoded())) })
+            notifications: batch.notifications.map { .init(userID: $0.userID, frame: OutFrame(text: ServerFrame.notification($0).encoded())) },
+            eventFrames: batch.messageChanges.map { change in
+                let frame: ServerFrame = change.message.map { .messageUpdated(ref: nil, message: $0) }
+                    ?? .messageRetracted(ref: nil, messageID: change.messageID, eventID: change.eventID)
+                return .init(eventID: change.eventID, frame: OutFrame(text: frame.encoded()))
+            })
         metrics.listenerBatches.increment()
         while isRunning(), loops.contains(where: { $0.inboxDepth > Self.maxInboxDepth }) { usleep(1_000) }
         for loop in loops { loop.post { $0.deliver(committed) } }

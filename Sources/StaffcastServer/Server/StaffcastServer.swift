@@ -29,6 +29,8 @@ public final class StaffcastServer: @unchecked Sendable {
     let startedAt = Date()
     private(set) var loops: [ServiceLoop] = []
     private var listener: ChangeListener?
+    /// Sends scheduled messages when due (one pass per tick, on a worker).
+    private var scheduler: ScheduledDispatcher?
     private let shared = Mutex<(state: State, port: Int)>((.idle, 0))
     private let tickerStop = DispatchSemaphore(value: 0)
     private let loopsEnded = DispatchGroup()
@@ -67,7 +69,9 @@ public final class StaffcastServer: @unchecked Sendable {
             throw ServerError.database("cannot read from the database: \(error)")
         }
 
-        let sends = SendBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
+        let sends = SendBatcher(workers: workers, capacity: configuration.jobQueueCapacity,
+                                duplicateWindowMinutes: configuration.duplicateWindowMinutes, logger: logger, metrics: metrics)
+        scheduler = ScheduledDispatcher(workers: workers, logger: logger, metrics: metrics)
         let reads = ReadBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
         let runner = JobRunner(workers: workers, sends: sends, reads: reads, logger: logger, metrics: metrics)
         let api = HTTPAPI(server: self, configuration: configuration, gatekeeper: gatekeeper, workers: workers, sends: sends,
@@ -188,6 +192,7 @@ public final class StaffcastServer: @unchecked Sendable {
                         l.tick()
                     }
                 }
+                scheduler?.tick()
                 let now = ServiceLoop.monotonicNow()
                 if now - lastPresence >= Self.presenceInterval {
                     lastPresence = now

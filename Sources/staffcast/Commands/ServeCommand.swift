@@ -142,6 +142,7 @@ struct ServeCommand: ParsableCommand {
             ("max_connections_per_user", "\(c.maxConnectionsPerUser)"),
             ("header_timeout", "\(c.headerTimeout)"),
             ("idle_timeout", "\(c.idleTimeout)"),
+            ("duplicate_window_minutes", "\(c.duplicateWindowMinutes)"),
             ("write_stall_timeout", "\(c.writeStallTimeout)"),
             ("tls_cert", c.tlsCertificate ?? "(none: plain http:// and ws://)"),
             ("tls_key", c.tlsKey ?? "(none)"),

@@ -81,7 +81,8 @@ struct LineWatcher {
                 deliver(m, encoder)
             case .frame(let frame):
                 switch frame {
-                case .notification, .accessRevoked, .read, .notificationRead, .error: emit(frame, encoder)
+                case .notification, .accessRevoked, .read, .notificationRead, .error, .messageUpdated, .messageRetracted:
+                    emit(frame, encoder)
                 default: break
                 }
                 if case .accessRevoked = frame { fatal = strings[.accessEnded] }

@@ -22,6 +22,7 @@ struct ConfigFile {
         "send_rate_per_second", "listener_poll_interval", "heartbeat_interval", "recent_window", "shutdown_grace",
         "node_id", "ops_token", "metrics_require_token", "service_threads", "max_connections",
         "max_connections_per_user", "header_timeout", "idle_timeout", "write_stall_timeout", "tls_cert", "tls_key",
+        "duplicate_window_minutes",
     ]
 
     static func load(path: String) throws -> ConfigFile {
@@ -92,6 +93,7 @@ struct ConfigFile {
         if let v = try double("header_timeout", 0.5...600) { s.headerTimeout = v }
         if let v = try double("idle_timeout", 1...3_600) { s.idleTimeout = v }
         if let v = try double("write_stall_timeout", 1...3_600) { s.writeStallTimeout = v }
+        if let v = try int("duplicate_window_minutes", 0...1_440) { s.duplicateWindowMinutes = v }
         if let v = try string("ops_token") {
             // An empty secret would open status to anyone who sends an empty bearer token.
             guard v.trimmingCharacters(in: .whitespaces).count >= 16 else {

@@ -82,6 +82,8 @@ struct ScreenWatcher {
                 case .events(_, let events): state.events = events
                 case .history(_, let event, let messages, _): state.history(messages, eventID: event)
                 case .accessRevoked(let event): state.accessRevoked(event)
+                case .messageUpdated(_, let m): state.updated(m)
+                case .messageRetracted(_, let id, let event): state.retracted(messageID: id, eventID: event)
                 case .error(_, let e): state.status = " \(e.message)"
                 default: break
                 }
