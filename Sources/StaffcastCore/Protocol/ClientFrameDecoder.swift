@@ -45,7 +45,9 @@ public enum ClientFrameDecoder {
             return .send(try SendRequest(eventID: eventID, message: message,
                                          messageType: try f.string("message_type"),
                                          priority: try f.string("priority"),
-                                         expiresInMinutes: minutes))
+                                         expiresInMinutes: minutes,
+                                         escalateAfterMinutes: try f.int64("escalate_after_minutes", min: Int64.min)
+                                             .map { Int(clamping: $0) }))
         case "mark_read":
             return .markRead(messageID: try f.requiredUUID("message_id"))
         case "mark_notification_read":

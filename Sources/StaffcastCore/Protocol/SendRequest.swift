@@ -9,9 +9,12 @@ public struct SendRequest: Sendable, Equatable {
     public var messageType: MessageType
     public var priority: Priority
     public var expiresInMinutes: Int?
+    /// Remind non-readers and tell admins after this many minutes (and each such interval);
+    /// nil: the server's default (emergencies escalate, others do not; `EscalationPolicy`).
+    public var escalateAfterMinutes: Int?
 
     public init(eventID: UUID, message: String, messageType: String? = nil, priority: String? = nil,
-                expiresInMinutes: Int? = nil) throws(StaffcastError) {
+                expiresInMinutes: Int? = nil, escalateAfterMinutes: Int? = nil) throws(StaffcastError) {
         let trimmed = message.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else {
             throw .invalid("The message is empty; write the text staff should read.")
@@ -38,10 +41,14 @@ public struct SendRequest: Sendable, Equatable {
         if let expiresInMinutes, !Limits.expiresInMinutes.contains(expiresInMinutes) {
             throw .invalid("expires_in_minutes must be between \(Limits.expiresInMinutes.lowerBound) and \(Limits.expiresInMinutes.upperBound) (30 days); got \(expiresInMinutes).")
         }
+        if let escalateAfterMinutes, !Limits.escalateAfterMinutes.contains(escalateAfterMinutes) {
+            throw .invalid("escalate_after_minutes must be between \(Limits.escalateAfterMinutes.lowerBound) and \(Limits.escalateAfterMinutes.upperBound) (a day); got \(escalateAfterMinutes).")
+        }
         self.eventID = eventID
         self.message = message
         self.messageType = type
         self.priority = prio
         self.expiresInMinutes = expiresInMinutes
+        self.escalateAfterMinutes = escalateAfterMinutes
     }
 }

@@ -8,13 +8,27 @@ public struct ChangeCursors: Sendable, Equatable {
     public var notification: Int64
     public var access: Int64
     public var token: Int64
+    /// `message_reads.seq` (receipts) and `escalation_rounds.seq` (reminders).
+    public var read: Int64
+    public var round: Int64
 
-    public init(message: Int64 = 0, notification: Int64 = 0, access: Int64 = 0, token: Int64 = 0) {
+    public init(message: Int64 = 0, notification: Int64 = 0, access: Int64 = 0, token: Int64 = 0, read: Int64 = 0,
+                round: Int64 = 0) {
         self.message = message
         self.notification = notification
         self.access = access
         self.token = token
+        self.read = read
+        self.round = round
     }
+}
+
+/// An escalation round as the change feed reads it: remind `unread` of `message`.
+public struct ReminderChange: Sendable, Equatable {
+    public var seq: Int64
+    public var round: Int
+    public var unread: [UUID]
+    public var message: StaffMessage
 }
 
 /// One access change: `level == nil` means access ended.
@@ -56,10 +70,16 @@ public struct ChangeBatch: Sendable {
     public var notifications: [StaffNotification] = []
     /// Token changes in seq order.
     public var tokens: [TokenChange] = []
+    /// Reads, in seq order (live `receipt` frames).
+    public var receipts: [ReadReceipt] = []
+    /// Escalation rounds, in seq order (live `reminder` frames).
+    public var reminders: [ReminderChange] = []
     /// The cursors after this batch.
     public var cursors: ChangeCursors
     /// True when a log had more rows than one batch takes; read again at once.
     public var hasMore = false
 
-    public var isEmpty: Bool { access.isEmpty && messages.isEmpty && notifications.isEmpty && tokens.isEmpty }
+    public var isEmpty: Bool {
+        access.isEmpty && messages.isEmpty && notifications.isEmpty && tokens.isEmpty && receipts.isEmpty && reminders.isEmpty
+    }
 }

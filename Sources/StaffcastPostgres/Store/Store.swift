@@ -23,9 +23,13 @@ public struct Store {
         """
         m.id, m.seq, m.event_id, m.sender_id, p.display_name, m.message, m.message_type, m.priority,
         \(epochMicros("m.sent_at")), \(epochMicros("m.expires_at")),
-        EXISTS (SELECT 1 FROM message_reads r WHERE r.message_id = m.id AND r.user_id = \(reader)::uuid), m.read_count
+        EXISTS (SELECT 1 FROM message_reads r WHERE r.message_id = m.id AND r.user_id = \(reader)::uuid), m.read_count,
+        m.escalate_after_minutes
         """
     }
+
+    /// How many columns `messageColumns` has (a query may add its own after them).
+    static let messageColumnCount = 13
 
     static let unexpired = "(m.expires_at IS NULL OR m.expires_at > now())"
 
@@ -38,7 +42,8 @@ public struct Store {
             }
             return StaffMessage(id: id, seq: seq, eventID: event, senderID: sender, senderName: r.string(i, 4) ?? "",
                                 message: r.string(i, 5) ?? "", messageType: type, priority: prio, sentAt: sentAt,
-                                expiresAt: r.date(i, 9), read: r.bool(i, 10) ?? false, readCount: r.int(i, 11) ?? 0)
+                                expiresAt: r.date(i, 9), read: r.bool(i, 10) ?? false, readCount: r.int(i, 11) ?? 0,
+                                escalateAfterMinutes: r.int(i, 12))
         }
     }
 
@@ -60,4 +65,14 @@ public struct Store {
     }
 
     static func id(_ u: UUID) -> String { u.uuidString.lowercased() }
+
+    /// A `uuid[]` (or `text[]` of UUIDs) as PostgreSQL prints it: `{a,b,c}`.
+    static func uuidArray(_ text: String?) -> [UUID] {
+        guard let text else { return [] }
+        return text.trimmingCharacters(in: CharacterSet(charactersIn: "{}")).split(separator: ",")
+            .compactMap { UUID(uuidString: String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\""))) }
+    }
+
+    /// UUIDs as a PostgreSQL array literal.
+    static func arrayLiteral(_ ids: [UUID]) -> String { "{" + ids.map(id).joined(separator: ",") + "}" }
 }

@@ -8,6 +8,7 @@ enum HTTPRoute: Equatable {
     case receipts(messageID: UUID)
     case notify(userID: UUID)
     case eventStatus(eventID: UUID)
+    case reach(eventID: UUID)
     case myNotifications
     case myEvents
     case healthz
@@ -51,6 +52,8 @@ enum HTTPRoute: Equatable {
             }
         case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "status":
             return only("GET") { id(parts[2]).map { .eventStatus(eventID: $0) } }
+        case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "reach":
+            return only("GET") { id(parts[2]).map { .reach(eventID: $0) } }
         case 4 where parts[0] == "v1" && parts[1] == "messages" && parts[3] == "receipts":
             return only("GET") { id(parts[2]).map { .receipts(messageID: $0) } }
         case 4 where parts[0] == "v1" && parts[1] == "users" && parts[3] == "notifications":
@@ -68,6 +71,7 @@ enum HTTPRoute: Equatable {
         case .receipts: return "GET /v1/messages/{id}/receipts"
         case .notify: return "POST /v1/users/{id}/notifications"
         case .eventStatus: return "GET /v1/events/{id}/status"
+        case .reach: return "GET /v1/events/{id}/reach"
         case .myNotifications: return "GET /v1/me/notifications"
         case .myEvents: return "GET /v1/me/events"
         case .healthz: return "GET /healthz"

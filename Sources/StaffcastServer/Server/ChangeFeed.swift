@@ -36,7 +36,12 @@ final class ChangeFeed: Sendable {
                 metrics.listenerLag.recordSeconds(max(0, now.timeIntervalSince(m.sentAt)))
                 return .init(seq: m.seq, eventID: m.eventID, expiresAt: m.expiresAt, frame: OutFrame(text: ServerFrame.message(m).encoded()))
             },
-            notifications: batch.notifications.map { .init(userID: $0.userID, frame: OutFrame(text: ServerFrame.notification($0).encoded())) })
+            notifications: batch.notifications.map { .init(userID: $0.userID, frame: OutFrame(text: ServerFrame.notification($0).encoded())) },
+            receipts: batch.receipts.map { .init(eventID: $0.eventID, frame: OutFrame(text: ServerFrame.receipt($0).encoded())) },
+            reminders: batch.reminders.map { r in
+                .init(eventID: r.message.eventID, users: r.unread,
+                      frame: OutFrame(text: ServerFrame.reminder(message: r.message, round: r.round).encoded()))
+            })
         metrics.listenerBatches.increment()
         while isRunning(), loops.contains(where: { $0.inboxDepth > Self.maxInboxDepth }) { usleep(1_000) }
         for loop in loops { loop.post { $0.deliver(committed) } }

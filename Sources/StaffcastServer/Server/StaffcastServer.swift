@@ -29,6 +29,8 @@ public final class StaffcastServer: @unchecked Sendable {
     let startedAt = Date()
     private(set) var loops: [ServiceLoop] = []
     private var listener: ChangeListener?
+    /// Runs due reminder/escalation rounds (claimed in the database; see `EscalationRunner`).
+    private var escalations: EscalationRunner?
     private let shared = Mutex<(state: State, port: Int)>((.idle, 0))
     private let tickerStop = DispatchSemaphore(value: 0)
     private let loopsEnded = DispatchGroup()
@@ -66,7 +68,9 @@ public final class StaffcastServer: @unchecked Sendable {
             throw ServerError.database("cannot read from the database: \(error)")
         }
 
-        let sends = SendBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
+        let sends = SendBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics,
+                                escalation: configuration.escalation)
+        escalations = EscalationRunner(workers: workers, policy: configuration.escalation, logger: logger)
         let reads = ReadBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
         let runner = JobRunner(workers: workers, sends: sends, reads: reads, logger: logger, metrics: metrics)
         let api = HTTPAPI(server: self, configuration: configuration, gatekeeper: gatekeeper, workers: workers, sends: sends,
@@ -191,6 +195,7 @@ public final class StaffcastServer: @unchecked Sendable {
                     lastPresence = now
                     publishPresence()
                 }
+                escalations?.tick(now: now)
                 if now - lastTrim >= 60 {
                     lastTrim = now
                     gatekeeper.trimOpens()
