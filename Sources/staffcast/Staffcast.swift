@@ -21,8 +21,14 @@ struct Staffcast: ParsableCommand {
             Send and watch:
               staffcast send --token TOKEN --event $EVENT --priority urgent "Evacuate hall B"
               staffcast watch --token STAFF_TOKEN --event $EVENT
+
+            Emergencies: who is connected, who has read it:
+              staffcast reach --event $EVENT
+              ID=$(staffcast send --event $EVENT --type emergency "Evacuate hall B")
+              staffcast receipts $ID --watch
             """,
         version: StaffcastVersion.current,
         subcommands: [ServeCommand.self, MigrateCommand.self, AdminCommand.self, SendCommand.self,
-                      WatchCommand.self, StatusCommand.self, ClusterCommand.self])
+                      WatchCommand.self, StatusCommand.self, ClusterCommand.self,
+                      ReachCommand.self, ReceiptsCommand.self])
 }

@@ -27,6 +27,12 @@ public enum WatchRenderer {
     public static func render(_ state: WatchState, now: Date, width: Int, height: Int) -> [ScreenLine] {
         let width = max(20, width), height = max(5, height)
         var lines: [ScreenLine] = [topBar(state, now: now, width: width)]
+        if let alarm = state.alarm {
+            // An emergency or urgent message takes the whole screen until acknowledged.
+            lines += alarmPanel(state, alarm.message, round: alarm.round, width: width, rows: height - 2)
+            lines.append(alarmFooter(state, width: width))
+            return lines
+        }
         switch state.mode {
         case .help:
             lines += help(width)
@@ -54,7 +60,9 @@ public enum WatchRenderer {
         case .offline(let why): connection = "✕ offline: \(why)"
         }
         let badge = " \(state.unreadCount) unread "
-        let notes = state.unreadNotifications > 0 ? " ✉ \(state.unreadNotifications) " : ""
+        let pending = state.toAcknowledge.count
+        let notes = (pending > 0 ? " ! \(pending) to acknowledge " : "")
+            + (state.unreadNotifications > 0 ? " ✉ \(state.unreadNotifications) " : "")
         let right = " \(connection) "
         let title = " staffcast · \(state.eventName.isEmpty ? "…" : state.eventName)"
         let fixed = TextWidth.columns(badge) + TextWidth.columns(notes) + TextWidth.columns(right)
@@ -73,6 +81,71 @@ public enum WatchRenderer {
                                           Segment(tail, .priority(m.priority))], width))
     }
 
+    /// The alarm: red from top to bottom, the message in full, and how to acknowledge it.
+    static func alarmPanel(_ state: WatchState, _ m: StaffMessage, round: Int?, width: Int, rows: Int) -> [ScreenLine] {
+        guard rows > 0 else { return [] }
+        let style = Segment.Style.priority(.urgent)
+        func line(_ text: String) -> ScreenLine { ScreenLine(segments: clip([Segment(TextWidth.pad(text, width), style)], width)) }
+        var out: [ScreenLine] = []
+        var head = " \(m.messageType.rawValue.uppercased()) · \(m.priority.rawValue.uppercased()) · \(m.senderName) \(clock(m.sentAt))"
+        if let round { head += " · REMINDER \(round): not read yet" }
+        out.append(line(head))
+        out.append(line(""))
+        let body = wrap(m.message, width: max(1, width - 4))
+        let room = max(1, rows - 6)
+        for text in body.prefix(room) { out.append(line("   " + text)) }
+        if body.count > room { out.append(line("   …")) }
+        out.append(line(""))
+        out.append(line(" Press Shift+A to acknowledge (marks it read)."))
+        let waiting = state.alarms.count - 1
+        if waiting > 0 { out.append(line(" \(waiting) more waiting to be acknowledged after this one.")) }
+        while out.count < rows { out.append(line("")) }
+        return Array(out.prefix(rows))
+    }
+
+    static func alarmFooter(_ state: WatchState, width: Int) -> ScreenLine {
+        let text = state.status ?? " A (Shift+a) acknowledge · Ctrl-C quit"
+        return ScreenLine(segments: clip([Segment(TextWidth.pad(text, width), .bar)], width))
+    }
+
+    /// Splits text into lines of at most `width` columns (at spaces where it can).
+    static func wrap(_ text: String, width: Int) -> [String] {
+        var out: [String] = []
+        let paragraphs = text.replacingOccurrences(of: "\r", with: "").replacingOccurrences(of: "\t", with: " ")
+            .split(separator: "\n", omittingEmptySubsequences: false)
+        for paragraph in paragraphs {
+            var current = ""
+            var used = 0
+            for word in paragraph.split(separator: " ", omittingEmptySubsequences: false) {
+                let w = TextWidth.columns(String(word))
+                if current.isEmpty && used == 0 && w <= width {
+                    current = String(word)
+                    used = w
+                } else if used + 1 + w <= width {
+                    current += " " + word
+                    used += 1 + w
+                } else {
+                    if used > 0 || !current.isEmpty { out.append(current) }
+                    current = ""
+                    used = 0
+                    // A word longer than a line is cut, character by character.
+                    for c in word {
+                        let cw = TextWidth.columns(c)
+                        if used + cw > width {
+                            out.append(current)
+                            current = ""
+                            used = 0
+                        }
+                        current.append(c)
+                        used += cw
+                    }
+                }
+            }
+            out.append(current)
+        }
+        return out
+    }
+
     static func list(_ state: WatchState, now: Date, width: Int, rows: Int) -> [ScreenLine] {
         guard rows > 0 else { return [] }
         if state.messages.isEmpty {
@@ -89,7 +162,8 @@ public enum WatchRenderer {
     }
 
     static func listRow(_ m: StaffMessage, now: Date, width: Int, selected: Bool) -> ScreenLine {
-        let dot = m.read ? "  " : "● "
+        // "!": an emergency or urgent message still to acknowledge.
+        let dot = m.read ? "  " : (m.mustBeAcknowledged ? "! " : "● ")
         let ago = TextWidth.pad(timeAgo(now.timeIntervalSince(m.sentAt)), 8)
         let badge = "[\(m.priority.rawValue.uppercased())]"
         var warning = ""
@@ -144,6 +218,9 @@ public enum WatchRenderer {
          "   q  or  Ctrl-C  quit",
          "",
          " Urgent banners stay until dismissed; urgent and emergency messages ring the bell.",
+         " Emergency and urgent messages take the screen and ring until acknowledged with",
+         " Shift+A (which marks them read); a reminder brings one back. ! marks those still",
+         " to acknowledge.",
         ].map { ScreenLine(segments: [Segment(TextWidth.pad($0, width), .help)]) }
     }
 
