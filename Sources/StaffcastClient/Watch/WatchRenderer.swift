@@ -109,7 +109,7 @@ public enum WatchRenderer {
     }
 
     /// Splits text into lines of at most `width` columns (at spaces where it can).
-    static func wrap(_ text: String, width: Int) -> [String] {
+    public static func wrap(_ text: String, width: Int) -> [String] {
         var out: [String] = []
         let paragraphs = text.replacingOccurrences(of: "\r", with: "").replacingOccurrences(of: "\t", with: " ")
             .split(separator: "\n", omittingEmptySubsequences: false)
