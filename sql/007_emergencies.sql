@@ -128,3 +128,49 @@ CREATE POLICY read_event_rounds ON escalation_rounds FOR SELECT TO staffcast_app
 CREATE POLICY read_event_seen ON presence_seen FOR SELECT TO staffcast_app
     USING (user_id = staffcast_current_user() OR staffcast_has_access(event_id, ARRAY['admin','owner']));
 GRANT SELECT ON escalations, escalation_rounds, presence_seen TO staffcast_app;
+
+-- The server's own login (staffcast_server, sql/006) may: read the escalation state and the
+-- rounds (the change feed), claim due escalations (FOR UPDATE needs UPDATE) and finish them,
+-- and keep last-seen times. It records a round only through the function below, which writes
+-- the round, the admins' notifications and the audit entries together, and only as the next
+-- round of an unfinished escalation; it cannot write notifications or the audit log itself.
+GRANT SELECT, UPDATE (finished_at, finished_reason) ON escalations TO staffcast_server;
+GRANT SELECT ON escalation_rounds TO staffcast_server;
+GRANT SELECT, INSERT, UPDATE ON presence_seen TO staffcast_server;
+
+CREATE FUNCTION staffcast_record_escalation_round(p_message uuid, p_round integer, p_unread uuid[], p_last boolean,
+                                                  p_title text, p_body text, p_data jsonb) RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = public, pg_temp AS $$
+DECLARE
+    v_event  uuid;
+    v_done   integer;
+    v_detail text;
+BEGIN
+    SELECT e.event_id, e.rounds_done INTO v_event, v_done
+    FROM escalations e WHERE e.message_id = p_message AND e.finished_at IS NULL FOR UPDATE;
+    IF v_event IS NULL OR p_round <> v_done + 1 THEN
+        RAISE EXCEPTION 'round % of message % is not the next round of an open escalation', p_round, p_message
+            USING ERRCODE = 'check_violation';
+    END IF;
+    INSERT INTO escalation_rounds (message_id, event_id, round, unread) VALUES (p_message, v_event, p_round, p_unread);
+    UPDATE escalations SET rounds_done = p_round, last_round_at = now(),
+           finished_at = CASE WHEN p_last THEN now() END,
+           finished_reason = CASE WHEN p_last THEN 'max_rounds' END
+    WHERE message_id = p_message;
+    INSERT INTO notifications (user_id, type, title, message, data)
+        SELECT a.user_id, 'escalation', left(p_title, 200), p_body, p_data
+        FROM event_access a WHERE a.event_id = v_event AND a.access_level IN ('admin', 'owner')
+        ORDER BY a.user_id;
+    SELECT m.message_type || '/' || m.priority || ' ' || m.id || ' round ' || p_round INTO v_detail
+    FROM staff_messages m WHERE m.id = p_message;
+    INSERT INTO audit_log (actor, action, event_id, user_id, detail)
+        SELECT 'staffcast', 'reminder', v_event, u, v_detail FROM unnest(p_unread) u;
+    INSERT INTO audit_log (actor, action, event_id, user_id, detail)
+        VALUES ('staffcast', 'escalation', v_event, NULL,
+                v_detail || '; not read by: '
+                || coalesce((SELECT string_agg(p.display_name, ', ' ORDER BY p.display_name)
+                             FROM profiles p WHERE p.id = ANY (p_unread)), ''));
+END $$;
+REVOKE ALL ON FUNCTION staffcast_record_escalation_round(uuid, integer, uuid[], boolean, text, text, jsonb) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION staffcast_record_escalation_round(uuid, integer, uuid[], boolean, text, text, jsonb)
+    TO staffcast_server;

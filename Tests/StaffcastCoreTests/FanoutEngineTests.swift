@@ -571,7 +571,8 @@ final class FanoutEngineTests: XCTestCase {
 
         // Her snapshot checked access at change 6, before the revoke (7).
         _ = answerSubscribe(engine, 1, event, g1, ref: "s", historyThrough: 0, accessThrough: 6, now: 3)
-        XCTAssertEqual(describe(flush(engine, 1, now: 3)), ["error forbidden ref s"])
+        // Answered as an event she cannot see (the same as one that does not exist).
+        XCTAssertEqual(describe(flush(engine, 1, now: 3)), ["error not_found ref s"])
         XCTAssertFalse(engine.hub.isSubscribed(1, to: event))
         XCTAssertEqual(engine.connection(1)?.inFlight, 0)
 
@@ -605,7 +606,7 @@ final class FanoutEngineTests: XCTestCase {
         engine.pongReceived(1, now: 100) // heard from, so the heartbeat leaves it alone
         XCTAssertTrue(engine.tick(now: 100, wall: wall(100)).isEmpty)
         _ = answerSubscribe(engine, 1, event, first, ref: "s1", historyThrough: 0, accessThrough: 0, now: 100)
-        XCTAssertEqual(describe(flush(engine, 1, now: 100)), ["error forbidden ref s1"])
+        XCTAssertEqual(describe(flush(engine, 1, now: 100)), ["error not_found ref s1"])
 
         // Past 1,000 entries, changes older than five minutes are forgotten.
         engine.pongReceived(1, now: 399)

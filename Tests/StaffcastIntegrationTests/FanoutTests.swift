@@ -59,7 +59,8 @@ final class FanoutTests: XCTestCase {
         // Nothing more arrives for that event, whichever server it is sent through.
         _ = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "after revoke"))
         try staff.expectSilence(1)
-        XCTAssertEqual(try staff.expectError(["op": "subscribe", "event_id": fixture.event.uuidString]).code, .forbidden)
+        // Now the event is one they cannot see: answered as if it did not exist.
+        XCTAssertEqual(try staff.expectError(["op": "subscribe", "event_id": fixture.event.uuidString]).code, .notFound)
         _ = a
     }
 

@@ -231,7 +231,8 @@ public final class FanoutEngine<Frame: WireFrame> {
         }
         if let change = recentAccess[AccessKey(event: event, user: connection.identity.userID)],
            change.seq > accessThrough, change.level == nil {
-            reply(connection, .error(ref: ref, .forbidden("Your access to this event has ended.")), now: now, into: &actions)
+            // Answered as the database path answers an event one cannot see (no existence leak).
+            reply(connection, .error(ref: ref, .noSuchEvent(event)), now: now, into: &actions)
             return
         }
         switch hub.subscribe(connection.id, to: event, historyThrough: historyThrough, now: wall) {

@@ -5,20 +5,27 @@ import Logging
 /// dir (started on demand). `serve`, `migrate` and every `admin` command resolve it the same
 /// way, so they always meet the same database.
 public final class DatabaseTarget: @unchecked Sendable {
+    /// The owner of the tables: migrations and `staffcast admin` connect with it (the embedded
+    /// cluster's superuser, or `migrate_database_url`, else `database_url`).
     public let conninfo: String
+    /// What `staffcast serve` serves with: the embedded cluster's `staffcast_server` login
+    /// (sql/006_roles.sql), or `database_url`.
+    public let serverConninfo: String
     public let cluster: EmbeddedCluster?
     /// True when this process started the embedded cluster.
     public let startedCluster: Bool
 
-    public init(databaseURL: String?, dataDir: String) throws(PostgresError) {
+    public init(databaseURL: String?, migrateDatabaseURL: String? = nil, dataDir: String) throws(PostgresError) {
         if let databaseURL, !databaseURL.isEmpty {
-            conninfo = databaseURL
+            serverConninfo = databaseURL
+            conninfo = migrateDatabaseURL.flatMap { $0.isEmpty ? nil : $0 } ?? databaseURL
             cluster = nil
             startedCluster = false
         } else {
             let cluster = try EmbeddedCluster(dataDir: dataDir)
             startedCluster = try cluster.ensureRunning()
             conninfo = cluster.conninfo
+            serverConninfo = cluster.conninfo(database: EmbeddedCluster.databaseName, user: EmbeddedCluster.serverLogin)
             self.cluster = cluster
         }
     }

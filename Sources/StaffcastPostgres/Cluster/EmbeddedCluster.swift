@@ -18,6 +18,9 @@ public struct EmbeddedCluster: Sendable {
     public let runAs: String?
     public static let databaseName = "staffcast"
     public static let superuser = "staffcast"
+    /// The login `staffcast serve` uses (created by sql/006_roles.sql): no superuser, no
+    /// ownership, member of staffcast_app only. The cluster trusts its socket (mode 0700).
+    public static let serverLogin = "staffcast_server"
 
     public init(dataDir: String) throws(PostgresError) {
         let data = URL(fileURLWithPath: dataDir, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
@@ -39,8 +42,8 @@ public struct EmbeddedCluster: Sendable {
     /// libpq connection string for the cluster's staffcast database.
     public var conninfo: String { conninfo(database: Self.databaseName) }
 
-    public func conninfo(database: String) -> String {
-        "host=\(PGConnection.conninfoQuote(clusterDir.path)) port=5432 dbname=\(PGConnection.conninfoQuote(database)) user=\(Self.superuser) connect_timeout=5"
+    public func conninfo(database: String, user: String = EmbeddedCluster.superuser) -> String {
+        "host=\(PGConnection.conninfoQuote(clusterDir.path)) port=5432 dbname=\(PGConnection.conninfoQuote(database)) user=\(user) connect_timeout=5"
     }
 
     /// A URL form of the same, for printing (`postgresql:///staffcast?host=…`).
@@ -81,9 +84,11 @@ public struct EmbeddedCluster: Sendable {
     }
 
     /// Stops the cluster (fast shutdown: running transactions roll back, committed data stays).
-    public func stop() throws(PostgresError) {
+    /// `mode: "immediate"` is a crash as far as PostgreSQL knows (fault tests): the next start
+    /// recovers from the WAL, keeping exactly what was committed.
+    public func stop(mode: String = "fast") throws(PostgresError) {
         guard isRunning else { return }
-        let outcome = try pg(["pg_ctl", "stop", "-D", clusterDir.path, "-m", "fast", "-w", "-t", "30"])
+        let outcome = try pg(["pg_ctl", "stop", "-D", clusterDir.path, "-m", mode, "-w", "-t", "30"])
         guard outcome.status == 0 else {
             throw PostgresError(.cluster, "PostgreSQL did not stop: \(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines))")
         }

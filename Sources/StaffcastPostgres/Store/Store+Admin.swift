@@ -84,7 +84,7 @@ extension Store {
     }
 
     public func requireUser(_ user: UUID) throws {
-        let r = try conn.query("SELECT 1 FROM profiles WHERE id = $1", [Self.id(user)])
+        let r = try conn.query("SELECT 1 FROM profiles WHERE id = $1 AND deleted_at IS NULL", [Self.id(user)])
         if r.rowCount == 0 { throw StaffcastError.notFound("There is no user \(Self.id(user)).") }
     }
 

@@ -3,10 +3,12 @@ import StaffcastCore
 
 /// Reminders and escalation (sql/007): due rounds are claimed in the database with
 /// `FOR UPDATE SKIP LOCKED`, so with several servers on one database each round runs on exactly
-/// one of them, and since the state lives in `escalations` it survives any restart. A round
-/// is one transaction: its `escalation_rounds` row (read by every server's change feed, which
-/// sends the `reminder` frames), one `escalation` notification per admin and owner, and the
-/// audit entries. `UNIQUE (message_id, round)` makes a repeated round impossible.
+/// one of them, and since the state lives in `escalations` it survives any restart. Who is due
+/// and what happens (`EscalationPolicy.decide`) is decided here in Swift; a round is recorded
+/// by one SQL function in the same transaction (the server's login may not write notifications
+/// or the audit log itself): its `escalation_rounds` row (read by every server's change feed,
+/// which sends the `reminder` frames), one `escalation` notification per admin and owner, and
+/// the audit entries. `UNIQUE (message_id, round)` makes a repeated round impossible.
 extension Store {
     /// What one pass did to one escalating message.
     public struct EscalationStep: Sendable, Equatable {
@@ -32,8 +34,8 @@ extension Store {
             let due = try tx.query("""
                 SELECT e.message_id, e.event_id, e.rounds_done, e.audience::text[],
                        (m.expires_at IS NOT NULL AND m.expires_at <= now()), \(retracted),
-                       m.message, m.message_type, m.priority, p.display_name
-                FROM escalations e JOIN staff_messages m ON m.id = e.message_id JOIN profiles p ON p.id = m.sender_id
+                       m.message
+                FROM escalations e JOIN staff_messages m ON m.id = e.message_id
                 WHERE e.finished_at IS NULL
                   AND coalesce(e.last_round_at, m.sent_at)
                       + make_interval(secs => coalesce($1::int, m.escalate_after_minutes * 60)) <= now()
@@ -65,9 +67,8 @@ extension Store {
                                  [Self.id(message), reason])
                     steps.append(EscalationStep(messageID: message, eventID: event, round: nil, unread: unread, finished: reason))
                 case .round(let round, _, let last):
-                    try runRound(tx, message: message, event: event, round: round, last: last, unread: unread,
-                                 text: due.string(i, 6) ?? "", type: due.string(i, 7) ?? "", priority: due.string(i, 8) ?? "",
-                                 maxRounds: policy.maxRounds)
+                    try runRound(tx, message: message, round: round, last: last, unread: unread,
+                                 text: due.string(i, 6) ?? "", maxRounds: policy.maxRounds)
                     steps.append(EscalationStep(messageID: message, eventID: event, round: round, unread: unread,
                                                 finished: last ? "max_rounds" : nil))
                 }
@@ -76,40 +77,23 @@ extension Store {
         }
     }
 
-    private func runRound(_ tx: PGConnection, message: UUID, event: UUID, round: Int, last: Bool,
-                          unread: [Receipts.Person], text: String, type: String, priority: String, maxRounds: Int) throws {
-        let ids = Self.arrayLiteral(unread.map(\.userID))
-        try tx.query("INSERT INTO escalation_rounds (message_id, event_id, round, unread) VALUES ($1, $2, $3, $4::uuid[])",
-                     [Self.id(message), Self.id(event), String(round), ids])
-        try tx.query("""
-            UPDATE escalations SET rounds_done = $2, last_round_at = now(),
-                   finished_at = CASE WHEN $3 THEN now() END, finished_reason = CASE WHEN $3 THEN 'max_rounds' END
-            WHERE message_id = $1
-            """, [Self.id(message), String(round), last ? "true" : "false"])
+    /// Records round `round` through `staffcast_record_escalation_round` (sql/007): the round
+    /// (whose row the change feed turns into `reminder` frames), the escalation's new state, an
+    /// `escalation` notification to each admin and owner, and the audit entries.
+    private func runRound(_ tx: PGConnection, message: UUID, round: Int, last: Bool, unread: [Receipts.Person],
+                          text: String, maxRounds: Int) throws {
         let names = unread.map(\.displayName)
         let shown = names.prefix(20).joined(separator: ", ") + (names.count > 20 ? " and \(names.count - 20) more" : "")
         let snippet = text.count > 80 ? String(text.prefix(79)) + "…" : text
-        let title = "Not read: \(snippet)"
         let body = "Round \(round) of \(maxRounds): \(names.count) \(names.count == 1 ? "person has" : "people have") not read \"\(snippet)\": \(shown)"
         let data: [String: Any] = [
-            "message_id": Self.id(message), "event_id": Self.id(event), "round": round,
+            "message_id": Self.id(message), "round": round,
             "unread_by": unread.map { ["user_id": Self.id($0.userID), "display_name": $0.displayName] },
         ]
         let json = String(decoding: try JSONSerialization.data(withJSONObject: data, options: [.sortedKeys]), as: UTF8.self)
-        try tx.query("""
-            INSERT INTO notifications (user_id, type, title, message, data)
-            SELECT a.user_id, 'escalation', left($2, 200), $3, $4::jsonb
-            FROM event_access a WHERE a.event_id = $1 AND a.access_level IN ('admin', 'owner')
-            ORDER BY a.user_id
-            """, [Self.id(event), title, body, json])
-        try tx.query("""
-            INSERT INTO audit_log (actor, action, event_id, user_id, detail)
-            SELECT 'staffcast', 'reminder', $1, u, $2 FROM unnest($3::uuid[]) u
-            """, [Self.id(event), "\(type)/\(priority) \(Self.id(message)) round \(round)", ids])
-        try tx.query("""
-            INSERT INTO audit_log (actor, action, event_id, user_id, detail)
-            VALUES ('staffcast', 'escalation', $1, NULL, $2)
-            """, [Self.id(event), "\(type)/\(priority) \(Self.id(message)) round \(round) of \(maxRounds); not read by: \(shown)"])
+        try tx.query("SELECT staffcast_record_escalation_round($1, $2, $3::uuid[], $4, $5, $6, $7::jsonb)",
+                     [Self.id(message), String(round), Self.arrayLiteral(unread.map(\.userID)), last ? "true" : "false",
+                      "Not read: \(snippet)", body, json])
     }
 
     /// The retraction condition if `staff_messages.retracted_at` exists (sql/008), else `false`.

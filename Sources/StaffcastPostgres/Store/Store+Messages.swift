@@ -3,8 +3,9 @@ import StaffcastCore
 
 /// What one user does with an event's messages. Every method runs as that user (RLS).
 extension Store {
-    /// The user's level on `event`; throws not_found for an unknown event, forbidden for one
-    /// the user has no access to. Call inside a transaction as the user.
+    /// The user's level on `event`; throws not_found, the same for an unknown event and for one
+    /// the user has no access to (`StaffcastError.noSuchEvent`). Call inside a transaction as
+    /// the user.
     func level(_ user: UUID, _ event: UUID, in tx: PGConnection) throws -> (EventSummary) {
         let r = try tx.query("""
             SELECT e.name, \(Self.epochMicros("e.starts_at")), a.access_level
@@ -12,21 +13,16 @@ extension Store {
             WHERE a.event_id = $1 AND a.user_id = $2
             """, [Self.id(event), Self.id(user)])
         guard r.rowCount == 1, let level = r.string(0, 2).flatMap(AccessLevel.init) else {
-            throw StaffcastError.forbidden("You have no access to event \(Self.id(event)).")
+            throw StaffcastError.noSuchEvent(event)
         }
         return EventSummary(id: event, name: r.string(0, 0) ?? "", startsAt: r.date(0, 1), accessLevel: level)
     }
 
-    /// Runs `body` as `user` after checking their access to `event`; turns "no access" into
-    /// not_found when the event does not exist at all.
+    /// Runs `body` as `user` after checking their access to `event` (an event they cannot see
+    /// is answered as one that does not exist).
     func withAccess<T>(_ user: UUID, _ event: UUID, mode: String = "READ COMMITTED",
                        _ body: (PGConnection, EventSummary) throws -> T) throws -> T {
-        do {
-            return try conn.transaction(asUser: user, mode) { tx in try body(tx, try level(user, event, in: tx)) }
-        } catch let e as StaffcastError where e.code == .forbidden {
-            try requireEvent(event) // throws not_found instead when the event is unknown
-            throw e
-        }
+        try conn.transaction(asUser: user, mode) { tx in try body(tx, try level(user, event, in: tx)) }
     }
 
     public func unreadCount(_ user: UUID, _ event: UUID, in tx: PGConnection) throws -> Int {
@@ -140,7 +136,7 @@ extension Store {
                 """, [Self.id(message), Self.id(user)])
             let r = try tx.query("SELECT event_id FROM staff_messages WHERE id = $1", [Self.id(message)])
             guard let event = r.uuid(0, 0) else {
-                throw StaffcastError.notFound("There is no message \(Self.id(message)) that you can see.")
+                throw StaffcastError.noSuchMessage(message)
             }
             return (event, try unreadCount(user, event, in: tx))
         }
@@ -151,7 +147,7 @@ extension Store {
         let event = try conn.transaction(asUser: user) { tx in
             try tx.query("SELECT event_id FROM staff_messages WHERE id = $1", [Self.id(message)]).uuid(0, 0)
         }
-        guard let event else { throw StaffcastError.notFound("There is no message \(Self.id(message)) that you can see.") }
+        guard let event else { throw StaffcastError.noSuchMessage(message) }
         return try withAccess(user, event) { tx, summary in
             guard summary.accessLevel.maySeeReceipts else {
                 throw StaffcastError.forbidden("Only admins and owners of the event may see read receipts.")

@@ -25,8 +25,8 @@ extension Store {
                                      message: request.message, data: request.data, read: false, readAt: nil,
                                      createdAt: createdAt)
         } catch let e as PostgresError where e.sqlState == "42501" || e.sqlState == "23503" {
-            // RLS refused the row (or the user does not exist): say which, clearly.
-            try requireUser(request.userID)
+            // RLS refused the row, or the user does not exist: one answer for both, so that
+            // nobody learns which users exist outside their events.
             throw StaffcastError.forbidden("You may notify only users of an event where you are admin or owner.")
         }
     }
@@ -37,7 +37,7 @@ extension Store {
                 UPDATE notifications SET read = true, read_at = coalesce(read_at, now()) WHERE id = $1 RETURNING id
                 """, [Self.id(notification)])
             if r.rowCount == 0 {
-                throw StaffcastError.notFound("There is no notification \(Self.id(notification)) of yours.")
+                throw StaffcastError.notFound("There is no notification with that id of yours.")
             }
         }
     }

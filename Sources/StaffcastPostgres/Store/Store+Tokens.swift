@@ -83,6 +83,8 @@ extension Store {
     public struct TokenSummary: Sendable, Equatable, Encodable {
         public enum State: String, Sendable, Encodable { case active, expired, revoked }
 
+        /// Names the token over HTTP (`DELETE /v1/users/{user_id}/tokens/{token_id}`).
+        public var id: UUID
         public var userID: UUID
         public var label: String?
         public var createdAt: Date
@@ -93,12 +95,13 @@ extension Store {
         public var state: State
 
         enum CodingKeys: String, CodingKey {
-            case userID = "user_id", label, createdAt = "created_at", lastUsedAt = "last_used_at",
+            case id, userID = "user_id", label, createdAt = "created_at", lastUsedAt = "last_used_at",
                  expiresAt = "expires_at", revokedAt = "revoked_at", state
         }
 
         public func encode(to encoder: Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(Store.id(id), forKey: .id)
             try c.encode(Store.id(userID), forKey: .userID)
             try c.encode(label, forKey: .label)
             try c.encode(RFC3339.format(createdAt), forKey: .createdAt)
@@ -115,15 +118,15 @@ extension Store {
         let r = try conn.query("""
             SELECT label, \(Self.epochMicros("created_at")), \(Self.epochMicros("last_used_at")),
                    \(Self.epochMicros("expires_at")), \(Self.epochMicros("revoked_at")),
-                   revoked_at IS NOT NULL, expires_at IS NOT NULL AND expires_at <= now()
-            FROM api_tokens WHERE user_id = $1 ORDER BY created_at, token_hash
+                   revoked_at IS NOT NULL, expires_at IS NOT NULL AND expires_at <= now(), id
+            FROM api_tokens WHERE user_id = $1 ORDER BY created_at, id
             """, [Self.id(user)])
         return try (0..<r.rowCount).map { i in
-            guard let created = r.date(i, 1) else {
+            guard let created = r.date(i, 1), let id = r.uuid(i, 7) else {
                 throw PostgresError(.unexpectedResult, "an api_tokens row could not be read")
             }
             let state: TokenSummary.State = r.bool(i, 5) == true ? .revoked : r.bool(i, 6) == true ? .expired : .active
-            return TokenSummary(userID: user, label: r.string(i, 0), createdAt: created, lastUsedAt: r.date(i, 2),
+            return TokenSummary(id: id, userID: user, label: r.string(i, 0), createdAt: created, lastUsedAt: r.date(i, 2),
                                 expiresAt: r.date(i, 3), revokedAt: r.date(i, 4), state: state)
         }
     }

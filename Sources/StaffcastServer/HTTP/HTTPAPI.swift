@@ -219,6 +219,10 @@ final class HTTPAPI: @unchecked Sendable {
             runAsUser(token, respond) { store, identity in
                 .json(200, ["events": try store.events(of: identity.userID)])
             }
+        case .userTokens(let userID):
+            userTokens(userID, tokenID: nil, method: head.method, bearer: token, respond)
+        case .userToken(let userID, let tokenID):
+            userTokens(userID, tokenID: tokenID, method: head.method, bearer: token, respond)
         }
     }
 
@@ -260,7 +264,7 @@ final class HTTPAPI: @unchecked Sendable {
     /// Like `runAsUser`, for answers that also need the loops' state: `work` runs on a worker
     /// (identity nil when `allowOpsToken` and the ops token was used) and calls `done` once,
     /// from any thread.
-    private func runOnWorker(_ token: String?, allowOpsToken: Bool, _ respond: @escaping Respond,
+    func runOnWorker(_ token: String?, allowOpsToken: Bool, _ respond: @escaping Respond,
                              _ work: @escaping @Sendable (Store, Identity?, @escaping Respond) throws -> Void) {
         guard !server.isDraining else {
             respond(.error(.unavailable("This server is shutting down; try again in a moment.")))

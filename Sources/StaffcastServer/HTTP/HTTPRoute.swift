@@ -11,6 +11,10 @@ enum HTTPRoute: Equatable {
     case reach(eventID: UUID)
     case myNotifications
     case myEvents
+    /// GET lists, DELETE revokes all (HTTPAPI+Tokens).
+    case userTokens(userID: UUID)
+    /// DELETE revokes one.
+    case userToken(userID: UUID, tokenID: UUID)
     case healthz
     case readyz
     case metrics
@@ -58,6 +62,14 @@ enum HTTPRoute: Equatable {
             return only("GET") { id(parts[2]).map { .receipts(messageID: $0) } }
         case 4 where parts[0] == "v1" && parts[1] == "users" && parts[3] == "notifications":
             return only("POST") { id(parts[2]).map { .notify(userID: $0) } }
+        case 4 where parts[0] == "v1" && parts[1] == "users" && parts[3] == "tokens":
+            switch method {
+            case "GET", "HEAD", "DELETE": return id(parts[2]).map { .userTokens(userID: $0) }
+            default: return .failure(.methodNotAllowed(allowed: "GET, DELETE"))
+            }
+        case 5 where parts[0] == "v1" && parts[1] == "users" && parts[3] == "tokens":
+            guard method == "DELETE" else { return .failure(.methodNotAllowed(allowed: "DELETE")) }
+            return id(parts[2]).flatMap { user in id(parts[4]).map { .userToken(userID: user, tokenID: $0) } }
         default:
             return .failure(.notFound)
         }
@@ -74,6 +86,8 @@ enum HTTPRoute: Equatable {
         case .reach: return "GET /v1/events/{id}/reach"
         case .myNotifications: return "GET /v1/me/notifications"
         case .myEvents: return "GET /v1/me/events"
+        case .userTokens: return "GET|DELETE /v1/users/{id}/tokens"
+        case .userToken: return "DELETE /v1/users/{id}/tokens/{id}"
         case .healthz: return "GET /healthz"
         case .readyz: return "GET /readyz"
         case .metrics: return "GET /metrics"

@@ -20,6 +20,23 @@ final class Gatekeeper: Sendable {
         var caps: ConnectionCaps
         /// When each user's WebSockets opened in the last hour (at most 100 each), for status.
         var recentOpens: [UUID: [Date]] = [:]
+        /// Tokens used since the last `takeUsed` (for `last_used_at`; bounded).
+        var used: Set<TokenDigest> = []
+
+        mutating func noteUse(_ digest: TokenDigest) {
+            if used.count < Gatekeeper.maxUsed { used.insert(digest) }
+        }
+    }
+
+    /// At most this many distinct tokens are remembered between two flushes of their last use.
+    static let maxUsed = 100_000
+
+    /// The tokens used since the last call, to be written to `api_tokens.last_used_at`.
+    func takeUsed() -> Set<TokenDigest> {
+        state.withLock { s in
+            defer { s.used.removeAll(keepingCapacity: true) }
+            return s.used
+        }
     }
 
     private let state: Mutex<State>
@@ -65,7 +82,11 @@ final class Gatekeeper: Sendable {
     func identity(for token: String?, now: Date = Date()) -> Identity? {
         guard let token, TokenHasher.looksValid(token) else { return nil }
         let digest = TokenHasher.digest(of: token)
-        return state.withLock { $0.tokens.identity(for: digest, now: now) }
+        return state.withLock { s in
+            let found = s.tokens.identity(for: digest, now: now)
+            if found != nil { s.noteUse(digest) }
+            return found
+        }
     }
 
     func isValid(_ digest: TokenDigest, now: Date = Date()) -> Bool {
@@ -92,6 +113,7 @@ final class Gatekeeper: Sendable {
                 opens.append(now)
                 if opens.count > 100 { opens.removeFirst(opens.count - 100) }
                 s.recentOpens[identity.userID] = opens
+                s.noteUse(digest)
                 return .success(Admission(identity: identity, digest: digest))
             }
         }

@@ -95,10 +95,9 @@ final class JobRunner: Sendable {
                         outcomes.append(.subscribed(eventID: event, generation: generation, reply: OutFrame(text: bytes),
                                                     historyThrough: batch.historyThrough, accessThrough: batch.accessThrough,
                                                     level: summary.accessLevel))
-                    case .noAccess:
-                        outcomes.append(.failed(.forbidden("You have no access to event \(event.uuidString.lowercased()).")))
-                    case .noEvent:
-                        outcomes.append(.failed(.notFound("There is no event \(event.uuidString.lowercased()).")))
+                    case .noAccess, .noEvent:
+                        // The same answer: an event one cannot see is one that does not exist.
+                        outcomes.append(.failed(.noSuchEvent(event)))
                     }
                 }
             } catch {

@@ -47,7 +47,7 @@ final class ReadBatcher: Sendable {
                 if let result {
                     item.done(.success(result))
                 } else {
-                    item.done(.failure(.notFound("There is no message \(item.read.message.uuidString.lowercased()) that you can see.")))
+                    item.done(.failure(.noSuchMessage(item.read.message)))
                 }
             }
         } catch {

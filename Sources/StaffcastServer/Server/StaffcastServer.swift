@@ -181,6 +181,7 @@ public final class StaffcastServer: @unchecked Sendable {
         let thread = Thread { [self] in
             var lastPresence = 0.0
             var lastTrim = ServiceLoop.monotonicNow()
+            var lastUse = lastTrim
             while tickerStop.wait(timeout: .now() + 1) == .timedOut {
                 let expired = gatekeeper.removeExpired()
                 for loop in loops {
@@ -196,6 +197,10 @@ public final class StaffcastServer: @unchecked Sendable {
                     publishPresence()
                 }
                 escalations?.tick(now: now)
+                if now - lastUse >= Self.tokenUseInterval {
+                    lastUse = now
+                    flushTokenUse()
+                }
                 if now - lastTrim >= 60 {
                     lastTrim = now
                     gatekeeper.trimOpens()
@@ -204,6 +209,24 @@ public final class StaffcastServer: @unchecked Sendable {
         }
         thread.name = "staffcast-ticker"
         thread.start()
+    }
+
+    /// Seconds between writes of which tokens were used (`staffcast admin token list`, last used).
+    static let tokenUseInterval = 30.0
+
+    /// Writes `last_used_at` of the tokens used since the last call (on a worker; the ticker
+    /// calls it every `tokenUseInterval`).
+    public func flushTokenUse() {
+        let used = gatekeeper.takeUsed()
+        guard !used.isEmpty else { return }
+        let logger = self.logger
+        _ = workers.submit { session in
+            do {
+                try session.store().recordTokenUse(used)
+            } catch {
+                logger.debug("token use not recorded", metadata: ["error": "\(error)"])
+            }
+        }
     }
 
     /// Seconds between presence refreshes (other servers ignore rows older than 30 s).

@@ -60,7 +60,7 @@ struct EventCreateCommand: ParsableCommand {
 
 struct UserCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "user", abstract: "Create users.", subcommands: [UserCreateCommand.self])
+        commandName: "user", abstract: "Create and delete users.", subcommands: [UserCreateCommand.self, UserDeleteCommand.self])
 }
 
 struct UserCreateCommand: ParsableCommand {

@@ -49,7 +49,8 @@ struct ServeCommand: ParsableCommand {
             }
             raiseFileLimit()
             let (target, logger) = try database.open(applicationName: "staffcast serve", file: file)
-            let server = StaffcastServer(configuration: configuration, conninfo: target.conninfo, logger: logger)
+            warnIfPrivileged(target.serverConninfo, logger: logger)
+            let server = StaffcastServer(configuration: configuration, conninfo: target.serverConninfo, logger: logger)
             do {
                 try server.start()
             } catch {
@@ -100,7 +101,8 @@ struct ServeCommand: ParsableCommand {
         let lines: [(String, String)] = [
             ("config_file", file?.path ?? "(none)"),
             ("listen", "\(c.host):\(c.port)"),
-            ("database_url", resolved.databaseURL.map(DatabaseTarget.redacted) ?? "(embedded cluster)"),
+            ("database_url", resolved.databaseURL.map(DatabaseTarget.redacted) ?? "(embedded cluster, as staffcast_server)"),
+            ("migrate_database_url", database.resolvedMigrateURL(file).map(DatabaseTarget.redacted) ?? "(the database_url)"),
             ("data_dir", resolved.dataDir),
             ("log_level", (try? database.level(file).rawValue) ?? "info"),
             ("log_format", database.logJSON ? "json" : (file?.logFormat ?? "text")),
@@ -127,6 +129,22 @@ struct ServeCommand: ParsableCommand {
         ]
         print("configuration is valid:")
         for (k, v) in lines { print("  \(k): \(v)") }
+    }
+
+    /// The server's login should not be able to leave row-level security (docs/security.md):
+    /// say so loudly when it is a superuser, bypasses RLS or owns the tables.
+    private func warnIfPrivileged(_ conninfo: String, logger: Logger) {
+        guard let conn = try? PGConnection(conninfo: conninfo),
+              let r = try? conn.query("""
+                  SELECT current_user, r.rolsuper, r.rolbypassrls,
+                         EXISTS (SELECT 1 FROM pg_tables WHERE schemaname = 'public' AND tablename = 'staff_messages'
+                                 AND tableowner = current_user)
+                  FROM pg_roles r WHERE r.rolname = current_user
+                  """), r.rowCount == 1 else { return }
+        if r.bool(0, 1) == true || r.bool(0, 2) == true || r.bool(0, 3) == true {
+            logger.warning("the server's database login is a superuser, bypasses row-level security or owns the tables; serve as staffcast_server with a separate migrate_database_url (docs/operations.md, database roles)",
+                           metadata: ["role": "\(r.string(0, 0) ?? "?")"])
+        }
     }
 
     /// Each WebSocket is a file descriptor; allow as many as the system does.

@@ -8,6 +8,7 @@ import Yams
 struct ConfigFile {
     var listen: String?
     var databaseURL: String?
+    var migrateDatabaseURL: String?
     var dataDir: String?
     var logLevel: String?
     var logFormat: String?
@@ -15,6 +16,7 @@ struct ConfigFile {
     var path: String
 
     static let keys: Set<String> = [
+        "migrate_database_url",
         "listen", "database_url", "data_dir", "log_level", "log_format", "database_workers", "job_queue_capacity",
         "outbound_max_frames", "outbound_max_bytes", "max_in_flight_per_connection", "send_burst",
         "send_rate_per_second", "listener_poll_interval", "heartbeat_interval", "recent_window", "shutdown_grace",
@@ -65,6 +67,7 @@ struct ConfigFile {
         }
         file.listen = try string("listen")
         file.databaseURL = try string("database_url")
+        file.migrateDatabaseURL = try string("migrate_database_url")
         file.dataDir = try string("data_dir")
         file.logLevel = try string("log_level")
         file.logFormat = try string("log_format")

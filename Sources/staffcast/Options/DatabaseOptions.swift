@@ -14,6 +14,11 @@ struct DatabaseOptions: ParsableArguments {
         valueName: "url"))
     var databaseURL: String?
 
+    @Option(name: .long, help: ArgumentHelp(
+        "PostgreSQL URL of the tables' owner, for migrations and admin commands (env STAFFCAST_MIGRATE_DATABASE_URL; default: the database URL). The server itself connects with --database-url, which should be a login that owns nothing (docs/operations.md).",
+        valueName: "url"))
+    var migrateDatabaseURL: String?
+
     @Option(name: .long, help: ArgumentHelp("Where the embedded cluster lives (env STAFFCAST_DATA_DIR; default ./.staffcast).",
                                             valueName: "dir"))
     var dataDir: String?
@@ -38,6 +43,11 @@ struct DatabaseOptions: ParsableArguments {
         return (url, dir)
     }
 
+    /// The owner's URL for migrations and admin commands, when one is set apart.
+    func resolvedMigrateURL(_ file: ConfigFile?) -> String? {
+        migrateDatabaseURL ?? environment("STAFFCAST_MIGRATE_DATABASE_URL") ?? file?.migrateDatabaseURL
+    }
+
     func level(_ file: ConfigFile?) throws -> Logger.Level {
         let text = logLevel ?? environment("STAFFCAST_LOG_LEVEL") ?? file?.logLevel ?? "info"
         guard let level = Logger.Level(rawValue: text.lowercased()) else {
@@ -53,11 +63,14 @@ struct DatabaseOptions: ParsableArguments {
         let logger = Logger(label: "staffcast")
         setenv("PGAPPNAME", applicationName, 1) // lets a server see which other servers share the cluster
         let where_ = resolved(file)
-        let target = try DatabaseTarget(databaseURL: where_.databaseURL, dataDir: where_.dataDir)
+        let target = try DatabaseTarget(databaseURL: where_.databaseURL, migrateDatabaseURL: resolvedMigrateURL(file),
+                                        dataDir: where_.dataDir)
         if target.startedCluster { logger.info("started the embedded PostgreSQL", metadata: ["at": "\(target.displayName)"]) }
         do {
             let conn = try PGConnection(conninfo: target.conninfo)
-            try Self.migrator(logger: logger).migrate(conn)
+            let migrator = try Self.migrator(logger: logger)
+            // Up to date: nothing to do (a login that owns nothing may serve without migrating).
+            do { try migrator.verify(conn) } catch { try migrator.migrate(conn) }
         } catch {
             target.release(onlyIfStartedHere: true, logger: logger)
             throw error

@@ -45,6 +45,12 @@ enum TestDatabase {
         return c.conninfo(database: String(name))
     }
 
+    /// The same database as the server's own login (`staffcast_server`, sql/006_roles.sql)
+    /// instead of the cluster's superuser.
+    static func serverLogin(_ ownerConninfo: String) -> String {
+        ownerConninfo.replacingOccurrences(of: "user=\(EmbeddedCluster.superuser) ", with: "user=\(EmbeddedCluster.serverLogin) ")
+    }
+
     /// A fresh, migrated database.
     static func create() throws -> String {
         let conninfo = try createEmpty()

@@ -20,7 +20,8 @@ final class TestServer {
         c.shutdownGrace = 1
         c.opsToken = "ops-secret"
         configure(&c)
-        server = StaffcastServer(configuration: c, conninfo: conninfo, logger: TestDatabase.logger)
+        // Served as the login `staffcast serve` uses (sql/006_roles.sql), never as the owner.
+        server = StaffcastServer(configuration: c, conninfo: TestDatabase.serverLogin(conninfo), logger: TestDatabase.logger)
         try server.start()
     }
 

@@ -337,6 +337,8 @@ final class Bench {
             case "sendrate": sendrate(connections: o.sendrateConnections, target: 20_000)
             case "sendrate1": sendrate(connections: 1, target: 1_000)
             case "sendrate-paced": sendratePaced()
+            case "catchup": catchup()
+            case "sendrate-ws": sendrateWebSocket()
             case "flatout-ws": flatout(http: false)
             case "custom":
                 for n in o.customSubscribers {
@@ -653,6 +655,62 @@ final class Bench {
         if !problems.isEmpty { notes += "; " + problems }
         rows.append(Row(scenario: "sends committed per second, \(who)", measured: "\(grouped(Int(rate))) /s",
                         target: "≥ \(grouped(Int(target))) /s", met: rate >= target && p.errors.isEmpty && p.unanswered == 0, notes: notes))
+    }
+
+    /// One organiser WebSocket sending as fast as acknowledgements allow (`WS_WINDOW` in flight),
+    /// for DURATION s, no subscribers: sends committed per second and send → `sent` time.
+    private func sendrateWebSocket() {
+        closePool()
+        let base = currentBase()
+        let cpu0 = serverCPU(), pg0 = postgresCPU()
+        let p = WebSocketPublisher(host: o.host, port: o.port, token: o.publisherToken, event: o.event, base: base)
+            .run(.flat(duration: o.duration), window: o.wsWindow)
+        let cpu = serverCPU() - cpu0, pg = postgresCPU() - pg0
+        noteAcks(p, base: base)
+        let problems = publisherProblems(p)
+        log("  \(grouped(p.acked)) sends committed: \(d(p.ackRate, 0)) /s; send→sent p50 \(ms(p.sendToAck.percentileMs(0.5))) "
+            + "p99 \(ms(p.sendToAck.percentileMs(0.99))); CPU: server \(d(cpu, 2)) s, PostgreSQL \(d(pg, 2)) s"
+            + (problems.isEmpty ? "" : "\n  problems: " + problems))
+        var notes = "\(o.wsWindow) in flight; send → sent p50 \(ms(p.sendToAck.percentileMs(0.5))), p99 \(ms(p.sendToAck.percentileMs(0.99))); "
+            + "no subscribers; CPU server \(d(cpu, 2)) s, PostgreSQL \(d(pg, 2)) s"
+        if !problems.isEmpty { notes += "; " + problems }
+        rows.append(Row(scenario: "sends committed per second, one WebSocket sender", measured: "\(grouped(Int(p.ackRate))) /s",
+                        target: "—", met: nil, notes: notes))
+    }
+
+    /// A client away for a long, busy shift: CATCHUP_MESSAGES are published (HTTP, pipelined),
+    /// then it subscribes with the `since_seq` it had and pages with `history` + `after_seq`
+    /// until `more` is false. Every one must arrive once, in seq order.
+    private func catchup() {
+        closePool()
+        let n = o.catchupMessages
+        let base = currentBase()
+        let p = HTTPPublisher(host: o.host, port: o.port, token: o.publisherToken, event: o.event, base: base)
+            .run(.count(n), connections: o.httpConnections, pipeline: o.httpPipeline)
+        noteAcks(p, base: base)
+        log("  published \(grouped(p.acked)) of \(grouped(n)) in \(d(Double(p.lastAckNs - p.firstSendNs) / 1e9, 1)) s")
+        let through = currentBase()
+        let cpu0 = serverCPU(), pg0 = postgresCPU()
+        let result = CatchUpClient(host: o.host, port: o.port, token: o.subscriberToken, event: o.event).run(sinceSeq: base)
+        let cpu = serverCPU() - cpu0, pg = postgresCPU() - pg0
+        switch result {
+        case .failure(let e):
+            log("  \(e)")
+            rows.append(Row(scenario: "catch-up of \(grouped(n)) missed messages", measured: "—", target: "all, once", met: false,
+                            notes: "\(e)"))
+        case .success(let c):
+            let distinct = Set(c.seqs).count
+            let ordered = zip(c.seqs, c.seqs.dropFirst()).allSatisfy { $0 < $1 }
+            let expected = Int(through - base) // every message of the event after the cursor
+            let exact = distinct == c.seqs.count && ordered && c.seqs.count == expected && c.seqs.first == base + 1
+            log("  \(grouped(c.seqs.count)) messages in \(c.pages) pages, \(d(c.seconds, 2)) s; expected \(grouped(expected)); "
+                + "\(c.seqs.count - distinct) duplicates; in order: \(ordered); CPU: server \(d(cpu, 2)) s, PostgreSQL \(d(pg, 2)) s")
+            rows.append(Row(scenario: "catch-up of \(grouped(n)) missed messages (subscribe since_seq + history pages)",
+                            measured: fmt("%.2f s", c.seconds), target: "all, once, in order", met: exact,
+                            notes: "\(grouped(c.seqs.count)) of \(grouped(expected)) received in \(c.pages) pages, "
+                                + "\(c.seqs.count - distinct) duplicates, \(ordered ? "in seq order" : "OUT OF ORDER"); "
+                                + "CPU server \(d(cpu, 2)) s, PostgreSQL \(d(pg, 2)) s"))
+        }
     }
 
     /// POSTs paced at SENDRATE_PACED_RATE over SENDRATE_CONNECTIONS connections (one at a time

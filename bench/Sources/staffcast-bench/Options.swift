@@ -17,7 +17,7 @@ struct Options {
     /// before the send-rate runs (those add hundreds of thousands of messages to the event, which
     /// would all be unread for the read storm's fresh users), the 64-client send rate last.
     static let fanoutScenarios = ["storm", "memory", "latency10k", "latency1k", "flatout-ws", "flatout-http"]
-    static let durableScenarios = ["readstorm", "sendrate1", "sendrate-paced", "sendrate"]
+    static let durableScenarios = ["readstorm", "catchup", "sendrate-ws", "sendrate1", "sendrate-paced", "sendrate"]
     static let allScenarios = fanoutScenarios + durableScenarios
     var scenarios = Options.allScenarios
     /// Legacy `SUBSCRIBERS="1000 10000" RATE=10`: one paced run per count (scenario `custom`).
@@ -52,6 +52,7 @@ struct Options {
     var readstormTimeout = 60.0
     var sendrateConnections = 64
     var sendratePacedRate = 1_000.0
+    var catchupMessages = 50_000
 
     static let help = """
         staffcast-bench: the fan-out benchmark (bench/README.md). Usually run by `make bench`
@@ -67,9 +68,9 @@ struct Options {
 
         Scenarios (flag or environment variable; defaults in brackets):
           SCENARIOS             storm memory latency10k latency1k flatout-ws flatout-http
-                                readstorm sendrate1 sendrate-paced sendrate
+                                readstorm catchup sendrate-ws sendrate1 sendrate-paced sendrate
                                 ("flatout" = both flat-out runs, "fanout" = the first six (issue 7),
-                                "durable" = the last four (issue 8), "all" = every one = the default,
+                                "durable" = the last six (issue 8), "all" = every one = the default,
                                 "custom" = legacy)
           DURATION              seconds of paced publishing in the latency scenarios, and of
                                 sending in the sendrate scenarios [10]
@@ -87,6 +88,7 @@ struct Options {
           READSTORM_TIMEOUT     readstorm: seconds to wait for the replies and receipts [60]
           SENDRATE_CONNECTIONS  sendrate: keep-alive HTTP connections, one POST at a time each [64]
           SENDRATE_PACED_RATE   sendrate-paced: POSTs per second, spread over SENDRATE_CONNECTIONS [1000]
+          CATCHUP_MESSAGES      catchup: messages published while the client was away [50000]
           READERS               subscriber threads (epoll loops) [2]
           CONNECT_TIMEOUT       seconds to wait for a set of subscribers [60]
           SETTLE                seconds idle before reading VmRSS after connecting [2]
@@ -161,6 +163,7 @@ struct Options {
         try double("readstorm-timeout", &o.readstormTimeout)
         try int("sendrate-connections", &o.sendrateConnections)
         try double("sendrate-paced-rate", &o.sendratePacedRate)
+        try int("catchup-messages", &o.catchupMessages)
         o.readstormEvent = value("readstorm-event") ?? ""
         if let file = value("readstorm-tokens") {
             o.readstormTokensFile = file

@@ -1,0 +1,94 @@
+import Foundation
+import StaffcastCore
+
+/// Token lifecycle over HTTP (`GET`/`DELETE /v1/users/{user_id}/tokens[/{token_id}]`) and
+/// deleting a user. Over HTTP the caller is a user (run as them, under row-level security) or
+/// the ops token (`caller` nil, as the server's login); who may manage whose tokens is decided
+/// and audited in the database (sql/006_roles.sql: staffcast_may_manage_tokens,
+/// staffcast_user_tokens, staffcast_revoke_user_tokens). A user the caller may not manage is
+/// answered exactly as one that does not exist.
+extension Store {
+    /// Runs `body` as `caller`, or as the server's own login for the ops token.
+    private func asCaller<T>(_ caller: UUID?, _ body: (PGConnection) throws -> T) throws -> T {
+        if let caller { return try conn.transaction(asUser: caller, "READ COMMITTED", body) }
+        return try conn.transaction("READ COMMITTED", body)
+    }
+
+    /// Every token of `user` (revoked and expired ones too), oldest first, never the token or
+    /// its digest. Throws `noSuchUser` when `caller` may not manage them.
+    public func tokens(ofUser user: UUID, managedBy caller: UUID?) throws -> [TokenSummary] {
+        try asCaller(caller) { tx in
+            guard try tx.query("SELECT staffcast_may_manage_tokens($1)", [Self.id(user)]).bool(0, 0) == true else {
+                throw StaffcastError.noSuchUser(user)
+            }
+            let r = try tx.query("""
+                SELECT id, label, \(Self.epochMicros("created_at")), \(Self.epochMicros("last_used_at")),
+                       \(Self.epochMicros("expires_at")), \(Self.epochMicros("revoked_at")),
+                       revoked_at IS NOT NULL, expires_at IS NOT NULL AND expires_at <= now()
+                FROM staffcast_user_tokens($1)
+                """, [Self.id(user)])
+            return try (0..<r.rowCount).map { i in
+                guard let id = r.uuid(i, 0), let created = r.date(i, 2) else {
+                    throw PostgresError(.unexpectedResult, "a token row could not be read")
+                }
+                let state: TokenSummary.State = r.bool(i, 6) == true ? .revoked : r.bool(i, 7) == true ? .expired : .active
+                return TokenSummary(id: id, userID: user, label: r.string(i, 1), createdAt: created, lastUsedAt: r.date(i, 3),
+                                    expiresAt: r.date(i, 4), revokedAt: r.date(i, 5), state: state)
+            }
+        }
+    }
+
+    /// Revokes one token of `user` (`token`) or all of them (nil); returns how many were
+    /// revoked (0 when already revoked). Audited in the same transaction. Throws `noSuchUser`
+    /// when `caller` may not manage `user`'s tokens, not_found when `user` has no such token.
+    public func revokeTokens(ofUser user: UUID, token: UUID?, managedBy caller: UUID?) throws -> Int {
+        try asCaller(caller) { tx in
+            let r = try tx.query("SELECT staffcast_revoke_user_tokens($1, $2)", [Self.id(user), token.map(Self.id)])
+            guard let n = r.int(0, 0) else { throw StaffcastError.noSuchUser(user) }
+            if n < 0, let token {
+                throw StaffcastError.notFound("User \(Self.id(user)) has no token \(Self.id(token)).")
+            }
+            return n
+        }
+    }
+
+    /// What deleting a user did.
+    public struct DeletedUser: Sendable, Equatable {
+        public var tokens: Int
+        public var events: Int
+        /// The profile row stays (marked deleted) because messages or notifications they sent
+        /// name them; otherwise it is gone.
+        public var keptAsSender: Bool
+    }
+
+    /// Deletes `user` (from the shell, as the owner, audited): their tokens (every server closes
+    /// their WebSockets with 4401 within 2 s) and access (live subscriptions end), their
+    /// notifications and presence, and the profile itself — or, when messages they sent still
+    /// name them, the profile is kept for history and marked deleted (no token can be issued
+    /// and no access granted to it again).
+    public func deleteUser(_ user: UUID, actor: String = Store.defaultActor) throws -> DeletedUser {
+        try requireUser(user)
+        return try conn.transaction { tx in
+            let id = Self.id(user)
+            guard try tx.query("SELECT 1 FROM profiles WHERE id = $1 AND deleted_at IS NULL FOR UPDATE", [id]).rowCount == 1 else {
+                throw StaffcastError.notFound("There is no user \(id).")
+            }
+            let tokens = try tx.query("DELETE FROM api_tokens WHERE user_id = $1", [id]).affectedRows
+            let events = try tx.query("DELETE FROM event_access WHERE user_id = $1", [id]).affectedRows
+            try tx.query("DELETE FROM notifications WHERE user_id = $1", [id])
+            try tx.query("DELETE FROM presence WHERE user_id = $1", [id])
+            let sender = try tx.query("""
+                SELECT EXISTS (SELECT 1 FROM staff_messages WHERE sender_id = $1)
+                    OR EXISTS (SELECT 1 FROM notifications WHERE sender_id = $1)
+                """, [id]).bool(0, 0) ?? true
+            if sender {
+                try tx.query("UPDATE profiles SET deleted_at = now() WHERE id = $1", [id])
+            } else {
+                try tx.query("DELETE FROM profiles WHERE id = $1", [id])
+            }
+            try audit(tx, actor, "user_delete", event: nil, user: user,
+                      detail: "\(tokens) token(s), \(events) event(s)\(sender ? "; profile kept as a sender" : "")")
+            return DeletedUser(tokens: tokens, events: events, keptAsSender: sender)
+        }
+    }
+}
