@@ -126,6 +126,9 @@ struct ServeCommand: ParsableCommand {
             ("header_timeout", "\(c.headerTimeout)"),
             ("idle_timeout", "\(c.idleTimeout)"),
             ("write_stall_timeout", "\(c.writeStallTimeout)"),
+            ("escalate_after_minutes", c.escalation.emergencyDefaultMinutes.map(String.init) ?? "0 (emergencies do not escalate by default)"),
+            ("max_escalation_rounds", "\(c.escalation.maxRounds)"),
+            ("escalation_interval_seconds", c.escalation.intervalSecondsOverride.map(String.init) ?? "(none: each message's own minutes)"),
         ]
         print("configuration is valid:")
         for (k, v) in lines { print("  \(k): \(v)") }
