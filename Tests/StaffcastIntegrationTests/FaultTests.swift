@@ -93,8 +93,7 @@ final class FaultTests: XCTestCase {
         let port = serve.port
         let subscribers = crowd.subscriberTokens.map { RecordingSubscriber(url: serve.ws, token: $0, event: crowd.fixture.event) }
         subscribers.forEach { $0.start() }
-        XCTAssertTrue(Self.waitUntil(10) { subscribers.allSatisfy { $0.connectionCount >= 1 } })
-        usleep(300_000) // subscribed
+        XCTAssertTrue(Self.waitUntil(20) { subscribers.allSatisfy { $0.subscribedCount >= 1 } }, "not all subscribed")
         let senders = crowd.senderTokens.enumerated().map {
             RecordingSender(url: serve.ws, token: $1, event: crowd.fixture.event, name: "sender\($0)")
         }
@@ -112,7 +111,8 @@ final class FaultTests: XCTestCase {
 
         try assertExactlyOnce(senders, subscribers, owner: conninfo)
         subscribers.forEach { $0.stop() }
-        XCTAssertTrue(subscribers.allSatisfy { $0.connectionCount >= 2 }, "every subscriber reconnected after the kill")
+        XCTAssertTrue(subscribers.allSatisfy { $0.connectionCount >= 2 && $0.subscribedCount >= 2 },
+                      "every subscriber reconnected and subscribed again after the kill")
         XCTAssertGreaterThan(ackedBeforeKill, 0)
         print("SIGKILL under load: \(ackedBeforeKill) acknowledged before the kill, \(Self.total(senders)) in all, "
               + "\(senders.reduce(0) { $0 + $1.attempts }) sends tried, to \(subscribers.count) subscribers")
@@ -142,8 +142,7 @@ final class FaultTests: XCTestCase {
         let event = crowd.fixture.event
         let subscribers = crowd.subscriberTokens.map { RecordingSubscriber(url: server.ws, token: $0, event: event) }
         subscribers.forEach { $0.start() }
-        XCTAssertTrue(Self.waitUntil(10) { subscribers.allSatisfy { $0.connectionCount >= 1 } })
-        usleep(300_000)
+        XCTAssertTrue(Self.waitUntil(20) { subscribers.allSatisfy { $0.subscribedCount >= 1 } }, "not all subscribed")
         let senders = crowd.senderTokens.enumerated().map { RecordingSender(url: server.ws, token: $1, event: event, name: "sender\($0)") }
         senders.forEach { $0.start() }
         XCTAssertTrue(Self.waitUntil(30) { Self.total(senders) >= 60 }, "no burst before the restart")

@@ -61,6 +61,7 @@ final class HTTPAPI: @unchecked Sendable {
         case .failure(.methodNotAllowed(let allowed)):
             var response = HTTPResponse.error(.invalid("\(head.path) answers \(allowed), not \(head.method)."))
             response.status = 405
+            response.allow = allowed
             answer(response)
         case .failure(.badID(let text)):
             answer(.error(.invalid("'\(text.prefix(64))' in the path is not a UUID.")))

@@ -6,6 +6,8 @@ struct HTTPResponse: Sendable {
     var status: Int
     var contentType: String
     var body: [UInt8]
+    /// The `allow` header of a 405: the methods the path answers.
+    var allow: String? = nil
 
     static func json<T: Encodable>(_ status: Int, _ value: T) -> HTTPResponse {
         let encoder = JSONEncoder()
@@ -28,7 +30,7 @@ extension HTTPResponse {
     func serialized(keepAlive: Bool, headOnly: Bool = false) -> [UInt8] {
         var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
         head += "content-type: \(contentType)\r\ncontent-length: \(body.count)\r\ncache-control: no-store\r\n"
-        if status == 405 { head += "allow: GET, POST\r\n" }
+        if status == 405 { head += "allow: \(allow ?? "GET, POST")\r\n" }
         head += keepAlive ? "\r\n" : "connection: close\r\n\r\n"
         var out = Array(head.utf8)
         if !headOnly { out += body }

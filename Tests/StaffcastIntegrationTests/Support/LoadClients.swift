@@ -18,6 +18,7 @@ final class RecordingSubscriber: @unchecked Sendable {
     private var lastSeq: Int64?
     private var stopped = false
     private(set) var connections = 0
+    private var subscriptions = 0
     private let done = DispatchSemaphore(value: 0)
 
     init(url: String, token: String, event: UUID) {
@@ -29,6 +30,8 @@ final class RecordingSubscriber: @unchecked Sendable {
     /// Message id → how many times it was received.
     var received: [UUID: Int] { lock.withLock { counts } }
     var connectionCount: Int { lock.withLock { connections } }
+    /// `subscribed` replies received (one per successful (re)subscribe).
+    var subscribedCount: Int { lock.withLock { subscriptions } }
     private var isStopped: Bool { lock.withLock { stopped } }
 
     func start() {
@@ -70,7 +73,14 @@ final class RecordingSubscriber: @unchecked Sendable {
                 while !isStopped {
                     guard let frame = try socket.nextOrNil(timeout: 0.2) else { continue }
                     switch frame {
-                    case .subscribed(_, _, let history, _, _): record(history)
+                    case .subscribed(_, _, let history, _, _):
+                        record(history)
+                        // Subscribed once: from now on everything after seq 0 is wanted, so a
+                        // reconnect before the first message still asks with since_seq.
+                        lock.withLock {
+                            subscriptions += 1
+                            if lastSeq == nil { lastSeq = 0 }
+                        }
                     case .message(let m): record([m])
                     case .error(let ref, _) where ref == "sub":
                         // e.g. unavailable while the database is away: ask again shortly.
@@ -180,24 +190,30 @@ final class ServeProcess {
     var url: String { "http://127.0.0.1:\(port)" }
     var ws: String { "ws://127.0.0.1:\(port)/v1/ws" }
 
+    /// Where its stderr goes (the log, at level `logLevel`).
+    let logFile: String
+
     /// Starts `staffcast serve` on `port` (0: any) serving as `databaseURL` (migrating as
-    /// `migrateURL`) with `config` (YAML), and returns once its banner names the port.
-    init(port: Int = 0, databaseURL: String, migrateURL: String, config: String) throws {
+    /// `migrateURL`, when given) with `config` (YAML), and returns once its banner names the port.
+    init(port: Int = 0, databaseURL: String, migrateURL: String?, config: String, logLevel: String = "error") throws {
         let dir = NSTemporaryDirectory() + "sc-serve-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
         let file = dir + "/staffcast.yaml"
         try config.write(toFile: file, atomically: true, encoding: .utf8)
         process.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
         process.arguments = ["serve", "--listen", "127.0.0.1:\(port)", "--config", file, "--database-url", databaseURL,
-                             "--migrate-database-url", migrateURL, "--log-level", "error"]
+                             "--log-level", logLevel] + (migrateURL.map { ["--migrate-database-url", $0] } ?? [])
         var env = ProcessInfo.processInfo.environment
-        for key in ["STAFFCAST_LISTEN", "STAFFCAST_DATABASE_URL", "STAFFCAST_CONFIG", "STAFFCAST_OPS_TOKEN", "STAFFCAST_WORKERS"] {
+        for key in ["STAFFCAST_LISTEN", "STAFFCAST_DATABASE_URL", "STAFFCAST_MIGRATE_DATABASE_URL", "STAFFCAST_CONFIG",
+                    "STAFFCAST_OPS_TOKEN", "STAFFCAST_WORKERS"] {
             env[key] = nil
         }
         process.environment = env
         let banner = Pipe()
         process.standardOutput = banner
-        process.standardError = FileHandle.nullDevice
+        logFile = dir + "/serve.log"
+        FileManager.default.createFile(atPath: logFile, contents: nil)
+        process.standardError = FileHandle(forWritingAtPath: logFile)
         try process.run()
         var found = 0
         var text = ""
@@ -212,7 +228,8 @@ final class ServeProcess {
         }
         guard found > 0 else {
             process.terminate()
-            throw RawSocketError("staffcast serve did not start: \(text)")
+            let log = (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""
+            throw RawSocketError("staffcast serve did not start: \(text) \(log.suffix(2_000))")
         }
         self.port = found
     }
@@ -228,4 +245,6 @@ final class ServeProcess {
         process.terminate()
         process.waitUntilExit()
     }
+
+    var log: String { (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? "" }
 }

@@ -113,7 +113,7 @@ final class Bench {
         }
     }
 
-    private var serverAlive: Bool { o.serverPID == 0 || Proc.alive(o.serverPID) }
+    var serverAlive: Bool { o.serverPID == 0 || Proc.alive(o.serverPID) }
     private func serverCPU() -> Double { Proc.cpuSeconds(o.serverPID) }
     private func postgresCPU() -> Double { Proc.treeCPUSeconds(o.postgresPID) }
 
@@ -307,6 +307,13 @@ final class Bench {
         return t
     }
 
+    // For the soak (Bench+Soak.swift): its subscribers, one paced minute, its row.
+    func openSoakPool(_ n: Int) -> Int { ensurePool(n).subscribed }
+    func soakMinute(_ n: Int, rate: Double) -> TrafficSummary {
+        traffic(n, .webSocket(.paced(rate: rate, duration: 60), window: o.paceWindow))
+    }
+    func addRow(_ row: Row) { rows.append(row) }
+
     // MARK: scenarios
 
     func run() {
@@ -340,6 +347,7 @@ final class Bench {
             case "catchup": catchup()
             case "sendrate-ws": sendrateWebSocket()
             case "flatout-ws": flatout(http: false)
+            case "soak": soak()
             case "custom":
                 for n in o.customSubscribers {
                     latency("\(grouped(n)) subscribers, \(num(o.customRate)) msg/s: p99 send→receipt", n, o.customRate, targetMs: nil)

@@ -53,6 +53,11 @@ struct Options {
     var sendrateConnections = 64
     var sendratePacedRate = 1_000.0
     var catchupMessages = 50_000
+    /// `soak` (bench/soak.sh; never part of `all`): this many subscribers for this long,
+    /// the publisher at this rate, server VmRSS every minute.
+    var soakConnections = 10_000
+    var soakMinutes = 30
+    var soakRate = 2.0
 
     static let help = """
         staffcast-bench: the fan-out benchmark (bench/README.md). Usually run by `make bench`
@@ -89,6 +94,9 @@ struct Options {
           SENDRATE_CONNECTIONS  sendrate: keep-alive HTTP connections, one POST at a time each [64]
           SENDRATE_PACED_RATE   sendrate-paced: POSTs per second, spread over SENDRATE_CONNECTIONS [1000]
           CATCHUP_MESSAGES      catchup: messages published while the client was away [50000]
+          SOAK_CONNECTIONS      soak (only when named; bench/soak.sh): subscribers held open [10000]
+          SOAK_MINUTES          soak: minutes; server VmRSS is read after each [30]
+          SOAK_RATE             soak: messages per second from the publisher [2]
           READERS               subscriber threads (epoll loops) [2]
           CONNECT_TIMEOUT       seconds to wait for a set of subscribers [60]
           SETTLE                seconds idle before reading VmRSS after connecting [2]
@@ -164,6 +172,9 @@ struct Options {
         try int("sendrate-connections", &o.sendrateConnections)
         try double("sendrate-paced-rate", &o.sendratePacedRate)
         try int("catchup-messages", &o.catchupMessages)
+        try int("soak-connections", &o.soakConnections)
+        try int("soak-minutes", &o.soakMinutes)
+        try double("soak-rate", &o.soakRate)
         o.readstormEvent = value("readstorm-event") ?? ""
         if let file = value("readstorm-tokens") {
             o.readstormTokensFile = file
@@ -182,7 +193,7 @@ struct Options {
                 case "flatout": list += ["flatout-ws", "flatout-http"]
                 case "fanout": list += fanoutScenarios
                 case "durable": list += durableScenarios
-                case _ where allScenarios.contains(name) || name == "custom": list.append(name)
+                case _ where allScenarios.contains(name) || name == "custom" || name == "soak": list.append(name)
                 default: throw BenchFailure("unknown scenario \(name); known: \(allScenarios.joined(separator: " ")) flatout fanout durable all custom")
                 }
             }
