@@ -9,6 +9,7 @@ import PackageDescription
 //                                       and the fan-out engine (a state machine: events in, actions out)
 //   StaffcastPostgres                 – the store on libpq (only importer of CLibPQ)
 //   StaffcastServer                   – libwebsockets transport + HTTP API (only importer of CLibWebSockets)
+//   StaffcastQR                       – QR codes of invite links (only importer of CQREncode)
 //   StaffcastClient                   – WebSocket/HTTP client used by `send`, `watch` and the tests
 //   staffcast                         – the one executable (swift-argument-parser)
 let package = Package(
@@ -32,6 +33,9 @@ let package = Package(
                        providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CNcurses", providers: [.apt(["libncurses-dev"])]),
         .systemLibrary(name: "CStaffcastSocket"),
+        .systemLibrary(name: "CQREncode", providers: [.apt(["libqrencode-dev"])]),
+        // QR codes of invite links (libqrencode; the only importer of CQREncode).
+        .target(name: "StaffcastQR", dependencies: ["CQREncode"]),
         // Cross-module optimisation: the engine, hub and queues are generic over the frame type and
         // are called from StaffcastServer on every delivery; without their bodies there, every
         // call went through runtime generic metadata (a third of the service loop in perf).
@@ -43,7 +47,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .target(name: "StaffcastServer", dependencies: [
-            "CLibWebSockets", "CStaffcastSocket", "StaffcastCore", "StaffcastPostgres",
+            "CLibWebSockets", "CStaffcastSocket", "StaffcastCore", "StaffcastPostgres", "StaffcastQR",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
@@ -53,7 +57,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .executableTarget(name: "staffcast", dependencies: [
-            "StaffcastCore", "StaffcastPostgres", "StaffcastServer", "StaffcastClient", "CNcurses",
+            "StaffcastCore", "StaffcastPostgres", "StaffcastServer", "StaffcastClient", "StaffcastQR", "CNcurses",
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Yams", package: "Yams"),
@@ -62,7 +66,7 @@ let package = Package(
         .executableTarget(name: "staffcast-bench", dependencies: ["CBenchEpoll"], // self-contained: builds whatever state the server is in
                           path: "bench/Sources/staffcast-bench"),
         .testTarget(name: "StaffcastCoreTests", dependencies: ["StaffcastCore"]),
-        .testTarget(name: "StaffcastClientTests", dependencies: ["StaffcastCore", "StaffcastClient"]),
+        .testTarget(name: "StaffcastClientTests", dependencies: ["StaffcastCore", "StaffcastClient", "StaffcastQR"]),
         .testTarget(name: "StaffcastIntegrationTests", dependencies: [
             "StaffcastCore", "StaffcastPostgres", "StaffcastServer", "StaffcastClient",
         ]),

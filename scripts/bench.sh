@@ -92,7 +92,7 @@ SQL_DIR="${STAFFCAST_SQL_DIR:-$(cd "$(dirname "$0")/.." && pwd)/sql}"
 CACHE=""
 if [ "$READSTORM" = yes ]; then
   # Keyed by the schema: a cluster migrated by other sql files is not reused.
-  CACHE="$CACHE_ROOT/v2-$(cat "$SQL_DIR"/*.sql 2>/dev/null | sha256sum | cut -c1-16)"
+  CACHE="$CACHE_ROOT/v3-$(cat "$SQL_DIR"/*.sql 2>/dev/null | sha256sum | cut -c1-16)"
 fi
 TOKENS="$DATA/readstorm.tokens"
 have_tokens() { if [ -s "$TOKENS" ]; then wc -l < "$TOKENS"; else echo 0; fi; }
@@ -148,7 +148,8 @@ if [ "$READSTORM" = yes ] && [ "$(have_tokens)" -lt "$READSTORM_MAX" ]; then
 BEGIN;
 CREATE TEMP TABLE new_staff ON COMMIT DROP AS
     SELECT gen_random_uuid() AS id, 'Staff ' || g AS name,
-           'rs_' || md5(random()::text || g) || md5(clock_timestamp()::text || g) AS token
+           -- the shape TokenHasher.looksValid wants: sc_ and 43 base64url characters
+           'sc_' || left(md5(random()::text || g) || md5(clock_timestamp()::text || g), 43) AS token
     FROM generate_series(:first, :last) g;
 INSERT INTO profiles (id, display_name) SELECT id, name FROM new_staff;
 INSERT INTO event_access (event_id, user_id, access_level) SELECT :'event', id, 'staff' FROM new_staff;
@@ -156,7 +157,7 @@ INSERT INTO api_tokens (token_hash, user_id, label) SELECT sha256(convert_to(tok
 \copy (SELECT token FROM new_staff ORDER BY name) TO pstdout
 COMMIT;
 SQL
-  grep -E '^rs_' "$DATA/readstorm/psql.log" > "$DATA/readstorm/new.token" || true
+  grep -E '^sc_' "$DATA/readstorm/psql.log" > "$DATA/readstorm/new.token" || true
   cat "$DATA/readstorm/new.token" >> "$TOKENS" 2>/dev/null || true
   echo "readstorm: $(( $(have_tokens) - start_n )) staff users created in $(( $(date +%s) - t0 )) s; $(have_tokens) in all"
   if [ -d "$DATA/postgres" ] && [ ! -e "$DATA/cluster-location" ]; then

@@ -12,6 +12,12 @@ command -v tmux >/dev/null 2>&1 || need+=(tmux)
 command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v runuser >/dev/null 2>&1 || need+=(util-linux)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+[ -f /usr/include/qrencode.h ] || need+=(libqrencode-dev)
+# The web console's test drives a real browser: headless Chromium through Selenium.
+command -v chromium >/dev/null 2>&1 || need+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
+command -v python3 >/dev/null 2>&1 || need+=(python3)
+python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 
 if [ ${#need[@]} -gt 0 ]; then
   echo "staffcast: installing ${need[*]}"
@@ -26,6 +32,15 @@ fi
 # reads the 401 before the upgrade as a 401.
 if command -v python3 >/dev/null 2>&1 && ! python3 -c "import websockets" >/dev/null 2>&1; then
   python3 -m pip install -q websockets >/dev/null 2>&1 || echo "staffcast: note: could not install python websockets (one test check is skipped)"
+fi
+
+# Selenium (PyPI) drives chromium for the console's browser test; Debian's python3 is
+# "externally managed", so pip needs --break-system-packages there (nothing else uses it).
+if ! python3 -c "import selenium" >/dev/null 2>&1; then
+  echo "staffcast: installing python selenium"
+  python3 -m pip install -q selenium >/dev/null 2>&1 \
+    || python3 -m pip install -q --break-system-packages selenium >/dev/null 2>&1 \
+    || { echo "staffcast: could not install python selenium (pip install selenium); the console's browser test needs it" >&2; exit 1; }
 fi
 
 # Debian starts a system-wide cluster when it installs postgresql; staffcast runs its own.

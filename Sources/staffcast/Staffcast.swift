@@ -18,6 +18,11 @@ struct Staffcast: ParsableCommand {
               staffcast admin grant --event $EVENT --user $ORG --level owner
               staffcast admin token issue --user $ORG
 
+            Or let staff join themselves with an invite link (a QR code on the terminal):
+              staffcast admin invite create --event $EVENT --uses 300 --server http://THIS-HOST:8080
+              staffcast join http://THIS-HOST:8080/join/CODE --name "Sam (gate 3)"   # on the staff's machine
+            The organiser's web console is at http://THIS-HOST:8080/console.
+
             Send and watch:
               staffcast send --token TOKEN --event $EVENT --priority urgent "Evacuate hall B"
               staffcast watch --token STAFF_TOKEN --event $EVENT
@@ -29,6 +34,6 @@ struct Staffcast: ParsableCommand {
             """,
         version: StaffcastVersion.current,
         subcommands: [ServeCommand.self, MigrateCommand.self, AdminCommand.self, SendCommand.self,
-                      WatchCommand.self, StatusCommand.self, ClusterCommand.self,
+                      WatchCommand.self, JoinCommand.self, StatusCommand.self, ClusterCommand.self,
                       ReachCommand.self, ReceiptsCommand.self])
 }

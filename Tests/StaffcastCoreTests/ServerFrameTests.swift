@@ -57,6 +57,6 @@ final class ServerFrameTests: XCTestCase {
     }
 
     func testErrorCodesMapToHTTPStatuses() {
-        XCTAssertEqual(ErrorCode.all.map(\.httpStatus), [401, 403, 404, 400, 413, 429, 503, 500])
+        XCTAssertEqual(ErrorCode.all.map(\.httpStatus), [401, 403, 404, 400, 413, 429, 503, 500, 410])
     }
 }

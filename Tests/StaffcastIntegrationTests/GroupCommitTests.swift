@@ -60,6 +60,19 @@ final class GroupCommitTests: XCTestCase {
         XCTAssertEqual(try conn.query("SELECT count(*) FROM t").int(0, 0), 2)
     }
 
+    /// A pipeline whose statements and results are each larger than the socket buffers: both
+    /// sides write at once, and reading while writing keeps either from blocking the other
+    /// (with blocking writes this deadlocked, as a read storm's batch of 2,000 marks did).
+    func testAPipelineLargerThanTheSocketBuffersCompletes() throws {
+        let conn = try PGConnection(conninfo: fixture.conninfo)
+        let big = String(repeating: "y", count: 1_000_000)
+        let statement = "SELECT g, length($2::text), repeat('x', 200) FROM generate_series(1, $1::int) g"
+        let results = try conn.pipelinedTransaction(Array(repeating: (statement, ["5000", big]), count: 4))
+        XCTAssertEqual(results.map(\.rowCount), [5_000, 5_000, 5_000, 5_000])
+        XCTAssertEqual(results[3].int(4_999, 1), 1_000_000)
+        XCTAssertEqual(try conn.query("SELECT 1").int(0, 0), 1, "the connection carries on after the pipeline")
+    }
+
     /// Notifications committed in one pipelined transaction: each row judged as its own sender
     /// by row-level security; a refused one stores nothing and leaves the others committed.
     func testANotificationBatchStoresWhatEachSenderMayAndNothingElse() throws {

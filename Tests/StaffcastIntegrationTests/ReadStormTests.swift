@@ -65,6 +65,31 @@ final class ReadStormTests: XCTestCase {
         }
     }
 
+    /// The largest batch the ReadBatcher makes (2,000 marks), with a few repeats: every reader
+    /// stored once, each answered with its unread count.
+    func testAFullBatchOfMarksStoresEachReaderOnce() throws {
+        let conn = try PGConnection(conninfo: fixture.conninfo)
+        try conn.query("""
+            INSERT INTO profiles (id, display_name) SELECT gen_random_uuid(), 'reader ' || g FROM generate_series(1, 1990) g
+            """)
+        try conn.query("""
+            INSERT INTO event_access (event_id, user_id, access_level)
+            SELECT $1, id, 'staff' FROM profiles WHERE display_name LIKE 'reader %'
+            """, [fixture.event.uuidString])
+        let users = try conn.query("SELECT id FROM profiles WHERE display_name LIKE 'reader %'")
+        let ids = (0..<users.rowCount).compactMap { users.uuid($0, 0) }
+        let message = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "Evacuate hall B",
+                                                                            messageType: "emergency", priority: "urgent"))
+        let reads = (ids + ids.prefix(10)).map { Store.PendingRead(user: $0, message: message.id) }
+        XCTAssertEqual(reads.count, 2_000)
+        let results = try fixture.store.markReadBatch(reads)
+        XCTAssertEqual(results.compactMap { $0 }.count, 2_000)
+        XCTAssertTrue(results.allSatisfy { $0?.unreadCount == 0 && $0?.eventID == fixture.event })
+        XCTAssertEqual(try readers(of: message.id).count, 1_990)
+        XCTAssertEqual(try conn.query("SELECT read_count FROM staff_messages WHERE id = $1", [message.id.uuidString]).int(0, 0), 1_990)
+        XCTAssertEqual(try fixture.store.receipts(as: fixture.owner, message: message.id).readBy.count, 1_990)
+    }
+
     func testAStormOfReadersSettlesWithEveryReaderAnswered() throws {
         let server = try TestServer(conninfo: fixture.conninfo) { $0.maxConnectionsPerUser = 1_000 }
         defer { server.stop() }

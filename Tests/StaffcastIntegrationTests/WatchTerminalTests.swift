@@ -1,4 +1,5 @@
 import Foundation
+import StaffcastClient
 import StaffcastCore
 @testable import StaffcastPostgres
 import XCTest
@@ -146,6 +147,38 @@ final class WatchTerminalTests: XCTestCase {
         XCTAssertEqual(restarted.components(separatedBy: ": Sent while the server was down").count - 1, 1, restarted)
     }
 
+    func testTurkishScreenFromLANGWithWidthsRight() throws {
+        _ = try send("Çıkış kapısı Ğ şimdi açık: öğle yemeği İçeride", priority: .high)
+        let command = "env -u NO_COLOR -u LC_ALL -u LC_MESSAGES LANG=tr_TR.UTF-8 HOME=\(home) TERM=xterm-256color \(CommandLineTests.binary) watch --server http://127.0.0.1:\(server.port) --token \(fixture.staffToken) --event \(fixture.event.uuidString.lowercased())"
+        try tmux(["new-session", "-d", "-x", "80", "-y", "24", command])
+        XCTAssertTrue(waitForScreen { $0.contains("● bağlı") && $0.contains("1 okunmamış") }, "Turkish top bar:\n\(shown)")
+        _ = try send("Tahliye: B salonu", priority: .urgent)
+        XCTAssertTrue(waitForScreen { $0.contains("DUYURU · ACİL · Olivia Owner") && $0.contains("[d] kapat") }, shown)
+        let text = try screen()
+        let lines = text.components(separatedBy: "\n")
+        // Every row fits the 80 columns (a letter counted as two, or a byte as a column, would
+        // push the bar's right end or wrap a row).
+        for line in lines { XCTAssertLessThanOrEqual(TextWidthProbe.columns(line), 80, "row too wide: \(line)") }
+        let top = try XCTUnwrap(lines.first)
+        XCTAssertTrue(top.hasSuffix("2 okunmamış"), "the unread badge ends the top bar: '\(top)'")
+        XCTAssertEqual(TextWidthProbe.columns(top), 79, "the bar fills the width (tmux trims the badge's last space): '\(top)'")
+        let row = try XCTUnwrap(lines.first { $0.contains("Çıkış kapısı Ğ şimdi açık") }, text)
+        XCTAssertTrue(row.contains("[YÜKSEK]"), row)
+        XCTAssertTrue(row.contains("önce") || row.contains("şimdi"), row)
+        XCTAssertTrue(lines.contains { $0.contains("⏎ okundu") && $0.contains("? yardım") }, "Turkish footer:\n\(text)")
+        XCTAssertFalse(text.contains("unread") || text.contains("connected"), "no English left:\n\(text)")
+        // Help in Turkish, and --lang overrides the environment.
+        try tmux(["send-keys", "?"])
+        XCTAssertTrue(waitForScreen { $0.contains("Tuşlar") && $0.contains("tüm mesajları okundu işaretler") }, shown)
+        try tmux(["send-keys", "q"])
+        try tmux(["send-keys", "q"])
+        usleep(500_000)
+        _ = try? tmux(["kill-server"])
+        let english = "env -u NO_COLOR LANG=tr_TR.UTF-8 HOME=\(home) TERM=xterm-256color \(CommandLineTests.binary) watch --lang en --server http://127.0.0.1:\(server.port) --token \(fixture.staffToken) --event \(fixture.event.uuidString.lowercased())"
+        try tmux(["new-session", "-d", "-x", "80", "-y", "24", english])
+        XCTAssertTrue(waitForScreen { $0.contains("● connected") && $0.contains("2 unread") }, "--lang en wins:\n\(shown)")
+    }
+
     func testNoColorKeepsTheScreenMonochrome() throws {
         let command = "env NO_COLOR=1 HOME=\(home) TERM=xterm-256color \(CommandLineTests.binary) watch --server http://127.0.0.1:\(server.port) --token \(fixture.staffToken) --event \(fixture.event.uuidString.lowercased())"
         try tmux(["new-session", "-d", "-x", "80", "-y", "24", command])
@@ -186,4 +219,9 @@ final class WatchTerminalTests: XCTestCase {
         let frame = try ServerFrame.decode(Array(try XCTUnwrap(lines.first).utf8))
         XCTAssertEqual(frame.message?.message, "Gates open")
     }
+}
+
+/// Terminal columns of captured text, as StaffcastClient's TextWidth counts them.
+enum TextWidthProbe {
+    static func columns(_ s: String) -> Int { TextWidth.columns(s) }
 }

@@ -26,6 +26,7 @@ public struct ScreenLine: Equatable {
 public enum WatchRenderer {
     public static func render(_ state: WatchState, now: Date, width: Int, height: Int) -> [ScreenLine] {
         let width = max(20, width), height = max(5, height)
+        let t = state.strings
         var lines: [ScreenLine] = [topBar(state, now: now, width: width)]
         if let alarm = state.alarm {
             // An emergency or urgent message takes the whole screen until acknowledged.
@@ -35,7 +36,7 @@ public enum WatchRenderer {
         }
         switch state.mode {
         case .help:
-            lines += help(width)
+            lines += help(width, t)
         case .notifications:
             lines += notifications(state, now: now, width: width, rows: height - 2)
         case .events:
@@ -52,16 +53,17 @@ public enum WatchRenderer {
     }
 
     static func topBar(_ state: WatchState, now: Date, width: Int) -> ScreenLine {
+        let t = state.strings
         let connection: String
         switch state.connection {
-        case .connecting: connection = "○ connecting"
-        case .connected: connection = "● connected"
-        case .reconnecting(let at): connection = "◌ reconnecting in \(max(0, Int(at.timeIntervalSince(now).rounded(.up)))) s"
-        case .offline(let why): connection = "✕ offline: \(why)"
+        case .connecting: connection = t[.connecting]
+        case .connected: connection = t[.connected]
+        case .reconnecting(let at): connection = t.text(.reconnectingIn, max(0, Int(at.timeIntervalSince(now).rounded(.up))))
+        case .offline(let why): connection = t.text(.offline, ["reason": why])
         }
-        let badge = " \(state.unreadCount) unread "
+        let badge = t.text(.unread, state.unreadCount)
         let pending = state.toAcknowledge.count
-        let notes = (pending > 0 ? " ! \(pending) to acknowledge " : "")
+        let notes = (pending > 0 ? t.text(.toAcknowledge, pending) : "")
             + (state.unreadNotifications > 0 ? " ✉ \(state.unreadNotifications) " : "")
         let right = " \(connection) "
         let title = " staffcast · \(state.eventName.isEmpty ? "…" : state.eventName)"
@@ -74,8 +76,9 @@ public enum WatchRenderer {
 
     static func banner(_ state: WatchState, _ b: WatchState.Banner, width: Int) -> ScreenLine {
         let m = b.message
-        let head = " \(m.messageType.rawValue.uppercased()) · \(m.priority.rawValue.uppercased()) · \(m.senderName) \(clock(m.sentAt)) "
-        let tail = b.sticky ? " [d] dismiss " : ""
+        let t = state.strings
+        let head = " \(t.name(m.messageType)) · \(t.name(m.priority)) · \(m.senderName) \(clock(m.sentAt)) "
+        let tail = b.sticky ? t[.dismiss] : ""
         let body = TextWidth.pad(" " + oneLine(m.message), max(0, width - TextWidth.columns(head) - TextWidth.columns(tail)))
         return ScreenLine(segments: clip([Segment(head, .priority(m.priority)), Segment(body, .priority(m.priority)),
                                           Segment(tail, .priority(m.priority))], width))
@@ -87,8 +90,9 @@ public enum WatchRenderer {
         let style = Segment.Style.priority(.urgent)
         func line(_ text: String) -> ScreenLine { ScreenLine(segments: clip([Segment(TextWidth.pad(text, width), style)], width)) }
         var out: [ScreenLine] = []
-        var head = " \(m.messageType.rawValue.uppercased()) · \(m.priority.rawValue.uppercased()) · \(m.senderName) \(clock(m.sentAt))"
-        if let round { head += " · REMINDER \(round): not read yet" }
+        let t = state.strings
+        var head = " \(t.name(m.messageType)) · \(t.name(m.priority)) · \(m.senderName) \(clock(m.sentAt))"
+        if let round { head += t.text(.alarmReminder, round) }
         out.append(line(head))
         out.append(line(""))
         let body = wrap(m.message, width: max(1, width - 4))
@@ -96,15 +100,15 @@ public enum WatchRenderer {
         for text in body.prefix(room) { out.append(line("   " + text)) }
         if body.count > room { out.append(line("   …")) }
         out.append(line(""))
-        out.append(line(" Press Shift+A to acknowledge (marks it read)."))
+        out.append(line(t[.alarmPress]))
         let waiting = state.alarms.count - 1
-        if waiting > 0 { out.append(line(" \(waiting) more waiting to be acknowledged after this one.")) }
+        if waiting > 0 { out.append(line(t.text(.alarmMore, waiting))) }
         while out.count < rows { out.append(line("")) }
         return Array(out.prefix(rows))
     }
 
     static func alarmFooter(_ state: WatchState, width: Int) -> ScreenLine {
-        let text = state.status ?? " A (Shift+a) acknowledge · Ctrl-C quit"
+        let text = state.status ?? state.strings[.alarmFooter]
         return ScreenLine(segments: clip([Segment(TextWidth.pad(text, width), .bar)], width))
     }
 
@@ -149,26 +153,26 @@ public enum WatchRenderer {
     static func list(_ state: WatchState, now: Date, width: Int, rows: Int) -> [ScreenLine] {
         guard rows > 0 else { return [] }
         if state.messages.isEmpty {
-            return [ScreenLine(segments: [Segment(TextWidth.pad("  No messages yet. New ones appear here as they are sent.", width), .dim)])]
+            return [ScreenLine(segments: [Segment(TextWidth.pad(state.strings[.noMessages], width), .dim)])]
         }
         // Keep the selection in view.
         let first = max(0, state.selected - rows + 1)
         var out: [ScreenLine] = []
         for row in first..<min(state.messages.count, first + rows) {
             guard let m = state.message(atRow: row) else { break }
-            out.append(listRow(m, now: now, width: width, selected: row == state.selected))
+            out.append(listRow(m, now: now, width: width, selected: row == state.selected, state.strings))
         }
         return out
     }
 
-    static func listRow(_ m: StaffMessage, now: Date, width: Int, selected: Bool) -> ScreenLine {
+    static func listRow(_ m: StaffMessage, now: Date, width: Int, selected: Bool, _ t: Strings = .english) -> ScreenLine {
         // "!": an emergency or urgent message still to acknowledge.
         let dot = m.read ? "  " : (m.mustBeAcknowledged ? "! " : "● ")
-        let ago = TextWidth.pad(timeAgo(now.timeIntervalSince(m.sentAt)), 8)
-        let badge = "[\(m.priority.rawValue.uppercased())]"
+        let ago = TextWidth.pad(timeAgo(now.timeIntervalSince(m.sentAt), t), agoColumns(t))
+        let badge = "[\(t.name(m.priority))]"
         var warning = ""
         if let expires = m.expiresAt, expires.timeIntervalSince(now) <= WatchState.expiryWarning {
-            warning = " expires in \(duration(expires.timeIntervalSince(now)))"
+            warning = t.text(.expiresIn, ["d": duration(expires.timeIntervalSince(now), t)])
         }
         let textWidth = max(0, width - TextWidth.columns(dot) - TextWidth.columns(ago) - TextWidth.columns(badge) - 1
                             - TextWidth.columns(warning))
@@ -182,72 +186,65 @@ public enum WatchRenderer {
     }
 
     static func notifications(_ state: WatchState, now: Date, width: Int, rows: Int) -> [ScreenLine] {
-        var out = [ScreenLine(segments: [Segment(TextWidth.pad(" Notifications (Enter marks read, Esc goes back)", width), .help)])]
+        let t = state.strings
+        var out = [ScreenLine(segments: [Segment(TextWidth.pad(t[.notificationsTitle], width), .help)])]
         if state.notifications.isEmpty {
-            out.append(ScreenLine(segments: [Segment(TextWidth.pad("  No notifications.", width), .dim)]))
+            out.append(ScreenLine(segments: [Segment(TextWidth.pad(t[.noNotifications], width), .dim)]))
         }
         for (i, n) in state.notifications.prefix(max(0, rows - 1)).enumerated() {
-            let text = (n.read ? "  " : "● ") + TextWidth.pad(timeAgo(now.timeIntervalSince(n.createdAt)), 8) + "\(n.title): \(oneLine(n.message))"
+            let text = (n.read ? "  " : "● ") + TextWidth.pad(timeAgo(now.timeIntervalSince(n.createdAt), t), agoColumns(t)) + "\(n.title): \(oneLine(n.message))"
             out.append(ScreenLine(segments: [Segment(TextWidth.pad(text, width), i == state.notificationSelected ? .selected : .plain)]))
         }
         return out
     }
 
     static func events(_ state: WatchState, width: Int, rows: Int) -> [ScreenLine] {
-        var out = [ScreenLine(segments: [Segment(TextWidth.pad(" Your events (Enter switches, Esc goes back)", width), .help)])]
+        let t = state.strings
+        var out = [ScreenLine(segments: [Segment(TextWidth.pad(t[.eventsTitle], width), .help)])]
         if state.events.isEmpty {
-            out.append(ScreenLine(segments: [Segment(TextWidth.pad("  Loading…", width), .dim)]))
+            out.append(ScreenLine(segments: [Segment(TextWidth.pad(t[.loading], width), .dim)]))
         }
         for (i, e) in state.events.prefix(max(0, rows - 1)).enumerated() {
             let mark = e.id == state.eventID ? "▸ " : "  "
-            out.append(ScreenLine(segments: [Segment(TextWidth.pad("\(mark)\(e.name)  (\(e.accessLevel.rawValue))", width),
+            out.append(ScreenLine(segments: [Segment(TextWidth.pad("\(mark)\(e.name)  (\(t.name(e.accessLevel)))", width),
                                                      i == state.eventSelected ? .selected : .plain)]))
         }
         return out
     }
 
-    static func help(_ width: Int) -> [ScreenLine] {
-        [" Keys",
-         "   ↑ ↓  or  k j   move through messages",
-         "   Enter          mark the selected message read",
-         "   a              mark every message read",
-         "   d  or  Esc     dismiss the top banner (it stays unread)",
-         "   n              your notifications (Enter marks read)",
-         "   e              switch to another of your events",
-         "   ?              this help (any key closes it)",
-         "   q  or  Ctrl-C  quit",
-         "",
-         " Urgent banners stay until dismissed; urgent and emergency messages ring the bell.",
-         " Emergency and urgent messages take the screen and ring until acknowledged with",
-         " Shift+A (which marks them read); a reminder brings one back. ! marks those still",
-         " to acknowledge.",
-        ].map { ScreenLine(segments: [Segment(TextWidth.pad($0, width), .help)]) }
+    static func help(_ width: Int, _ t: Strings = .english) -> [ScreenLine] {
+        [t[.help1], t[.help2], t[.help3], t[.help4], t[.help5], t[.help6], t[.help7], t[.help8], t[.help9], "", t[.help10],
+         t[.help11], t[.help12], t[.help13]]
+            .map { ScreenLine(segments: [Segment(TextWidth.pad($0, width), .help)]) }
     }
 
     static func footer(_ state: WatchState, width: Int) -> ScreenLine {
-        let text = state.status ?? (width >= 70
-            ? " ↑↓ move  ⏎ read  a all read  d dismiss  n notes  e events  ? help  q quit"
-            : " ⏎ read  a all  n notes  e events  ? help  q quit")
+        let t = state.strings
+        let wide = t[.footerWide]
+        let text = state.status ?? (TextWidth.columns(wide) <= width ? wide : t[.footerNarrow])
         return ScreenLine(segments: [Segment(TextWidth.pad(text, width), .bar)])
     }
 
     // MARK: text helpers
 
-    /// "now", "45s ago", "3m ago", "2h ago", "4d ago".
-    public static func timeAgo(_ seconds: TimeInterval) -> String {
+    /// "now", "45s ago", "3m ago", "2h ago", "4d ago" (in Turkish "şimdi", "45sn önce", …).
+    public static func timeAgo(_ seconds: TimeInterval, _ t: Strings = .english) -> String {
         let s = max(0, Int(seconds))
-        if s < 10 { return "now" }
-        return duration(TimeInterval(s)) + " ago"
+        if s < 10 { return t[.now] }
+        return t.text(.ago, ["d": duration(TimeInterval(s), t)])
     }
 
-    /// "45s", "4m", "2h", "3d".
-    public static func duration(_ seconds: TimeInterval) -> String {
+    /// "45s", "4m", "2h", "3d" (in Turkish "45sn", "4dk", "2sa", "3g").
+    public static func duration(_ seconds: TimeInterval, _ t: Strings = .english) -> String {
         let s = max(0, Int(seconds.rounded(.up)))
-        if s < 60 { return "\(s)s" }
-        if s < 3_600 { return "\(s / 60)m" }
-        if s < 86_400 { return "\(s / 3_600)h" }
-        return "\(s / 86_400)d"
+        if s < 60 { return t.text(.seconds, s) }
+        if s < 3_600 { return t.text(.minutes, s / 60) }
+        if s < 86_400 { return t.text(.hours, s / 3_600) }
+        return t.text(.days, s / 86_400)
     }
+
+    /// Columns of the "time ago" column: "59m ago " / "59dk önce ".
+    static func agoColumns(_ t: Strings) -> Int { t.language == .tr ? 10 : 8 }
 
     static func clock(_ date: Date) -> String {
         let c = Calendar.current.dateComponents([.hour, .minute], from: date)

@@ -53,6 +53,8 @@ public struct WatchState: Equatable {
     public var eventSelected = 0
     public var mode = Mode.messages
     public var status: String?
+    /// The language of everything the screen says.
+    public var strings = Strings.english
     /// Alarms waiting, in the order they took the screen; the first is shown.
     public var alarms: [Alarm] = []
     public var lastBell: Date?
@@ -169,7 +171,7 @@ public struct WatchState: Equatable {
 
     public mutating func accessRevoked(_ eventID: UUID) {
         guard eventID == self.eventID else { return }
-        connection = .offline("your access to this event has ended")
+        connection = .offline(strings[.accessEnded])
     }
 
     /// Time passes: banners time out, expired messages leave.
@@ -213,7 +215,7 @@ public struct WatchState: Equatable {
             case .resize:
                 return []
             default:
-                status = " Press Shift+A to acknowledge this message (it is marked read)."
+                status = strings[.alarmHint]
                 return []
             }
         }

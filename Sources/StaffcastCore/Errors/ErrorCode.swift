@@ -13,9 +13,11 @@ public struct ErrorCode: Hashable, Sendable, CustomStringConvertible {
     public static let rateLimited = ErrorCode("rate_limited")
     public static let unavailable = ErrorCode("unavailable")
     public static let `internal` = ErrorCode("internal")
+    /// An invite that expired, was used up or was revoked (HTTP 410).
+    public static let gone = ErrorCode("gone")
 
     public static let all: [ErrorCode] = [.unauthorized, .forbidden, .notFound, .invalid, .tooLarge,
-                                          .rateLimited, .unavailable, .internal]
+                                          .rateLimited, .unavailable, .internal, .gone]
 
     /// The HTTP status that goes with the code (docs/protocol.md, HTTP API).
     public var httpStatus: Int {
@@ -26,6 +28,7 @@ public struct ErrorCode: Hashable, Sendable, CustomStringConvertible {
         case .notFound: return 404
         case .tooLarge: return 413
         case .rateLimited: return 429
+        case .gone: return 410
         case .unavailable: return 503
         default: return 500
         }

@@ -34,9 +34,11 @@ public struct HTTPRequestHead: Sendable, Equatable {
         header("upgrade")?.lowercased() == "websocket" && (header("connection")?.lowercased().contains("upgrade") ?? false)
     }
 
-    /// The bearer token: `Authorization: Bearer …`, else `?access_token=…`. An Authorization
-    /// header of another scheme (or a bearer with nothing after it) gives "", never nil, so it
-    /// is refused rather than ignored.
+    /// The bearer token: `Authorization: Bearer …`, else `?access_token=…`, else (for
+    /// browsers, which can set neither header nor keep a token out of the URL otherwise) a
+    /// WebSocket subprotocol `staffcast.bearer.TOKEN` offered next to `staffcast.v1`. An
+    /// Authorization header of another scheme (or a bearer with nothing after it) gives "",
+    /// never nil, so it is refused rather than ignored.
     public var bearerToken: String? {
         if let auth = header("authorization") {
             let parts = auth.split(separator: " ", maxSplits: 1)
@@ -45,8 +47,18 @@ public struct HTTPRequestHead: Sendable, Equatable {
             }
             return ""
         }
-        return query["access_token"]
+        if let token = query["access_token"] { return token }
+        if let offered = header("sec-websocket-protocol") {
+            for name in offered.split(separator: ",") {
+                let trimmed = String(name).trimmingSpaces
+                if trimmed.hasPrefix(Self.bearerSubprotocolPrefix) { return String(trimmed.dropFirst(Self.bearerSubprotocolPrefix.count)) }
+            }
+        }
+        return nil
     }
+
+    /// A WebSocket subprotocol name that carries the token (the web console's way).
+    public static let bearerSubprotocolPrefix = "staffcast.bearer."
 
     public static func == (a: HTTPRequestHead, b: HTTPRequestHead) -> Bool {
         a.method == b.method && a.path == b.path && a.query == b.query && a.isHTTP11 == b.isHTTP11

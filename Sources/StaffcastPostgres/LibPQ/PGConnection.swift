@@ -109,9 +109,11 @@ public final class PGConnection {
     /// failure is thrown once every result has been read (the connection is then ready for
     /// a ROLLBACK). Parameterised statements use the prepared-statement cache like `query`.
     ///
-    /// Everything is sent before anything is read, so a pipeline must stay small enough that
-    /// its results fit the socket buffers (callers send batches of at most a few hundred
-    /// statements with short results).
+    /// The connection is non-blocking for the pipeline: while our statements are still being
+    /// written, the server's results are read as they come (`pump`), so neither side can
+    /// block writing to the other (with blocking writes a batch of 2,000 marks deadlocked:
+    /// PostgreSQL waited to write results we were not reading yet). Every wait has a deadline
+    /// (`pipelineTimeout`); past it the connection is closed, as its state is unknown.
     @discardableResult
     public func pipeline(_ statements: [(sql: String, params: [String?])]) throws(PostgresError) -> [PGResult] {
         guard let handle, PQstatus(handle) == CONNECTION_OK else {
@@ -120,10 +122,16 @@ public final class PGConnection {
         }
         // Statements are prepared before the pipeline starts (PQprepare waits for its answer).
         let names = statements.map { $0.params.isEmpty ? nil : statementName(for: $0.sql, parameterCount: $0.params.count) }
-        guard PQenterPipelineMode(handle) == 1 else {
+        guard PQsetnonblocking(handle, 1) == 0, PQenterPipelineMode(handle) == 1 else {
             throw PostgresError(.connectionLost, Self.errorMessage(handle))
         }
-        defer { PQexitPipelineMode(handle) }
+        defer {
+            if let h = self.handle {
+                PQexitPipelineMode(h)
+                PQsetnonblocking(h, 0)
+            }
+        }
+        let deadline = DispatchTime.now().uptimeNanoseconds + Self.pipelineTimeout * 1_000_000_000
         for (statement, name) in zip(statements, names) {
             let cParams: [UnsafeMutablePointer<CChar>?] = statement.params.map { $0.flatMap { strdup($0) } }
             defer { cParams.forEach { free($0) } }
@@ -144,11 +152,12 @@ public final class PGConnection {
         guard PQpipelineSync(handle) == 1 else {
             throw PostgresError(.connectionLost, Self.errorMessage(handle))
         }
+        try pump(handle, deadline: deadline)
         var results: [PGResult] = []
         var failure: PostgresError?
         for statement in statements {
             // Each statement: its result (or PIPELINE_ABORTED when an earlier one failed), then NULL.
-            guard let raw = PQgetResult(handle) else {
+            guard let raw = try nextResult(handle, deadline: deadline) else {
                 throw PostgresError(.connectionLost, Self.errorMessage(handle), statement: Self.firstLine(statement.sql))
             }
             if PQresultStatus(raw) == PGRES_PIPELINE_ABORTED {
@@ -158,9 +167,9 @@ public final class PGConnection {
             } else {
                 do { results.append(try check(raw, statement.sql)) } catch { failure = failure ?? error }
             }
-            while let extra = PQgetResult(handle) { PQclear(extra) }
+            while let extra = try nextResult(handle, deadline: deadline) { PQclear(extra) }
         }
-        guard let sync = PQgetResult(handle) else {
+        guard let sync = try nextResult(handle, deadline: deadline) else {
             throw PostgresError(.connectionLost, Self.errorMessage(handle))
         }
         let synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC
@@ -168,6 +177,48 @@ public final class PGConnection {
         if let failure { throw failure }
         guard synced else { throw PostgresError(.unexpectedResult, "the pipeline did not end with its sync") }
         return results
+    }
+
+    /// Seconds a pipeline may wait for the server, in all.
+    static let pipelineTimeout: UInt64 = 60
+
+    /// Writes everything libpq holds for the server, reading what the server sends meanwhile.
+    private func pump(_ handle: OpaquePointer, deadline: UInt64) throws(PostgresError) {
+        while true {
+            let flushed = PQflush(handle)
+            if flushed == 0 { return }
+            guard flushed > 0 else { throw PostgresError(.connectionLost, Self.errorMessage(handle)) }
+            let ready = try wait(handle, for: Int16(POLLIN | POLLOUT), deadline: deadline)
+            if ready & Int16(POLLIN) != 0, PQconsumeInput(handle) != 1 {
+                throw PostgresError(.connectionLost, Self.errorMessage(handle))
+            }
+        }
+    }
+
+    /// The next result of the pipeline, waiting (to the deadline) for the server to send it.
+    private func nextResult(_ handle: OpaquePointer, deadline: UInt64) throws(PostgresError) -> OpaquePointer? {
+        while PQisBusy(handle) == 1 {
+            _ = try wait(handle, for: Int16(POLLIN), deadline: deadline)
+            guard PQconsumeInput(handle) == 1 else { throw PostgresError(.connectionLost, Self.errorMessage(handle)) }
+        }
+        return PQgetResult(handle)
+    }
+
+    /// poll(2) on the connection's socket until `events` or the deadline; at the deadline the
+    /// connection is closed (what the server has done by then is unknown) and this throws.
+    private func wait(_ handle: OpaquePointer, for events: Int16, deadline: UInt64) throws(PostgresError) -> Int16 {
+        while true {
+            let now = DispatchTime.now().uptimeNanoseconds
+            guard now < deadline else {
+                PQfinish(handle)
+                self.handle = nil
+                throw PostgresError(.connectionLost, "the database did not answer within \(Self.pipelineTimeout) s; the connection was closed")
+            }
+            var fd = pollfd(fd: PQsocket(handle), events: events, revents: 0)
+            let n = poll(&fd, 1, Int32(min(1_000, (deadline - now) / 1_000_000 + 1)))
+            if n > 0 { return fd.revents }
+            if n < 0 && errno != EINTR { throw PostgresError(.connectionLost, "poll: \(String(cString: strerror(errno)))") }
+        }
     }
 
     /// Runs one or more statements without parameters (migrations, BEGIN/COMMIT).

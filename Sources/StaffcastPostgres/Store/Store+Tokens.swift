@@ -18,18 +18,25 @@ extension Store {
             throw StaffcastError.invalid("A token's lifetime must be more than zero seconds.")
         }
         try requireUser(user)
-        let token = TokenHasher.generate()
-        try conn.transaction { tx in
-            let r = try tx.query("""
-                INSERT INTO api_tokens (token_hash, user_id, label, expires_at)
-                VALUES ($1, $2, $3, now() + make_interval(secs => $4::float8))
-                RETURNING \(Self.epochMicros("expires_at"))
-                """, [TokenHasher.storedHash(of: token), Self.id(user), label, expiresIn.map { String($0) }])
-            let expiry = r.date(0, 0).map { "expires " + RFC3339.format($0) }
-            let detail = [label, expiry].compactMap { $0 }.joined(separator: "; ")
+        return try conn.transaction { tx in
+            let (token, expiry) = try insertToken(tx, user: user, label: label, expiresIn: expiresIn)
+            let detail = [label, expiry.map { "expires " + RFC3339.format($0) }].compactMap { $0 }.joined(separator: "; ")
             try audit(tx, actor, "token_issue", event: nil, user: user, detail: detail.isEmpty ? nil : detail)
+            return token
         }
-        return token
+    }
+
+    /// Inserts a new token for `user` in `tx` and returns it with its expiry. Every token is
+    /// made here (`admin token issue`, redeeming an invite): its row's trigger writes the
+    /// `token_changes` entry that every server's in-memory table follows.
+    func insertToken(_ tx: PGConnection, user: UUID, label: String?, expiresIn: TimeInterval?) throws -> (String, Date?) {
+        let token = TokenHasher.generate()
+        let r = try tx.query("""
+            INSERT INTO api_tokens (token_hash, user_id, label, expires_at)
+            VALUES ($1, $2, $3, now() + make_interval(secs => $4::float8))
+            RETURNING \(Self.epochMicros("expires_at"))
+            """, [TokenHasher.storedHash(of: token), Self.id(user), label, expiresIn.map { String($0) }])
+        return (token, r.date(0, 0))
     }
 
     /// The user a token belongs to, or nil for an unknown, revoked or expired token.

@@ -15,11 +15,11 @@ final class HTTPAPI: @unchecked Sendable {
     unowned let server: StaffcastServer
     private let configuration: ServerConfiguration
     private let gatekeeper: Gatekeeper
-    private let workers: DatabaseWorkers
+    let workers: DatabaseWorkers
     private let sends: SendBatcher
     /// Group commit of notifications; only this API creates them.
     private let notifications: NotificationBatcher
-    private let logger: Logger
+    let logger: Logger
     private let metrics: ServerMetrics
     /// Send rate per bearer token (the WebSocket has one per connection). Bounded: emptied
     /// past 10,000 tokens.
@@ -37,7 +37,10 @@ final class HTTPAPI: @unchecked Sendable {
         self.metrics = metrics
     }
 
-    func handle(_ request: HTTPRequest, respond: @escaping Respond) {
+    /// Tries at invite codes per client address (redeeming needs no token).
+    let redeemLimiter = Mutex(RedeemLimiter())
+
+    func handle(_ request: HTTPRequest, peer: String = "", respond: @escaping Respond) {
         let head = request.head
         let started = ServiceLoop.monotonicNow()
         let metrics = self.metrics
@@ -66,11 +69,11 @@ final class HTTPAPI: @unchecked Sendable {
         case .failure(.badID(let text)):
             answer(.error(.invalid("'\(text.prefix(64))' in the path is not a UUID.")))
         case .success(let route):
-            dispatch(route, request, answer)
+            dispatch(route, request, peer: peer, answer)
         }
     }
 
-    private func dispatch(_ route: HTTPRoute, _ request: HTTPRequest, _ respond: @escaping Respond) {
+    private func dispatch(_ route: HTTPRoute, _ request: HTTPRequest, peer: String, _ respond: @escaping Respond) {
         let head = request.head
         let token = head.bearerToken
         switch route {
@@ -220,6 +223,10 @@ final class HTTPAPI: @unchecked Sendable {
             runAsUser(token, respond) { store, identity in
                 .json(200, ["events": try store.events(of: identity.userID)])
             }
+        case .createInvite, .revokeInvite, .redeemInvite:
+            invites(route, request, peer: peer, respond)
+        case .console(let asset):
+            respond(asset.response)
         case .userTokens(let userID):
             userTokens(userID, tokenID: nil, method: head.method, bearer: token, respond)
         case .userToken(let userID, let tokenID):
@@ -244,7 +251,7 @@ final class HTTPAPI: @unchecked Sendable {
         return found
     }
 
-    private func runAsUser(_ token: String?, _ respond: @escaping Respond,
+    func runAsUser(_ token: String?, _ respond: @escaping Respond,
                            _ work: @escaping @Sendable (Store, Identity) throws -> HTTPResponse) {
         runOnWorker(token, allowOpsToken: false, respond) { store, identity, done in
             // Without the ops token `runOnWorker` always has an identity.

@@ -8,6 +8,8 @@ struct HTTPResponse: Sendable {
     var body: [UInt8]
     /// The `allow` header of a 405: the methods the path answers.
     var allow: String? = nil
+    /// More header lines, e.g. the console's Content-Security-Policy.
+    var headers: [(name: String, value: String)] = []
 
     static func json<T: Encodable>(_ status: Int, _ value: T) -> HTTPResponse {
         let encoder = JSONEncoder()
@@ -31,6 +33,7 @@ extension HTTPResponse {
         var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
         head += "content-type: \(contentType)\r\ncontent-length: \(body.count)\r\ncache-control: no-store\r\n"
         if status == 405 { head += "allow: \(allow ?? "GET, POST")\r\n" }
+        for h in headers { head += "\(h.name): \(h.value)\r\n" }
         head += keepAlive ? "\r\n" : "connection: close\r\n\r\n"
         var out = Array(head.utf8)
         if !headOnly { out += body }

@@ -11,6 +11,12 @@ enum HTTPRoute: Equatable {
     case reach(eventID: UUID)
     case myNotifications
     case myEvents
+    case createInvite(eventID: UUID)
+    case revokeInvite(code: String)
+    case redeemInvite(code: String)
+    /// The organiser's web console (`GET /console`), its script and style, and the page a
+    /// join URL opens (`GET /join/{code}`, the same page).
+    case console(ConsoleAsset)
     /// GET lists, DELETE revokes all (HTTPAPI+Tokens).
     case userTokens(userID: UUID)
     /// DELETE revokes one.
@@ -40,8 +46,20 @@ enum HTTPRoute: Equatable {
             case "healthz": return only("GET") { .success(.healthz) }
             case "readyz": return only("GET") { .success(.readyz) }
             case "metrics": return only("GET") { .success(.metrics) }
+            case "console": return only("GET") { .success(.console(.page)) }
             default: return .failure(.notFound)
             }
+        case 2 where parts[0] == "console":
+            guard let asset = ConsoleAsset(fileName: parts[1]) else { return .failure(.notFound) }
+            return only("GET") { .success(.console(asset)) }
+        case 2 where parts[0] == "join":
+            return only("GET") { .success(.console(.page)) }
+        case 3 where parts[0] == "v1" && parts[1] == "invites":
+            return only("DELETE") { .success(.revokeInvite(code: parts[2])) }
+        case 4 where parts[0] == "v1" && parts[1] == "invites" && parts[3] == "redeem":
+            return only("POST") { .success(.redeemInvite(code: parts[2])) }
+        case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "invites":
+            return only("POST") { id(parts[2]).map { .createInvite(eventID: $0) } }
         case 2 where parts == ["v1", "status"]:
             return only("GET") { .success(.status) }
         case 3 where parts == ["v1", "me", "notifications"]:
@@ -92,6 +110,10 @@ enum HTTPRoute: Equatable {
         case .readyz: return "GET /readyz"
         case .metrics: return "GET /metrics"
         case .status: return "GET /v1/status"
+        case .createInvite: return "POST /v1/events/{id}/invites"
+        case .revokeInvite: return "DELETE /v1/invites/{code}"
+        case .redeemInvite: return "POST /v1/invites/{code}/redeem"
+        case .console: return "GET /console"
         }
     }
 }

@@ -204,11 +204,26 @@ public final class StaffcastServer: @unchecked Sendable {
                 if now - lastTrim >= 60 {
                     lastTrim = now
                     gatekeeper.trimOpens()
+                    deleteStaleInvites()
                 }
             }
         }
         thread.name = "staffcast-ticker"
         thread.start()
+    }
+
+    /// Deletes invites that expired over a day ago (on a worker; every server does it, which
+    /// is harmless).
+    private func deleteStaleInvites() {
+        let logger = self.logger
+        _ = workers.submit { session in
+            do {
+                let n = try session.store().deleteStaleInvites()
+                if n > 0 { logger.info("deleted expired invites", metadata: ["count": "\(n)"]) }
+            } catch {
+                logger.debug("expired invites not deleted", metadata: ["error": "\(error)"])
+            }
+        }
     }
 
     /// Seconds between writes of which tokens were used (`staffcast admin token list`, last used).

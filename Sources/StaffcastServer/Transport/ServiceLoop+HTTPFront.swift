@@ -102,7 +102,7 @@ extension ServiceLoop {
                 let fd = connection.fd
                 let serial = connection.serial
                 let headOnly = request.head.method == "HEAD"
-                api.handle(request) { [self] response in
+                api.handle(request, peer: connection.peer) { [self] response in
                     let bytes = response.serialized(keepAlive: keepAlive, headOnly: headOnly)
                     post { loop in loop.answer(fd: fd, serial: serial, slot: slot, bytes) }
                 }

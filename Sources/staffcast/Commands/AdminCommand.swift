@@ -18,7 +18,7 @@ struct AdminCommand: ParsableCommand {
               staffcast admin token issue --user $ALICE > alice.token && chmod 600 alice.token
             """,
         subcommands: [EventCommand.self, UserCommand.self, GrantCommand.self, RevokeCommand.self, TokenCommand.self,
-                      DemoCommand.self, AuditCommand.self])
+                      InviteCommand.self, DemoCommand.self, AuditCommand.self])
 
     /// Opens the database, runs `body` with a store, and stops a cluster started for it.
     static func withStore<T>(_ database: DatabaseOptions, _ body: (Store) throws -> T) throws -> T {

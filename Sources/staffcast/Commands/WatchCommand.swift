@@ -12,6 +12,9 @@ struct WatchCommand: ParsableCommand {
             (the last seen message is remembered under ~/.local/state/staffcast).
             With --json (or when stdout is not a terminal) it prints one JSON object a line.
 
+            The screen speaks English or Turkish: --lang en|tr, else LC_ALL, LC_MESSAGES or LANG
+            (tr_TR.UTF-8 gives Turkish).
+
             Keys: ↑/↓ or j/k move, Enter marks read, a marks all read, d dismisses a banner,
             n shows notifications, e switches event, ? shows help, q or Ctrl-C quits.
             Urgent banners stay until dismissed; urgent and emergency messages ring the bell.
@@ -25,6 +28,7 @@ struct WatchCommand: ParsableCommand {
 
             Examples:
               staffcast watch --event $EVENT
+              staffcast watch --event $EVENT --lang tr
               staffcast watch --event $EVENT --json | jq .message.message
               staffcast watch --event $EVENT --json --on-message 'notify-send "$STAFFCAST_PRIORITY" "$STAFFCAST_MESSAGE"'
             """)
@@ -36,19 +40,22 @@ struct WatchCommand: ParsableCommand {
         "Run this shell command for each new message, with STAFFCAST_MESSAGE, STAFFCAST_PRIORITY, STAFFCAST_TYPE, STAFFCAST_SENDER, STAFFCAST_MESSAGE_ID, STAFFCAST_EVENT_ID, STAFFCAST_SEQ in its environment (line mode).",
         valueName: "command"))
     var onMessage: String?
+    @Option(help: ArgumentHelp("Language of the screen: en or tr (default: from LC_ALL, LC_MESSAGES or LANG).", valueName: "lang"))
+    var lang: String?
 
     func run() throws {
         try reportingFailures {
+            let strings = Strings(try Language.choose(flag: lang, environment: ProcessInfo.processInfo.environment))
             guard let eventID = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
             let api = try client.api()
             guard let token = api.token else { throw ClientError.missingToken }
             let session = SubscriberSession(webSocketURL: api.webSocketURL, token: token, eventID: eventID, cursors: CursorStore())
             StopFlag.shared.install()
             if json || isatty(STDOUT_FILENO) == 0 {
-                try LineWatcher(session: session, onMessage: onMessage).run()
+                try LineWatcher(session: session, onMessage: onMessage, strings: strings).run()
             } else {
                 let noColor = !(ProcessInfo.processInfo.environment["NO_COLOR"] ?? "").isEmpty
-                try ScreenWatcher(session: session, api: api, color: !noColor).run()
+                try ScreenWatcher(session: session, api: api, color: !noColor, strings: strings).run()
             }
         }
     }
@@ -59,6 +66,7 @@ struct WatchCommand: ParsableCommand {
 struct LineWatcher {
     let session: SubscriberSession
     var onMessage: String?
+    var strings = Strings.english
 
     func run() throws {
         let encoder = JSONEncoder()
@@ -67,11 +75,11 @@ struct LineWatcher {
         session.run(shouldStop: { fatal != nil || StopFlag.shared.isSet }, tick: {}) { update in
             switch update {
             case .connecting(let attempt) where attempt > 1:
-                printError("staffcast: reconnecting (attempt \(attempt))")
+                printError(strings.text(.lineReconnecting, attempt))
             case .connecting:
                 break
             case .connected(let user):
-                printError("staffcast: connected as \(user.displayName)")
+                printError(strings.text(.lineConnected, ["name": user.displayName]))
             case .subscribed(_, _, let fresh, _):
                 for m in fresh { deliver(m, encoder) }
             case .message(let m):
@@ -81,9 +89,9 @@ struct LineWatcher {
                 case .notification, .accessRevoked, .read, .notificationRead, .error, .reminder, .receipt: emit(frame, encoder)
                 default: break
                 }
-                if case .accessRevoked = frame { fatal = "your access to this event has ended" }
+                if case .accessRevoked = frame { fatal = strings[.accessEnded] }
             case .disconnected(let reason, let retryIn):
-                printError("staffcast: disconnected (\(reason)); retrying in \(Int(retryIn.rounded())) s")
+                printError(strings.text(.lineDisconnected, ["reason": reason, "n": String(Int(retryIn.rounded()))]))
             case .fatal(let reason):
                 fatal = reason
             }

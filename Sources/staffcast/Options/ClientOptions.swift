@@ -4,7 +4,7 @@ import StaffcastClient
 
 /// How client commands (`send`, `watch`, `status`) find the server and their token.
 struct ClientOptions: ParsableArguments {
-    @Option(name: .long, help: ArgumentHelp("Server URL (env STAFFCAST_SERVER; default http://127.0.0.1:8080).", valueName: "url"))
+    @Option(name: .long, help: ArgumentHelp("Server URL (env STAFFCAST_SERVER; default: the server `staffcast join` noted, else http://127.0.0.1:8080).", valueName: "url"))
     var server: String?
 
     @Option(name: .long, help: ArgumentHelp("API token (env STAFFCAST_TOKEN). Prefer --token-file: a command line is visible to other users.",
@@ -15,8 +15,22 @@ struct ClientOptions: ParsableArguments {
                                             valueName: "file"))
     var tokenFile: String?
 
+    /// Where clients look for a token when none is given, and where `staffcast join` saves one.
+    static var defaultTokenFile: String {
+        let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
+        return "\(home)/.config/staffcast/token"
+    }
+
+    /// Where `staffcast join` notes the server it joined, read when neither --server nor
+    /// STAFFCAST_SERVER says.
+    static var defaultServerFile: String {
+        (defaultTokenFile as NSString).deletingLastPathComponent + "/server"
+    }
+
     var serverURL: String {
         server ?? environment("STAFFCAST_SERVER")
+            ?? (try? String(contentsOfFile: Self.defaultServerFile, encoding: .utf8))
+                .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }.flatMap { $0.isEmpty ? nil : $0 }
             ?? "http://127.0.0.1:8080"
     }
 
@@ -24,8 +38,7 @@ struct ClientOptions: ParsableArguments {
     func resolveToken(required: Bool = true) throws -> String? {
         if let token, !token.isEmpty { return token }
         if let env = environment("STAFFCAST_TOKEN") { return env }
-        let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
-        let path = tokenFile ?? "\(home)/.config/staffcast/token"
+        let path = tokenFile ?? Self.defaultTokenFile
         if FileManager.default.fileExists(atPath: path) {
             let attributes = try FileManager.default.attributesOfItem(atPath: path)
             let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0

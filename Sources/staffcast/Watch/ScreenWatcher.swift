@@ -8,9 +8,11 @@ struct ScreenWatcher {
     let session: SubscriberSession
     let api: APIClient
     let color: Bool
+    var strings = Strings.english
 
     func run() throws {
         var state = WatchState(eventID: session.eventID)
+        state.strings = strings
         if let data = try? api.call("GET", "/v1/me/notifications"),
            let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
            let list = object["notifications"],

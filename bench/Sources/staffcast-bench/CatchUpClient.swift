@@ -66,7 +66,7 @@ struct CatchUpClient {
                     guard fin else { return true }
                     defer { message.removeAll(keepingCapacity: true) }
                     guard let frame = (try? JSONSerialization.jsonObject(with: Data(message))) as? [String: Any],
-                          let type = frame["type"] as? String else { return true }
+                          let type = frame["op"] as? String else { return true }
                     let page: [[String: Any]]
                     switch type {
                     case "subscribed": page = frame["history"] as? [[String: Any]] ?? []

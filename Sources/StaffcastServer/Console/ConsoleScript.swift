@@ -1,0 +1,402 @@
+/// The console's script (see ConsoleAsset): plain JavaScript, no library, no build step. It
+/// talks to this server only: the HTTP API with the token as a bearer header, and the
+/// WebSocket with the token as a `staffcast.bearer.` subprotocol (never in a URL). The token
+/// lives in the tab's sessionStorage.
+enum ConsoleScript {
+    static let source = #"""
+"use strict";
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const el = (tag, cls, text) => { const e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined) e.textContent = text; return e; };
+  const TOKEN_KEY = "staffcast.token", EVENT_KEY = "staffcast.event";
+  const S = {
+    token: sessionStorage.getItem(TOKEN_KEY), me: null, events: [], eventId: null, ws: null, wsOpen: false,
+    retry: 0, retryTimer: null, lastSeq: 0, messages: new Map(), receipts: new Map(), replies: new Map(),
+    roster: null, pollTimer: null, features: {}, refs: 0, pending: new Map(), invite: null, stopped: false,
+  };
+
+  function setConn(text, cls) { const c = $("conn"); c.textContent = text; c.className = "conn " + (cls || ""); }
+  function clock(iso) { if (!iso) return ""; const d = new Date(iso); return d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }); }
+
+  async function api(method, path, body) {
+    const headers = { "Authorization": "Bearer " + S.token };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    const r = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: "no-store" });
+    let data = null;
+    try { data = await r.json(); } catch (_) { data = null; }
+    if (r.status === 401) { signOut("Your token is no longer valid. Sign in again."); }
+    return { status: r.status, ok: r.ok, data };
+  }
+  const errorText = (res) => (res.data && res.data.error && res.data.error.message) || ("HTTP " + res.status);
+
+  // ---- sign in / out -------------------------------------------------------------------
+  function showOnly(id) { for (const s of ["sign-in", "join", "app"]) $(s).hidden = s !== id; }
+
+  function signOut(reason) {
+    S.stopped = true;
+    sessionStorage.removeItem(TOKEN_KEY);
+    S.token = null;
+    if (S.ws) { try { S.ws.close(1000); } catch (_) {} S.ws = null; }
+    clearTimeout(S.retryTimer); clearInterval(S.pollTimer);
+    $("sign-out").hidden = true; $("event-pick-wrap").hidden = true;
+    setConn("signed out");
+    showOnly("sign-in");
+    $("sign-in-error").textContent = reason || "";
+    $("token").focus();
+  }
+
+  $("sign-in-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const t = $("token").value.trim();
+    if (!t) return;
+    S.token = t;
+    const res = await api("GET", "/v1/me/events");
+    if (!res.ok) { $("sign-in-error").textContent = res.status === 401 ? "That token is not valid." : errorText(res); S.token = null; return; }
+    sessionStorage.setItem(TOKEN_KEY, t);
+    $("token").value = "";
+    start(res.data.events || []);
+  });
+  $("sign-out").addEventListener("click", () => signOut(""));
+
+  // ---- joining with an invite (/join/CODE) ----------------------------------------------
+  function joinMode(code) {
+    showOnly("join");
+    setConn("invite");
+    $("join-name").focus();
+    $("join-form").addEventListener("submit", async (e) => {
+      e.preventDefault();
+      const name = $("join-name").value.trim();
+      if (!name) return;
+      const r = await fetch("/v1/invites/" + encodeURIComponent(code) + "/redeem", {
+        method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ display_name: name }) });
+      let data = null; try { data = await r.json(); } catch (_) {}
+      if (!r.ok) { $("join-error").textContent = (data && data.error && data.error.message) || ("HTTP " + r.status); return; }
+      sessionStorage.setItem(TOKEN_KEY, data.token);
+      sessionStorage.setItem(EVENT_KEY, data.event_id);
+      $("join-form").hidden = true;
+      $("join-done").hidden = false;
+      $("join-command").textContent = "staffcast join " + location.href + " --name '" + name.replace(/'/g, "") + "'\n# or, with this token:\nstaffcast watch --server " + location.origin + " --event " + data.event_id + " --token " + data.token;
+    });
+  }
+
+  // ---- events -----------------------------------------------------------------------------
+  function start(events) {
+    S.stopped = false;
+    S.events = events;
+    $("sign-out").hidden = false;
+    showOnly("app");
+    const pick = $("event-pick");
+    pick.textContent = "";
+    for (const ev of events) {
+      const o = el("option", null, ev.name + " (" + ev.access_level + ")");
+      o.value = ev.event_id || ev.id;
+      pick.appendChild(o);
+    }
+    $("event-pick-wrap").hidden = events.length === 0;
+    if (events.length === 0) { setConn("no events"); $("no-messages").textContent = "Your token has no events."; return; }
+    const saved = sessionStorage.getItem(EVENT_KEY);
+    const ids = events.map((ev) => ev.event_id || ev.id);
+    const preferred = events.find((ev) => ev.access_level !== "staff");
+    pick.value = ids.includes(saved) ? saved : (preferred ? (preferred.event_id || preferred.id) : ids[0]);
+    selectEvent(pick.value);
+  }
+  $("event-pick").addEventListener("change", (e) => selectEvent(e.target.value));
+
+  function currentEvent() { return S.events.find((ev) => (ev.event_id || ev.id) === S.eventId); }
+
+  function selectEvent(id) {
+    if (S.ws && S.eventId && S.wsOpen) wsSend({ op: "unsubscribe", event_id: S.eventId });
+    S.eventId = id;
+    sessionStorage.setItem(EVENT_KEY, id);
+    S.lastSeq = 0; S.messages.clear(); S.receipts.clear(); S.replies.clear(); S.roster = null;
+    $("messages").textContent = ""; $("alerts").textContent = ""; $("people").textContent = "";
+    $("no-alerts").hidden = false;
+    const ev = currentEvent();
+    const organiser = ev && ev.access_level !== "staff";
+    $("send-card").hidden = !organiser; $("invite-card").hidden = !organiser;
+    $("invite-level").querySelectorAll("option").forEach((o) => {
+      const rank = { staff: 1, admin: 2, owner: 3 };
+      o.disabled = !ev || rank[o.value] > rank[ev.access_level];
+    });
+    renderMessages();
+    detectFeatures();
+    if (S.ws && S.wsOpen) subscribe(); else connect();
+    poll(); clearInterval(S.pollTimer); S.pollTimer = setInterval(poll, 4000);
+  }
+
+  // Optional APIs: used when this server has them.
+  async function detectFeatures() {
+    const id = S.eventId;
+    const t = await api("GET", "/v1/events/" + id + "/templates").catch(() => ({ ok: false }));
+    const sel = $("template");
+    sel.textContent = ""; sel.appendChild(el("option", null, "— none —")); sel.firstChild.value = "";
+    if (t.ok && t.data && Array.isArray(t.data.templates)) {
+      for (const tp of t.data.templates) { const o = el("option", null, tp.name); o.value = tp.name; sel.appendChild(o); }
+      S.features.templates = t.data.templates.length > 0;
+    } else S.features.templates = false;
+    sel.hidden = $("template-label").hidden = !S.features.templates;
+    const s = await api("GET", "/v1/events/" + id + "/scheduled").catch(() => ({ ok: false }));
+    S.features.scheduled = !!s.ok;
+    $("schedule-row").hidden = !S.features.scheduled;
+  }
+
+  // ---- WebSocket ------------------------------------------------------------------------
+  function connect() {
+    if (S.stopped || !S.token) return;
+    clearTimeout(S.retryTimer);
+    setConn(S.retry ? "reconnecting…" : "connecting…");
+    const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/v1/ws";
+    let ws;
+    try { ws = new WebSocket(url, ["staffcast.v1", "staffcast.bearer." + S.token]); } catch (_) { return scheduleRetry(); }
+    S.ws = ws;
+    ws.onopen = () => { S.wsOpen = true; S.retry = 0; setConn("live", "live"); subscribe(); };
+    ws.onmessage = (e) => { let f; try { f = JSON.parse(e.data); } catch (_) { return; } onFrame(f); };
+    ws.onclose = (e) => {
+      if (S.ws !== ws) return;
+      S.wsOpen = false; S.ws = null;
+      if (e.code === 4401) { signOut("Your token was revoked or expired."); return; }
+      scheduleRetry();
+    };
+  }
+  function scheduleRetry() {
+    if (S.stopped) return;
+    const base = Math.min(30000, 1000 * Math.pow(2, S.retry));
+    const wait = base + Math.random() * base * 0.3;
+    S.retry += 1;
+    setConn("offline · retrying in " + Math.ceil(wait / 1000) + " s", "down");
+    S.retryTimer = setTimeout(connect, wait);
+  }
+  function wsSend(obj) {
+    if (!S.ws || !S.wsOpen) return false;
+    S.ws.send(JSON.stringify(obj)); return true;
+  }
+  function subscribe() {
+    if (!S.eventId) return;
+    const f = { op: "subscribe", event_id: S.eventId };
+    if (S.lastSeq > 0) f.since_seq = S.lastSeq; // catch up with exactly what was missed
+    wsSend(f);
+  }
+
+  function onFrame(f) {
+    switch (f.op) {
+      case "hello": S.me = { id: f.user_id, name: f.display_name }; setConn("live · " + f.display_name, "live"); break;
+      case "subscribed":
+        if (f.event_id !== S.eventId) break;
+        for (const m of f.history || []) upsert(m, false);
+        if (f.more) wsSend({ op: "history", event_id: S.eventId, after_seq: S.lastSeq, limit: 200 });
+        renderMessages(); break;
+      case "history":
+        if (f.event_id !== S.eventId) break;
+        for (const m of f.messages || []) upsert(m, false);
+        if (f.more) wsSend({ op: "history", event_id: S.eventId, after_seq: S.lastSeq, limit: 200 });
+        renderMessages(); break;
+      case "message": case "sent": case "message_updated":
+        if (f.message && f.message.event_id === S.eventId) { upsert(f.message, f.op !== "message_updated"); renderMessages(); }
+        if (f.op === "sent") settle(f.ref, "Sent.");
+        break;
+      case "scheduled": settle(f.ref, "Scheduled for " + new Date((f.scheduled || {}).send_at).toLocaleString() + "."); break;
+      case "message_retracted": {
+        const m = S.messages.get(f.message_id); if (m) { m.retracted = true; renderMessages(); } break; }
+      case "receipt": {
+        const m = S.messages.get(f.message_id);
+        if (m) {
+          m.read_count = Math.max(m.read_count || 0, f.read_count || 0);
+          const r = S.receipts.get(f.message_id) || { read: [], unread: null };
+          if (f.display_name && !r.read.includes(f.display_name)) r.read.push(f.display_name);
+          if (r.unread) r.unread = r.unread.filter((n) => n !== f.display_name);
+          S.receipts.set(f.message_id, r);
+          renderMessages();
+        }
+        break; }
+      case "reply": case "replied": addReply(f.reply); break;
+      case "notification": addNotification(f.notification); break;
+      case "access_revoked":
+        if (f.event_id === S.eventId) { setConn("access ended", "down"); S.events = S.events.filter((ev) => (ev.event_id || ev.id) !== f.event_id); start(S.events); }
+        break;
+      case "error": settle(f.ref, null, f.message || f.code); break;
+      default: break;
+    }
+  }
+
+  function upsert(m, fresh) {
+    const old = S.messages.get(m.id);
+    if (old) { m.read_count = Math.max(m.read_count || 0, old.read_count || 0); }
+    m.fresh = fresh && !old;
+    S.messages.set(m.id, m);
+    if (m.seq > S.lastSeq) S.lastSeq = m.seq;
+  }
+
+  // ---- rendering --------------------------------------------------------------------------
+  function renderMessages() {
+    const list = $("messages");
+    const items = Array.from(S.messages.values()).filter((m) => !m.retracted || true).sort((a, b) => b.seq - a.seq).slice(0, 200);
+    list.textContent = "";
+    $("no-messages").hidden = items.length > 0;
+    for (const m of items) list.appendChild(messageItem(m));
+  }
+
+  function messageItem(m) {
+    const li = el("li", (m.fresh ? "fresh " : "") + (m.retracted ? "retracted" : ""));
+    li.dataset.id = m.id; m.fresh = false;
+    const meta = el("div", "meta");
+    meta.appendChild(el("span", "badge " + m.priority, m.priority));
+    meta.appendChild(el("span", "badge type", m.message_type));
+    meta.appendChild(el("span", null, m.sender_name + " · " + clock(m.sent_at)));
+    if (m.expires_at) meta.appendChild(el("span", null, "expires " + clock(m.expires_at)));
+    if (m.edited_at) meta.appendChild(el("span", null, "edited"));
+    if (m.retracted) meta.appendChild(el("span", null, "retracted"));
+    li.appendChild(meta);
+    li.appendChild(el("p", "text", m.message));
+    const r = S.receipts.get(m.id);
+    const total = r && r.unread ? r.read.length + r.unread.length : (S.roster ? Math.max(0, S.roster - 1) : null);
+    const count = Math.max(m.read_count || 0, r ? r.read.length : 0);
+    const reads = el("span", "reads" + (total && count >= total ? " all" : ""), count + (total !== null ? " of " + total : "") + " read");
+    reads.dataset.readCount = String(count);
+    const line = el("div", "meta"); line.appendChild(reads);
+    if (r && r.unread && r.unread.length) line.appendChild(el("span", "readers", "not yet: " + r.unread.slice(0, 8).join(", ") + (r.unread.length > 8 ? " +" + (r.unread.length - 8) : "")));
+    li.appendChild(line);
+    if (total) { const meter = el("div", "bar-meter"); const fill = el("span"); fill.style.width = Math.min(100, Math.round(100 * count / total)) + "%"; meter.appendChild(fill); li.appendChild(meter); }
+    if (r && r.read.length) li.appendChild(el("div", "readers", "read by " + r.read.slice(-8).join(", ") + (r.read.length > 8 ? " and " + (r.read.length - 8) + " more" : "")));
+    const reps = S.replies.get(m.id);
+    if (reps && reps.size) {
+      const ul = el("ul", "replies");
+      for (const rep of reps.values()) ul.appendChild(el("li", null, rep.display_name + ": " + replyText(rep)));
+      li.appendChild(ul);
+    }
+    return li;
+  }
+
+  const REPLY = { on_my_way: "on my way", running_late: "running late", cannot_make_it: "cannot make it", done: "done" };
+  function replyText(rep) { return rep.status === "custom" ? rep.text : (REPLY[rep.status] || rep.status) + (rep.text ? " — " + rep.text : ""); }
+
+  function addReply(rep) {
+    if (!rep || rep.event_id !== S.eventId) return;
+    const map = S.replies.get(rep.message_id) || new Map();
+    map.set(rep.user_id, rep); S.replies.set(rep.message_id, map);
+    const m = S.messages.get(rep.message_id);
+    pushAlert("reply", rep.display_name + " replied " + replyText(rep) + (m ? " to “" + m.message.slice(0, 60) + "”" : ""), rep.replied_at);
+    renderMessages();
+  }
+
+  function addNotification(n) {
+    if (!n) return;
+    if (n.type === "escalation" && n.data) {
+      const unread = (n.data.unread_by || []).map((u) => u.display_name);
+      pushAlert("escalation", "Escalation round " + n.data.round + ": " + unread.length + " have not read" + (unread.length ? " (" + unread.slice(0, 6).join(", ") + ")" : "") + ". " + n.message, n.created_at);
+    } else {
+      pushAlert("note", n.title + ": " + n.message, n.created_at);
+    }
+  }
+
+  function pushAlert(kind, text, at) {
+    const li = el("li", kind, clock(at || new Date().toISOString()) + "  " + text);
+    $("alerts").prepend(li);
+    $("no-alerts").hidden = true;
+    while ($("alerts").children.length > 100) $("alerts").lastChild.remove();
+  }
+
+  // ---- polling: people and receipts -----------------------------------------------------
+  async function poll() {
+    const id = S.eventId, ev = currentEvent();
+    if (!id || !S.token || !ev || ev.access_level === "staff") return;
+    const st = await api("GET", "/v1/events/" + id + "/status").catch(() => ({ ok: false }));
+    if (id !== S.eventId) return;
+    if (st.ok && st.data) {
+      S.roster = st.data.roster;
+      renderPeople((st.data.staff || []).map((p) => ({ name: p.display_name, on: p.connected, level: p.access_level, unread: p.unread_count })));
+    } else {
+      const reach = await api("GET", "/v1/events/" + id + "/reach").catch(() => ({ ok: false }));
+      if (reach.ok && reach.data) {
+        S.roster = reach.data.roster;
+        $("people-count").textContent = reach.data.connected + " of " + reach.data.roster + " connected";
+        const ul = $("people"); ul.textContent = "";
+        for (const p of reach.data.offline || []) ul.appendChild(personItem({ name: p.display_name, on: false }));
+      }
+    }
+    $("roster").textContent = S.roster ? "· " + S.roster + " people on the event" : "";
+    // Receipts of the newest messages not yet read by everyone.
+    const recent = Array.from(S.messages.values()).filter((m) => !m.retracted).sort((a, b) => b.seq - a.seq).slice(0, 6);
+    for (const m of recent) {
+      const r = S.receipts.get(m.id);
+      if (r && r.unread && r.unread.length === 0) continue;
+      const res = await api("GET", "/v1/messages/" + m.id + "/receipts").catch(() => ({ ok: false }));
+      if (!res.ok || !res.data || id !== S.eventId) continue;
+      S.receipts.set(m.id, { read: res.data.read_by.map((u) => u.display_name), unread: res.data.unread_by.map((u) => u.display_name) });
+      m.read_count = Math.max(m.read_count || 0, res.data.read_count || 0);
+    }
+    renderMessages();
+  }
+
+  function personItem(p) {
+    const li = el("li");
+    const left = el("span"); left.appendChild(el("span", "dot" + (p.on ? " on" : ""))); left.appendChild(document.createTextNode(p.name));
+    li.appendChild(left);
+    li.appendChild(el("span", "muted", (p.on ? "connected" : "not connected") + (p.level ? " · " + p.level : "") + (p.unread ? " · " + p.unread + " unread" : "")));
+    return li;
+  }
+  function renderPeople(people) {
+    const ul = $("people"); ul.textContent = "";
+    people.sort((a, b) => (a.on === b.on ? a.name.localeCompare(b.name) : a.on ? 1 : -1));
+    for (const p of people) ul.appendChild(personItem(p));
+    $("people-count").textContent = people.filter((p) => p.on).length + " of " + people.length + " connected";
+  }
+
+  // ---- sending ---------------------------------------------------------------------------
+  function settle(ref, ok, err) {
+    if (!ref || !S.pending.has(ref)) return;
+    const where = S.pending.get(ref); S.pending.delete(ref);
+    where.textContent = ok || ("Not sent: " + err);
+    where.className = "status" + (ok ? "" : " error");
+    $("send-button").disabled = false;
+  }
+
+  $("send-form").addEventListener("submit", (e) => {
+    e.preventDefault();
+    const text = $("message").value, template = $("template").value;
+    if (!text.trim() && !template) { $("send-status").textContent = "Write a message first."; return; }
+    const f = { op: "send", event_id: S.eventId, message_type: $("type").value, priority: $("priority").value, ref: "send-" + (++S.refs) };
+    if (template && !text.trim()) f.template = template; else f.message = text;
+    const exp = parseInt($("expires").value, 10); if (exp > 0) f.expires_in_minutes = exp;
+    if (S.features.scheduled && $("send-at").value) f.send_at = new Date($("send-at").value).toISOString();
+    if (!wsSend(f)) { $("send-status").textContent = "Not connected; try again in a moment."; return; }
+    S.pending.set(f.ref, $("send-status"));
+    $("send-status").textContent = "Sending…"; $("send-status").className = "status";
+    $("send-button").disabled = true;
+    $("message").value = "";
+    setTimeout(() => settle(f.ref, null, "no answer from the server"), 10000);
+  });
+  $("message").addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) $("send-form").requestSubmit(); });
+
+  // ---- invites -----------------------------------------------------------------------------
+  $("invite-form").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    $("invite-status").textContent = "Creating…";
+    const res = await api("POST", "/v1/events/" + S.eventId + "/invites?qr=svg", {
+      access_level: $("invite-level").value, expires_in_minutes: parseInt($("invite-expires").value, 10) || 60,
+      max_uses: parseInt($("invite-uses").value, 10) || 1 });
+    if (!res.ok) { $("invite-status").textContent = errorText(res); return; }
+    S.invite = res.data;
+    $("invite-status").textContent = "";
+    $("invite-result").hidden = false;
+    if (res.data.qr_svg) $("invite-qr").src = "data:image/svg+xml;base64," + btoa(res.data.qr_svg);
+    $("invite-url").textContent = res.data.url; $("invite-url").href = res.data.url;
+    $("invite-facts").textContent = res.data.access_level + " · up to " + res.data.max_uses + " people · valid until " + new Date(res.data.expires_at).toLocaleString();
+    $("invite-revoke").disabled = false;
+  });
+  $("invite-revoke").addEventListener("click", async () => {
+    if (!S.invite) return;
+    const res = await api("DELETE", "/v1/invites/" + encodeURIComponent(S.invite.code));
+    $("invite-facts").textContent = res.ok ? "Revoked: the link no longer works." : errorText(res);
+    if (res.ok) { $("invite-revoke").disabled = true; $("invite-qr").removeAttribute("src"); }
+  });
+
+  // ---- boot ------------------------------------------------------------------------------
+  const join = location.pathname.match(/^\/join\/([A-Za-z0-9_-]{22})$/);
+  if (join) { joinMode(join[1]); return; }
+  if (S.token) {
+    api("GET", "/v1/me/events").then((res) => { if (res.ok) start(res.data.events || []); else if (res.status !== 401) signOut(errorText(res)); })
+      .catch(() => signOut("The server cannot be reached."));
+  } else signOut("");
+})();
+"""#
+}

@@ -1,0 +1,117 @@
+import Foundation
+import StaffcastCore
+import StaffcastPostgres
+import StaffcastQR
+
+/// Invite routes (docs/protocol.md, Invites): create (admin or owner, as themselves under
+/// row-level security), revoke, and redeem (no token; limited per client address).
+extension HTTPAPI {
+    func invites(_ route: HTTPRoute, _ request: HTTPRequest, peer: String, _ respond: @escaping Respond) {
+        let head = request.head
+        switch route {
+        case .createInvite(let eventID):
+            let invite: InviteRequest
+            do {
+                invite = try InviteRequest.decode(eventID: eventID, body: request.body)
+            } catch {
+                respond(.error(error))
+                return
+            }
+            let base = Self.publicBase(head)
+            let wantsQR = head.query["qr"] == "svg"
+            runAsUser(head.bearerToken, respond) { store, identity in
+                let created = try store.createInvite(as: identity.userID, invite, base: base)
+                guard wantsQR else { return .json(201, created) }
+                // The console shows the code as an image it cannot draw itself (no outside script).
+                return .json(201, CreatedInviteWithQR(invite: created, qrSVG: (try? QRCode(created.url))?.svg()))
+            }
+        case .revokeInvite(let code):
+            runAsUser(head.bearerToken, respond) { store, identity in
+                let event = try store.revokeInvite(as: identity.userID, code: code)
+                return .json(200, ["code": code, "event_id": event.uuidString.lowercased(), "revoked": "true"])
+            }
+        case .redeemInvite(let code):
+            let allowed = redeemLimiter.withLock { $0.allow(peer, now: ServiceLoop.monotonicNow()) }
+            guard allowed else {
+                var response = HTTPResponse.error(StaffcastError(.rateLimited,
+                    "Too many invite codes tried from your address; wait a minute and try again."))
+                response.headers.append((name: "retry-after", value: "\(redeemLimiter.withLock { $0.retryAfterSeconds })"))
+                respond(response)
+                return
+            }
+            let name: String
+            do {
+                name = try Self.displayName(request.body)
+            } catch {
+                respond(.error(error))
+                return
+            }
+            guard !server.isDraining else {
+                respond(.error(.unavailable("This server is shutting down; try again in a moment.")))
+                return
+            }
+            runAsServer(respond) { store in
+                .json(201, try store.redeemInvite(code: code, displayName: name))
+            }
+        default:
+            respond(.error(.notFound("There is no such route.")))
+        }
+    }
+
+    /// The scheme and host the client used to reach this server, for join URLs: the
+    /// browser's `Origin` when it sent one, else `http://` and the `Host` header.
+    static func publicBase(_ head: HTTPRequestHead) -> String {
+        if let origin = head.header("origin"), origin.hasPrefix("http://") || origin.hasPrefix("https://") {
+            return origin
+        }
+        return "http://" + (head.header("host") ?? "127.0.0.1")
+    }
+
+    static func displayName(_ body: [UInt8]) throws(StaffcastError) -> String {
+        guard let parsed = try? JSONSerialization.jsonObject(with: Data(body)), let object = parsed as? [String: Any] else {
+            throw .invalid("The body must be JSON such as {\"display_name\":\"Sam (gate 3)\"}.")
+        }
+        guard let name = try JSONFields(object).string("display_name") else {
+            throw .invalid("display_name is missing: the name others see in receipts.")
+        }
+        return name
+    }
+}
+
+/// `201` of `POST …/invites?qr=svg`: the Invite plus `qr_svg`, the join URL as an SVG image.
+struct CreatedInviteWithQR: Encodable {
+    var invite: Invite
+    var qrSVG: String?
+
+    func encode(to encoder: Encoder) throws {
+        try invite.encode(to: encoder)
+        var c = encoder.container(keyedBy: Key.self)
+        try c.encode(qrSVG, forKey: Key(stringValue: "qr_svg"))
+    }
+
+    struct Key: CodingKey {
+        var stringValue: String
+        init(stringValue: String) { self.stringValue = stringValue }
+        var intValue: Int? { nil }
+        init?(intValue: Int) { nil }
+    }
+}
+
+extension HTTPAPI {
+    /// Runs `work` on a database worker as the server's own login (for what has no user yet:
+    /// redeeming an invite); any failure becomes the JSON error body.
+    func runAsServer(_ respond: @escaping Respond, _ work: @escaping @Sendable (Store) throws -> HTTPResponse) {
+        let logger = self.logger
+        let accepted = workers.submit { session in
+            do {
+                respond(try work(try session.store()))
+            } catch {
+                session.dropIfBroken()
+                respond(.error(StaffcastError.from(error, logger: logger)))
+            }
+        }
+        if !accepted {
+            respond(.error(.unavailable("The server is overloaded right now; nothing was done. Try again in a moment.")))
+        }
+    }
+}

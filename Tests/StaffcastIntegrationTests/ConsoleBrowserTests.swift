@@ -1,0 +1,121 @@
+import Foundation
+import StaffcastClient
+import StaffcastCore
+@testable import StaffcastPostgres
+import XCTest
+
+/// The web console in a real browser: headless Chromium driven by Selenium
+/// (`scripts/console-browser-test.py`, a child process) against a real server. The script signs
+/// in and sends an urgent alert; this test's staff WebSocket must receive it and mark it read,
+/// and the page must show the read. Screenshots go to `.build/console.png` and
+/// `.build/console-phone.png`. Chromium, chromedriver and python's selenium are required (make
+/// test installs them): without them the test fails, it never skips.
+final class ConsoleBrowserTests: XCTestCase {
+    var fixture: Fixture!
+    var server: TestServer!
+
+    override func setUpWithError() throws {
+        fixture = try Fixture(conninfo: try TestDatabase.create())
+        server = try TestServer(conninfo: fixture.conninfo)
+    }
+
+    override func tearDown() { server?.stop() }
+
+    func testTheConsoleSendsAnAlertAndSeesItRead() throws {
+        let script = TestDatabase.packageRoot.appendingPathComponent("scripts/console-browser-test.py").path
+        let fm = FileManager.default
+        let chromium = ["/usr/bin/chromium", "/usr/bin/chromium-browser"].first { fm.isExecutableFile(atPath: $0) }
+        guard chromium != nil, fm.isExecutableFile(atPath: "/usr/bin/chromedriver") else {
+            XCTFail("the console's browser test needs Debian's chromium and chromium-driver: run scripts/install-deps.sh (or make test)")
+            return
+        }
+        let staff = try server.connect(fixture.staffToken)
+        defer { staff.close() }
+        _ = try staff.subscribe(fixture.event)
+
+        let text = "Evacuate hall B now \(UUID().uuidString.prefix(6))"
+        let screenshot = TestDatabase.packageRoot.appendingPathComponent(".build/console.png").path
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3", script, "--url", server.http, "--token", fixture.ownerToken, "--message", text,
+                       "--screenshot", screenshot]
+        let output = OutputCollector()
+        let pipe = Pipe()
+        p.standardOutput = pipe
+        p.standardError = pipe
+        pipe.fileHandleForReading.readabilityHandler = { h in output.append(h.availableData) }
+        try p.run()
+        defer { if p.isRunning { p.terminate() } }
+
+        // The browser's alert reaches staff over the WebSocket; staff read it.
+        let frame = try staff.expect("message", timeout: 90)
+        let message = try XCTUnwrap(frame.message, "\(frame)\n\(output.text)")
+        XCTAssertEqual(message.message, text)
+        XCTAssertEqual(message.priority, .urgent)
+        XCTAssertEqual(message.messageType, .alert)
+        try staff.send(["op": "mark_read", "message_id": message.id.uuidString.lowercased()])
+        _ = try staff.expect("read")
+
+        // The page asks for a server restart to show that it reconnects and catches up.
+        XCTAssertTrue(output.wait(for: "RESTART", timeout: 150), "the script did not get to the reconnect step:\n\(output.text)")
+        let port = server.port
+        server.stop()
+        sleep(1)
+        _ = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "Sent while the console was away"))
+        server = try TestServer(conninfo: fixture.conninfo) { $0.port = port }
+
+        let deadline = Date().addingTimeInterval(120)
+        while p.isRunning && Date() < deadline { usleep(100_000) }
+        XCTAssertFalse(p.isRunning, "the browser script did not finish:\n\(output.text)")
+        p.waitUntilExit()
+        pipe.fileHandleForReading.readabilityHandler = nil
+        output.append(pipe.fileHandleForReading.readDataToEndOfFile())
+        XCTAssertEqual(p.terminationStatus, 0, output.text)
+        XCTAssertTrue(output.text.contains("\nOK"), output.text)
+        XCTAssertTrue(fm.fileExists(atPath: screenshot), "no screenshot at \(screenshot)")
+        print(output.text)
+    }
+
+    func testTheConsoleIsServedWithAStrictPolicy() throws {
+        for path in ["/console", "/console/console.js", "/console/console.css", "/join/AAAAAAAAAAAAAAAAAAAAAA"] {
+            let r = try server.api(nil).raw("GET", path)
+            XCTAssertEqual(r.status, 200, path)
+        }
+        let page = try server.api(nil).raw("GET", "/console")
+        let html = String(decoding: page.body, as: UTF8.self)
+        XCTAssertTrue(html.contains("<script src=\"/console/console.js\""))
+        // Nothing from another origin: every src and href is local (or data:).
+        for attribute in ["src=\"", "href=\""] {
+            for part in html.components(separatedBy: attribute).dropFirst() {
+                XCTAssertTrue(part.hasPrefix("/") || part.hasPrefix("data:") || part.hasPrefix("#"), "\(attribute)\(part.prefix(40))")
+            }
+        }
+        XCTAssertFalse(html.contains("<script>"), "no inline script")
+        XCTAssertEqual(try server.api(nil).raw("GET", "/console/other.js").status, 404)
+        // The policy header (checked on the raw response).
+        let socket = try RawSocket(port: server.port)
+        defer { socket.close() }
+        try socket.send("GET /console HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let response = try socket.readResponse(deadline: Date().addingTimeInterval(5))
+        let policy = try XCTUnwrap(response.header("content-security-policy"))
+        XCTAssertTrue(policy.hasPrefix("default-src 'none'; script-src 'self'; style-src 'self'"), policy)
+        XCTAssertEqual(response.header("x-content-type-options"), "nosniff")
+    }
+}
+
+/// Collects a child's output from any thread and waits for a line in it.
+final class OutputCollector: @unchecked Sendable {
+    private let lock = NSLock()
+    private var data = Data()
+    func append(_ d: Data) { lock.lock(); data.append(d); lock.unlock() }
+    var text: String { lock.lock(); defer { lock.unlock() }; return String(decoding: data, as: UTF8.self) }
+    func wait(for line: String, timeout: TimeInterval) -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if text.contains("\n" + line + "\n") || text.hasPrefix(line + "\n") { return true }
+            usleep(100_000)
+        }
+        return false
+    }
+}
+

@@ -1,0 +1,298 @@
+import Foundation
+import StaffcastClient
+import StaffcastCore
+@testable import StaffcastPostgres
+import XCTest
+
+/// Invite links (docs/protocol.md, Invites) through a real server, PostgreSQL's row-level
+/// security on `invites` directly in SQL, and the `staffcast admin invite` / `join` commands.
+final class InviteTests: XCTestCase {
+    var fixture: Fixture!
+    var server: TestServer!
+
+    override func setUpWithError() throws {
+        fixture = try Fixture(conninfo: try TestDatabase.create())
+        server = try TestServer(conninfo: fixture.conninfo)
+    }
+
+    override func tearDown() { server?.stop() }
+
+    func post(_ path: String, token: String?, _ body: [String: Any]) throws -> (status: Int, json: [String: Any]) {
+        let r = try server.api(token).raw("POST", path, body: try JSONSerialization.data(withJSONObject: body),
+                                          contentType: "application/json")
+        return (r.status, (try? JSONSerialization.jsonObject(with: r.body) as? [String: Any]) ?? [:])
+    }
+
+    func createInvite(_ token: String, _ body: [String: Any] = [:]) throws -> (status: Int, json: [String: Any]) {
+        try post("/v1/events/\(fixture.event.uuidString.lowercased())/invites", token: token, body)
+    }
+
+    func redeem(_ code: String, _ name: String = "Nina New") throws -> (status: Int, json: [String: Any]) {
+        try post("/v1/invites/\(code)/redeem", token: nil, ["display_name": name])
+    }
+
+    func errorCode(_ json: [String: Any]) -> String? { (json["error"] as? [String: Any])?["code"] as? String }
+
+    /// Waits until the server's in-memory table accepts `token` (it follows token_changes).
+    func waitUntilAccepted(_ token: String) throws {
+        let deadline = Date().addingTimeInterval(5)
+        while Date() < deadline {
+            if try server.api(token).raw("GET", "/v1/me/events").status == 200 { return }
+            usleep(100_000)
+        }
+        XCTFail("the redeemed token was not accepted within 5 s")
+    }
+
+    func testCreateRedeemAndTheNewStaffMemberReceivesMessages() throws {
+        let created = try createInvite(fixture.ownerToken, ["max_uses": 2, "expires_in_minutes": 30])
+        XCTAssertEqual(created.status, 201, "\(created.json)")
+        let code = try XCTUnwrap(created.json["code"] as? String)
+        XCTAssertEqual(created.json["url"] as? String, "http://127.0.0.1:\(server.port)/join/\(code)")
+        XCTAssertEqual(created.json["event_id"] as? String, fixture.event.uuidString.lowercased())
+        XCTAssertEqual(created.json["access_level"] as? String, "staff")
+        XCTAssertEqual(created.json["max_uses"] as? Int, 2)
+        XCTAssertEqual(created.json["uses"] as? Int, 0)
+        let expires = try XCTUnwrap(RFC3339.parse(try XCTUnwrap(created.json["expires_at"] as? String)))
+        XCTAssertEqual(expires.timeIntervalSinceNow, 30 * 60, accuracy: 30)
+
+        let joined = try redeem(code, "Nina New")
+        XCTAssertEqual(joined.status, 201, "\(joined.json)")
+        let token = try XCTUnwrap(joined.json["token"] as? String)
+        let user = try XCTUnwrap((joined.json["user_id"] as? String).flatMap(UUID.init(uuidString:)))
+        XCTAssertEqual(joined.json["event_id"] as? String, fixture.event.uuidString.lowercased())
+        XCTAssertEqual(joined.json["access_level"] as? String, "staff")
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM profiles WHERE id = $1 AND display_name = 'Nina New'", [user.uuidString]), 1)
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM event_access WHERE user_id = $1 AND access_level = 'staff'", [user.uuidString]), 1)
+        XCTAssertEqual(try fixture.count("SELECT uses FROM invites"), 1)
+
+        // The token went the way of `admin token issue`: the upgrade table takes it from token_changes.
+        try waitUntilAccepted(token)
+        let socket = try server.connect(token)
+        defer { socket.close() }
+        _ = try socket.subscribe(fixture.event)
+        _ = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "Welcome aboard"))
+        XCTAssertEqual(try socket.expect("message").message?.message, "Welcome aboard")
+        // Staff cannot send.
+        XCTAssertEqual(try server.api(token).raw("POST", "/v1/events/\(fixture.event.uuidString.lowercased())/messages",
+                                                 body: Data("x".utf8), contentType: "text/plain").status, 403)
+    }
+
+    func testUseCountExpiryAndRevokeAreGone() throws {
+        let once = try XCTUnwrap(try createInvite(fixture.adminToken, ["max_uses": 1]).json["code"] as? String)
+        XCTAssertEqual(try redeem(once).status, 201)
+        let second = try redeem(once, "Second Person")
+        XCTAssertEqual(second.status, 410)
+        XCTAssertEqual(errorCode(second.json), "gone")
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM profiles WHERE display_name = 'Second Person'"), 0,
+                       "a refused redeem leaves no profile")
+
+        let expiring = try XCTUnwrap(try createInvite(fixture.adminToken, ["max_uses": 5]).json["code"] as? String)
+        try fixture.store.conn.query("UPDATE invites SET expires_at = now() - interval '1 second' WHERE code_hash = $1",
+                                     [TokenHasher.storedHash(of: expiring)])
+        let expired = try redeem(expiring)
+        XCTAssertEqual(expired.status, 410)
+        XCTAssertEqual(errorCode(expired.json), "gone")
+
+        let revoking = try XCTUnwrap(try createInvite(fixture.ownerToken, ["max_uses": 5]).json["code"] as? String)
+        // Another event's admin cannot revoke it; staff neither.
+        XCTAssertEqual(try server.api(fixture.staffToken).raw("DELETE", "/v1/invites/\(revoking)").status, 404)
+        XCTAssertEqual(try server.api(fixture.outsiderToken).raw("DELETE", "/v1/invites/\(revoking)").status, 404)
+        XCTAssertEqual(try server.api(fixture.adminToken).raw("DELETE", "/v1/invites/\(revoking)").status, 200)
+        let revoked = try redeem(revoking)
+        XCTAssertEqual(revoked.status, 410)
+        XCTAssertEqual(errorCode(revoked.json), "gone")
+
+        let unknown = try redeem("AAAAAAAAAAAAAAAAAAAAAA")
+        XCTAssertEqual(unknown.status, 404)
+
+        // Audited: create, redeem, revoke.
+        let actions = try fixture.store.auditLog(limit: 50).map(\.action)
+        XCTAssertEqual(actions.filter { $0 == "invite_create" }.count, 3)
+        XCTAssertEqual(actions.filter { $0 == "invite_redeem" }.count, 1)
+        XCTAssertEqual(actions.filter { $0 == "invite_revoke" }.count, 1)
+
+        // Clean-up: invites that expired over a day ago go; others stay.
+        try fixture.store.conn.query("UPDATE invites SET expires_at = now() - interval '2 days' WHERE code_hash = $1",
+                                     [TokenHasher.storedHash(of: expiring)])
+        XCTAssertEqual(try fixture.store.deleteStaleInvites(), 1)
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM invites"), 2)
+    }
+
+    func testLevelCeilingAndWhoMayInvite() throws {
+        XCTAssertEqual(try createInvite(fixture.ownerToken, ["access_level": "owner"]).status, 201)
+        XCTAssertEqual(try createInvite(fixture.ownerToken, ["access_level": "admin"]).status, 201)
+        let above = try createInvite(fixture.adminToken, ["access_level": "owner"])
+        XCTAssertEqual(above.status, 403)
+        XCTAssertEqual(errorCode(above.json), "forbidden")
+        XCTAssertEqual(try createInvite(fixture.adminToken, ["access_level": "admin"]).status, 201)
+        XCTAssertEqual(try createInvite(fixture.staffToken).status, 403)
+        XCTAssertEqual(try createInvite(fixture.outsiderToken).status, 404, "an event one cannot see is answered like a missing one")
+        XCTAssertEqual(try createInvite(fixture.adminToken, ["max_uses": 0]).status, 400)
+        XCTAssertEqual(try createInvite(fixture.adminToken, ["expires_in_minutes": 20_000]).status, 400)
+        XCTAssertEqual(try createInvite(fixture.adminToken, ["access_level": "king"]).status, 400)
+        XCTAssertEqual(try post("/v1/events/\(UUID().uuidString.lowercased())/invites", token: fixture.adminToken, [:]).status, 404)
+        XCTAssertEqual(try post("/v1/events/\(fixture.event.uuidString.lowercased())/invites", token: nil, [:]).status, 401)
+        // An owner invite grants owner.
+        let code = try XCTUnwrap(try createInvite(fixture.ownerToken, ["access_level": "owner"]).json["code"] as? String)
+        XCTAssertEqual(try redeem(code).json["access_level"] as? String, "owner")
+        // A bad name is refused and uses nothing.
+        let named = try XCTUnwrap(try createInvite(fixture.ownerToken).json["code"] as? String)
+        XCTAssertEqual(try redeem(named, "  ").status, 400)
+        XCTAssertEqual(try redeem(named, "Bell\u{7}").status, 400)
+        XCTAssertEqual(try fixture.count("SELECT uses FROM invites WHERE code_hash = $1", [TokenHasher.storedHash(of: named)]), 0)
+    }
+
+    func testCodesAreStoredOnlyAsHashes() throws {
+        let created = try createInvite(fixture.ownerToken, ["max_uses": 3])
+        let code = try XCTUnwrap(created.json["code"] as? String)
+        XCTAssertTrue(InviteURL.looksLikeCode(code))
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM invites WHERE code_hash = sha256(convert_to($1, 'UTF8'))", [code]), 1)
+        // The code appears in no column of any row.
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM invites i WHERE strpos(i::text, $1) > 0", [code]), 0)
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM audit_log a WHERE strpos(a::text, $1) > 0", [code]), 0)
+        // And the redeemed token only as a hash too.
+        let token = try XCTUnwrap(try redeem(code).json["token"] as? String)
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM api_tokens t WHERE strpos(t::text, $1) > 0", [token]), 0)
+    }
+
+    func testRedeemingIsRateLimitedPerAddress() throws {
+        var statuses: [Int] = []
+        for _ in 0..<12 { statuses.append(try redeem("BBBBBBBBBBBBBBBBBBBBBB").status) }
+        XCTAssertEqual(statuses.prefix(10).filter { $0 == 404 }.count, 10, "\(statuses)")
+        XCTAssertEqual(statuses.suffix(2), [429, 429], "\(statuses)")
+        let r = try server.api(nil).raw("POST", "/v1/invites/BBBBBBBBBBBBBBBBBBBBBB/redeem",
+                                       body: Data(#"{"display_name":"x"}"#.utf8), contentType: "application/json")
+        XCTAssertEqual(r.status, 429)
+    }
+
+    func testQRCodeForTheConsole() throws {
+        let r = try server.api(fixture.ownerToken).raw("POST", "/v1/events/\(fixture.event.uuidString.lowercased())/invites",
+                                                      query: ["qr": "svg"], body: Data("{}".utf8), contentType: "application/json")
+        XCTAssertEqual(r.status, 201)
+        let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: r.body) as? [String: Any])
+        let svg = try XCTUnwrap(json["qr_svg"] as? String)
+        XCTAssertTrue(svg.hasPrefix("<svg xmlns=\"http://www.w3.org/2000/svg\""), svg)
+        XCTAssertTrue(svg.contains("<path fill=\"#000\" d=\"M"), svg)
+        XCTAssertNotNil(json["code"] as? String)
+    }
+
+    // MARK: row-level security on invites, directly in SQL
+
+    func asUser<T>(_ user: UUID, _ body: (PGConnection) throws -> T) throws -> T {
+        try PGConnection(conninfo: fixture.conninfo).transaction(asUser: user, "READ COMMITTED", body)
+    }
+
+    func insertInvite(as user: UUID, level: String, event: UUID? = nil) throws {
+        _ = try asUser(user) {
+            try $0.query("""
+                INSERT INTO invites (code_hash, event_id, access_level, created_by, expires_at, max_uses)
+                VALUES (sha256(gen_random_uuid()::text::bytea), $1, $2, $3, now() + interval '1 hour', 1)
+                """, [(event ?? fixture.event).uuidString, level, user.uuidString])
+        }
+    }
+
+    func assertRLSRefuses(_ body: () throws -> Void, file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertThrowsError(try body(), file: file, line: line) { error in
+            XCTAssertEqual((error as? PostgresError)?.sqlState, "42501", "\(error)", file: file, line: line)
+        }
+    }
+
+    func testRowLevelSecurityOnInvitesInSQL() throws {
+        try insertInvite(as: fixture.owner, level: "owner")
+        try insertInvite(as: fixture.admin, level: "admin")
+        try insertInvite(as: fixture.admin, level: "staff")
+        assertRLSRefuses { try insertInvite(as: fixture.admin, level: "owner") }   // above their own level
+        assertRLSRefuses { try insertInvite(as: fixture.staff, level: "staff") }   // staff do not invite
+        assertRLSRefuses { try insertInvite(as: fixture.outsider, level: "staff") }
+        // Nobody creates one in someone else's name.
+        assertRLSRefuses {
+            _ = try asUser(fixture.admin) {
+                try $0.query("""
+                    INSERT INTO invites (code_hash, event_id, access_level, created_by, expires_at, max_uses)
+                    VALUES (sha256('forged'::bytea), $1, 'staff', $2, now() + interval '1 hour', 1)
+                    """, [fixture.event.uuidString, fixture.owner.uuidString])
+            }
+        }
+        func visible(_ user: UUID) throws -> Int { try asUser(user) { try $0.query("SELECT count(*) FROM invites").int(0, 0) ?? -1 } }
+        XCTAssertEqual(try visible(fixture.owner), 3)
+        XCTAssertEqual(try visible(fixture.admin), 3)
+        XCTAssertEqual(try visible(fixture.staff), 0)
+        XCTAssertEqual(try visible(fixture.outsider), 0)
+        // Revoking: admins of the event only, and only revoked_at may change.
+        XCTAssertEqual(try asUser(fixture.staff) { try $0.query("UPDATE invites SET revoked_at = now()").affectedRows }, 0)
+        XCTAssertEqual(try asUser(fixture.outsider) { try $0.query("UPDATE invites SET revoked_at = now()").affectedRows }, 0)
+        assertRLSRefuses { _ = try asUser(fixture.admin) { try $0.query("UPDATE invites SET uses = 0") } }
+        assertRLSRefuses { _ = try asUser(fixture.admin) { try $0.query("UPDATE invites SET max_uses = 10000") } }
+        XCTAssertEqual(try asUser(fixture.admin) { try $0.query("UPDATE invites SET revoked_at = now()").affectedRows }, 3)
+        // Nobody deletes through the app role.
+        assertRLSRefuses { _ = try asUser(fixture.owner) { try $0.query("DELETE FROM invites") } }
+    }
+
+    // MARK: the command line
+
+    func testAdminInviteCreatePrintsTheURLAndJoinSavesAWorkingToken() throws {
+        let home = NSTemporaryDirectory() + "sc-join-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: home) }
+        let created = try CommandLineTests.execute(
+            ["admin", "invite", "create", "--event", fixture.event.uuidString.lowercased(), "--uses", "3", "--expires", "30m",
+             "--server", server.http, "--qr", "--database-url", fixture.conninfo, "--log-level", "error"])
+        XCTAssertEqual(created.status, 0, created.stderr)
+        let url = created.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertTrue(url.hasPrefix(server.http + "/join/"), url)
+        XCTAssertNotNil(InviteURL.parse(url))
+        XCTAssertTrue(created.stderr.contains("█"), "a QR code on stderr with --qr:\n\(created.stderr)")
+        XCTAssertFalse(created.stdout.contains("█"), "stdout holds the URL alone")
+
+        let env = ["HOME": home, "LANG": "C.UTF-8", "LC_ALL": "", "LC_MESSAGES": "", "STAFFCAST_SERVER": "", "STAFFCAST_TOKEN": ""]
+        let joined = try CommandLineTests.execute(["join", url, "--name", "Jo Joiner"], env: env)
+        XCTAssertEqual(joined.status, 0, joined.stderr)
+        XCTAssertTrue(joined.stdout.contains("Welcome, Jo Joiner"), joined.stdout)
+        let tokenPath = home + "/.config/staffcast/token"
+        let mode = try XCTUnwrap(try FileManager.default.attributesOfItem(atPath: tokenPath)[.posixPermissions] as? NSNumber)
+        XCTAssertEqual(mode.intValue & 0o777, 0o600)
+        let token = try String(contentsOfFile: tokenPath, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertTrue(TokenHasher.looksValid(token))
+
+        // Joining again would overwrite the token: refused without --force (and no use taken).
+        let again = try CommandLineTests.execute(["join", url, "--name", "Jo Again"], env: env)
+        XCTAssertNotEqual(again.status, 0)
+        XCTAssertTrue(again.stderr.contains("already holds a token"), again.stderr)
+        XCTAssertEqual(try fixture.count("SELECT uses FROM invites"), 1)
+
+        // In Turkish, and `watch` works right after with the saved token and server.
+        let tr = try CommandLineTests.execute(["join", url, "--name", "Ayşe", "--token-file", home + "/ayse.token"],
+                                             env: env.merging(["LANG": "tr_TR.UTF-8"]) { $1 })
+        XCTAssertEqual(tr.status, 0, tr.stderr)
+        XCTAssertTrue(tr.stdout.contains("Hoş geldiniz, Ayşe"), tr.stdout)
+
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: CommandLineTests.binary)
+        p.arguments = ["watch", "--event", fixture.event.uuidString.lowercased(), "--json"]
+        p.environment = ProcessInfo.processInfo.environment.merging(env) { $1 }.filter { !$0.value.isEmpty }
+        let out = home + "/watch.txt"
+        XCTAssertTrue(FileManager.default.createFile(atPath: out, contents: nil))
+        p.standardOutput = try FileHandle(forWritingTo: URL(fileURLWithPath: out))
+        p.standardError = FileHandle.nullDevice
+        try p.run()
+        defer { if p.isRunning { p.terminate(); p.waitUntilExit() } }
+        usleep(1_000_000)
+        _ = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "Hello joiners"))
+        let deadline = Date().addingTimeInterval(8)
+        var seen = ""
+        while Date() < deadline {
+            seen = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+            if seen.contains("Hello joiners") { break }
+            usleep(100_000)
+        }
+        XCTAssertTrue(seen.contains("Hello joiners"), "watch with the joined token: \(seen)")
+
+        // Revoking from the shell: a further join is gone.
+        let revoked = try CommandLineTests.execute(["admin", "invite", "revoke", url, "--database-url", fixture.conninfo,
+                                                    "--log-level", "error"])
+        XCTAssertEqual(revoked.status, 0, revoked.stderr)
+        let late = try CommandLineTests.execute(["join", url, "--name", "Late", "--token-file", home + "/late.token"], env: env)
+        XCTAssertNotEqual(late.status, 0)
+        XCTAssertTrue(late.stderr.contains("can no longer be used"), late.stderr)
+    }
+}

@@ -1,0 +1,161 @@
+#!/usr/bin/env python3
+"""The web console in a real browser (headless Chromium driven by Selenium), run by
+Tests/StaffcastIntegrationTests/ConsoleBrowserTests.swift against a server it started.
+
+Signs in with a token, sends an urgent alert with the keyboard, waits until the read count
+shows a reader (the Swift test marks the message read from a staff WebSocket), creates an
+invite and checks its QR code, and writes screenshots (desktop and phone width). Prints one
+line per step; exits non-zero with a reason on the first failure.
+"""
+import argparse, os, shutil, sys, time
+
+def fail(msg):
+    print("FAIL: " + msg, flush=True)
+    sys.exit(1)
+
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+except ImportError:
+    fail("python selenium is not installed: run scripts/install-deps.sh (pip install selenium)")
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--url", required=True)
+ap.add_argument("--token", required=True)
+ap.add_argument("--message", required=True)
+ap.add_argument("--screenshot", required=True)
+ap.add_argument("--extra", default="")
+args = ap.parse_args()
+
+chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+if not chromium or not os.path.exists(driver_path):
+    fail("chromium and chromedriver are required: run scripts/install-deps.sh (apt-get install chromium chromium-driver)")
+
+opts = webdriver.ChromeOptions()
+opts.binary_location = chromium
+for a in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,1300",
+          "--lang=en-GB"]:
+    opts.add_argument(a)
+opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+driver = webdriver.Chrome(service=Service(driver_path), options=opts)
+
+def step(msg):
+    print("ok: " + msg, flush=True)
+
+def wait(cond, what, timeout=30):
+    try:
+        return WebDriverWait(driver, timeout, poll_frequency=0.1).until(lambda d: cond())
+    except Exception:
+        try:
+            driver.save_screenshot(args.screenshot.replace(".png", "-failed.png"))
+        except Exception:
+            pass
+        fail("timed out waiting for " + what + "; page text:\n" + driver.find_element(By.TAG_NAME, "body").text[:2000])
+
+def check_console_errors(during_outage=False):
+    # The page probes for optional APIs (templates, scheduling, reach) and a 404 from a server
+    # without them is expected; while the server is down, refused connections are too.
+    probes = ("/templates - ", "/scheduled - ", "/reach - ")
+    def expected(m):
+        if any(p in m for p in probes) and "status of 404" in m:
+            return True
+        return during_outage and ("ERR_CONNECTION_REFUSED" in m or "/v1/ws" in m)
+    errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE" and not expected(e.get("message", ""))]
+    if errors:
+        fail("the browser logged errors: " + repr(errors))
+
+try:
+    driver.get(args.url + "/console")
+    wait(lambda: driver.find_element(By.ID, "sign-in").is_displayed(), "the sign-in form")
+    step("the console loads and asks for a token")
+
+    token_box = driver.find_element(By.ID, "token")
+    token_box.send_keys(args.token)
+    token_box.send_keys(Keys.ENTER)
+    wait(lambda: "live" in driver.find_element(By.ID, "conn").text, "the WebSocket to be live")
+    if args.token in driver.current_url:
+        fail("the token is in the page URL")
+    if driver.execute_script("return sessionStorage.getItem('staffcast.token')") != args.token:
+        fail("the token is not in sessionStorage")
+    if driver.execute_script("return localStorage.length") != 0:
+        fail("something was written to localStorage")
+    step("signed in; token in sessionStorage only; WebSocket live")
+
+    # Send an urgent alert with the keyboard (Ctrl+Enter in the message box).
+    Select(driver.find_element(By.ID, "type")).select_by_visible_text("alert")
+    Select(driver.find_element(By.ID, "priority")).select_by_visible_text("urgent")
+    box = driver.find_element(By.ID, "message")
+    box.send_keys(args.message)
+    box.send_keys(Keys.CONTROL, Keys.ENTER)
+    wait(lambda: driver.find_element(By.ID, "send-status").text == "Sent.", "the send to be acknowledged")
+    item = lambda: [li for li in driver.find_elements(By.CSS_SELECTOR, "#messages li") if args.message in li.text]
+    wait(lambda: item(), "the sent message in the list")
+    li = item()[0]
+    if "URGENT" not in li.text.upper():
+        fail("the message does not show its priority: " + li.text)
+    print("SENT", flush=True)  # the Swift test's staff socket receives it and marks it read
+    step("sent an urgent alert; it is in the list: " + li.text.replace("\n", " | "))
+
+    def read_count():
+        found = item()
+        if not found:
+            return 0
+        r = found[0].find_elements(By.CSS_SELECTOR, ".reads")
+        return int(r[0].get_attribute("data-read-count")) if r else 0
+    wait(lambda: read_count() >= 1, "the read count to show the staff member's read", timeout=30)
+    wait(lambda: "Sam Staff" in item()[0].text, "the reader's name", timeout=15)
+    step("the read count changed: " + item()[0].find_element(By.CSS_SELECTOR, ".reads").text)
+
+    wait(lambda: "connected" in driver.find_element(By.ID, "people").text, "the people list")
+    step("people: " + driver.find_element(By.ID, "people-count").text)
+
+    # An invite with its QR code, drawn by the server (no script from elsewhere).
+    driver.find_element(By.CSS_SELECTOR, "#invite-form button[type=submit]").click()
+    wait(lambda: driver.find_element(By.ID, "invite-result").is_displayed(), "the invite")
+    src = driver.find_element(By.ID, "invite-qr").get_attribute("src") or ""
+    if not src.startswith("data:image/svg+xml;base64,"):
+        fail("no QR image: " + src[:80])
+    wait(lambda: driver.execute_script("return document.getElementById('invite-qr').naturalWidth") > 0, "the QR image to load")
+    url = driver.find_element(By.ID, "invite-url").text
+    if "/join/" not in url:
+        fail("no join URL: " + url)
+    step("invite created with a QR code: " + url)
+
+    driver.execute_script("window.scrollTo(0, 0)")
+    os.makedirs(os.path.dirname(args.screenshot), exist_ok=True)
+    driver.save_screenshot(args.screenshot)
+    step("screenshot " + args.screenshot)
+
+    driver.set_window_size(390, 844)
+    time.sleep(0.5)
+    overflow = driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
+    if overflow > 1:
+        fail("at phone width the page scrolls sideways by %d px" % overflow)
+    phone = args.screenshot.replace(".png", "-phone.png")
+    driver.save_screenshot(phone)
+    step("phone width fits; screenshot " + phone)
+
+    # Reconnects by itself: the Swift test stops the server, sends a message meanwhile and
+    # starts it again on the same port; the page must come back and catch up (since_seq).
+    check_console_errors()
+    step("no errors in the browser console (no CSP violation, nothing from another origin)")
+    driver.set_window_size(1280, 1300)
+    print("RESTART", flush=True)
+    wait(lambda: "live" not in driver.find_element(By.ID, "conn").text, "the console to notice the server is gone", timeout=20)
+    step("noticed the server went away: " + driver.find_element(By.ID, "conn").text)
+    wait(lambda: "live" in driver.find_element(By.ID, "conn").text, "the console to reconnect", timeout=60)
+    wait(lambda: "Sent while the console was away" in driver.find_element(By.ID, "messages").text,
+         "the message sent while away (catch-up)", timeout=20)
+    texts = [li.text for li in driver.find_elements(By.CSS_SELECTOR, "#messages li")]
+    if sum(1 for t in texts if args.message in t) != 1:
+        fail("after the reconnect the first message is not shown exactly once: %r" % texts)
+    step("reconnected by itself and caught up")
+    check_console_errors(during_outage=True)
+
+    print("OK", flush=True)
+finally:
+    driver.quit()
