@@ -153,14 +153,20 @@ final class WatchTerminalTests: XCTestCase {
         try tmux(["new-session", "-d", "-x", "80", "-y", "24", command])
         XCTAssertTrue(waitForScreen { $0.contains("● bağlı") && $0.contains("1 okunmamış") }, "Turkish top bar:\n\(shown)")
         _ = try send("Tahliye: B salonu", priority: .urgent)
-        XCTAssertTrue(waitForScreen { $0.contains("DUYURU · ACİL · Olivia Owner") && $0.contains("[d] kapat") }, shown)
+        // The urgent message holds the screen, in Turkish, until acknowledged.
+        XCTAssertTrue(waitForScreen { $0.contains("DUYURU · ACİL · Olivia Owner") && $0.contains("Shift+A'ya basın") }, shown)
+        let alarm = try screen()
+        for line in alarm.components(separatedBy: "\n") { XCTAssertLessThanOrEqual(TextWidthProbe.columns(line), 80, "row too wide: \(line)") }
+        XCTAssertTrue(alarm.contains("! 1 onay bekliyor"), alarm)
+        try tmux(["send-keys", "A"])
+        XCTAssertTrue(waitForScreen { !$0.contains("Shift+A'ya basın") && $0.contains("1 okunmamış") }, shown)
         let text = try screen()
         let lines = text.components(separatedBy: "\n")
         // Every row fits the 80 columns (a letter counted as two, or a byte as a column, would
         // push the bar's right end or wrap a row).
         for line in lines { XCTAssertLessThanOrEqual(TextWidthProbe.columns(line), 80, "row too wide: \(line)") }
         let top = try XCTUnwrap(lines.first)
-        XCTAssertTrue(top.hasSuffix("2 okunmamış"), "the unread badge ends the top bar: '\(top)'")
+        XCTAssertTrue(top.hasSuffix("1 okunmamış"), "the unread badge ends the top bar: '\(top)'")
         XCTAssertEqual(TextWidthProbe.columns(top), 79, "the bar fills the width (tmux trims the badge's last space): '\(top)'")
         let row = try XCTUnwrap(lines.first { $0.contains("Çıkış kapısı Ğ şimdi açık") }, text)
         XCTAssertTrue(row.contains("[YÜKSEK]"), row)
@@ -176,7 +182,7 @@ final class WatchTerminalTests: XCTestCase {
         _ = try? tmux(["kill-server"])
         let english = "env -u NO_COLOR LANG=tr_TR.UTF-8 HOME=\(home) TERM=xterm-256color \(CommandLineTests.binary) watch --lang en --server http://127.0.0.1:\(server.port) --token \(fixture.staffToken) --event \(fixture.event.uuidString.lowercased())"
         try tmux(["new-session", "-d", "-x", "80", "-y", "24", english])
-        XCTAssertTrue(waitForScreen { $0.contains("● connected") && $0.contains("2 unread") }, "--lang en wins:\n\(shown)")
+        XCTAssertTrue(waitForScreen { $0.contains("● connected") && $0.contains("1 unread") }, "--lang en wins:\n\(shown)")
     }
 
     func testNoColorKeepsTheScreenMonochrome() throws {
