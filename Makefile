@@ -1,9 +1,13 @@
 # staffcast — two commands do all set-up on a fresh Debian machine (as root):
 #   make run    install what is missing, build, start the server on its own PostgreSQL cluster
+#               (make run TLS=1: the same on https:// and wss://, with a self-signed test CA)
 #   make test   the same set-up, then every test (unit + integration against real PostgreSQL)
 SHELL := /bin/bash
 DATA_DIR ?= ./.staffcast
 LISTEN   ?= 0.0.0.0:8080
+# TLS=1: make run creates a test CA and a certificate for this machine under $(DATA_DIR)/tls
+# (once) and serves https:// and wss:// with them.
+TLS      ?=
 TEST_DATA_DIR := $(CURDIR)/.build/test-cluster
 # Fuzz inputs per target (two targets): make fuzz, and the smoke run in make test.
 FUZZ_RUNS ?= 600000
@@ -13,6 +17,7 @@ FUZZ_SMOKE_RUNS ?= 20000
 
 help:
 	@echo "make run    - install dependencies, build (release), start staffcast with a demo event"
+	@echo "              (make run TLS=1: on https:// and wss://, with a self-signed test CA)"
 	@echo "make test   - install dependencies, build, run every test"
 	@echo "make bench  - fan-out benchmark, every scenario of issue 7 (see bench/README.md)"
 	@echo "make fuzz   - libFuzzer on the frame decoder and HTTP framing, FUZZ_RUNS inputs each (README: Fuzzing)"
@@ -27,7 +32,7 @@ build-release: deps
 	swift build -c release --product staffcast
 
 run: build-release
-	@DATA_DIR="$(DATA_DIR)" LISTEN="$(LISTEN)" scripts/run.sh "$$(swift build -c release --show-bin-path)/staffcast"
+	@DATA_DIR="$(DATA_DIR)" LISTEN="$(LISTEN)" TLS="$(TLS)" scripts/run.sh "$$(swift build -c release --show-bin-path)/staffcast"
 
 # First a smoke run of the fuzz targets (FUZZ_SMOKE_RUNS inputs each), then every test; the
 # tests run whatever the smoke run said, and either failing fails `make test`. (The tests run

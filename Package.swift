@@ -3,14 +3,15 @@ import PackageDescription
 
 // Layers (each depends only on those above it):
 //   CLibWebSockets, CLibPQ, CNcurses,
-//   CStaffcastSocket                  – system-library shims; the only places C is imported
-//                                       (CStaffcastSocket: epoll, SO_REUSEPORT listen, accept4)
+//   CStaffcastSocket, CStaffcastTLS   – system-library shims; the only places C is imported
+//                                       (CStaffcastSocket: epoll, SO_REUSEPORT listen, accept4;
+//                                        CStaffcastTLS: OpenSSL for the clients' https/wss)
 //   StaffcastCore                     – pure Swift, no C, no I/O: domain, protocol codec, HTTP framing,
 //                                       and the fan-out engine (a state machine: events in, actions out)
 //   StaffcastPostgres                 – the store on libpq (only importer of CLibPQ)
 //   StaffcastServer                   – libwebsockets transport + HTTP API (only importer of CLibWebSockets)
 //   StaffcastQR                       – QR codes of invite links (only importer of CQREncode)
-//   StaffcastClient                   – WebSocket/HTTP client used by `send`, `watch` and the tests
+//   StaffcastClient                   – WebSocket/HTTP client (TLS through CStaffcastTLS) used by `send`, `watch` and the tests
 //   staffcast                         – the one executable (swift-argument-parser)
 let package = Package(
     name: "staffcast",
@@ -33,6 +34,7 @@ let package = Package(
                        providers: [.apt(["libpq-dev"])]),
         .systemLibrary(name: "CNcurses", providers: [.apt(["libncurses-dev"])]),
         .systemLibrary(name: "CStaffcastSocket"),
+        .systemLibrary(name: "CStaffcastTLS", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CQREncode", providers: [.apt(["libqrencode-dev"])]),
         // QR codes of invite links (libqrencode; the only importer of CQREncode).
         .target(name: "StaffcastQR", dependencies: ["CQREncode"]),
@@ -53,7 +55,7 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
         ]),
         .target(name: "StaffcastClient", dependencies: [
-            "StaffcastCore",
+            "StaffcastCore", "CStaffcastTLS",
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .executableTarget(name: "staffcast", dependencies: [

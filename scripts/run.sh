@@ -9,6 +9,20 @@ PORT="${LISTEN##*:}"
 export STAFFCAST_DATA_DIR="$DATA_DIR"
 mkdir -p "$DATA_DIR"
 DEMO="$DATA_DIR/demo.env"
+SCHEME=http
+SERVE_TLS=()
+CA_ARG=""
+if [ -n "${TLS:-}" ]; then
+  # A test CA and a certificate for localhost, 127.0.0.1 and this host's name, made once.
+  TLS_DIR="$DATA_DIR/tls"
+  if [ ! -f "$TLS_DIR/server.pem" ]; then
+    echo "staffcast: TLS=1: creating a self-signed test CA and a server certificate in $TLS_DIR…"
+    "$(dirname "$0")/tls-selfsigned.sh" "$TLS_DIR"
+  fi
+  SCHEME=https
+  SERVE_TLS=(--tls-cert "$TLS_DIR/server.pem" --tls-key "$TLS_DIR/server.key")
+  CA_ARG=" --ca-file $TLS_DIR/ca.pem"
+fi
 if [ ! -f "$DEMO" ]; then
   echo "staffcast: first run: creating a demo event, an organiser and a staff member…"
   "$BIN" admin demo --output "$DEMO"
@@ -22,17 +36,17 @@ cat <<EOT
   Organiser token in $ORGANISER_TOKEN_FILE, staff token in $STAFF_TOKEN_FILE (mode 0600)
 
   In another terminal, watch as staff:
-    $SC watch --server http://127.0.0.1:$PORT --token-file $STAFF_TOKEN_FILE --event $EVENT
+    $SC watch --server $SCHEME://127.0.0.1:$PORT$CA_ARG --token-file $STAFF_TOKEN_FILE --event $EVENT
 
   Send as the organiser:
-    $SC send --server http://127.0.0.1:$PORT --token-file $ORGANISER_TOKEN_FILE --event $EVENT --priority urgent "Evacuate hall B"
-    curl -s -H "Authorization: Bearer \$(cat $ORGANISER_TOKEN_FILE)" -d "Gates open in 15 minutes" \\
-         "http://127.0.0.1:$PORT/v1/events/$EVENT/messages?priority=high"
+    $SC send --server $SCHEME://127.0.0.1:$PORT$CA_ARG --token-file $ORGANISER_TOKEN_FILE --event $EVENT --priority urgent "Evacuate hall B"
+    curl -s${CA_ARG:+ --cacert $TLS_DIR/ca.pem} -H "Authorization: Bearer \$(cat $ORGANISER_TOKEN_FILE)" -d "Gates open in 15 minutes" \\
+         "$SCHEME://127.0.0.1:$PORT/v1/events/$EVENT/messages?priority=high"
 
   Who has read it (organiser):
-    curl -s -H "Authorization: Bearer \$(cat $ORGANISER_TOKEN_FILE)" http://127.0.0.1:$PORT/v1/messages/MESSAGE_ID/receipts
+    curl -s${CA_ARG:+ --cacert $TLS_DIR/ca.pem} -H "Authorization: Bearer \$(cat $ORGANISER_TOKEN_FILE)" $SCHEME://127.0.0.1:$PORT/v1/messages/MESSAGE_ID/receipts
 
-  Health:  $SC status --server http://127.0.0.1:$PORT
+  Health:  $SC status --server $SCHEME://127.0.0.1:$PORT$CA_ARG
 
 EOT
-exec "$BIN" serve --listen "$LISTEN" --data-dir "$DATA_DIR"
+exec "$BIN" serve --listen "$LISTEN" --data-dir "$DATA_DIR" ${SERVE_TLS[@]+"${SERVE_TLS[@]}"}

@@ -25,4 +25,16 @@ static inline struct lws *staffcast_lws_adopt_file(struct lws_vhost *vh, int fd,
     u.filefd = fd;
     return lws_adopt_descriptor_vhost(vh, LWS_ADOPT_RAW_FILE_DESC, u, protocol, NULL);
 }
+/// Adopts an accepted TCP socket as a raw socket; on a vhost with a certificate, libwebsockets
+/// does the TLS handshake first and hands over decrypted bytes (LWS_CALLBACK_RAW_RX).
+static inline struct lws *staffcast_lws_adopt_raw_socket(struct lws_vhost *vh, int fd, const char *protocol, int tls) {
+    lws_sock_file_fd_type u;
+    u.sockfd = fd;
+    return lws_adopt_descriptor_vhost(vh, (lws_adoption_type)(LWS_ADOPT_SOCKET | (tls ? LWS_ADOPT_ALLOW_SSL : 0)), u, protocol, NULL);
+}
+/// SSL_OP_NO_* are macros built from function-like macros in OpenSSL 3: what a TLS vhost turns
+/// off (everything before TLS 1.2).
+static inline long staffcast_tls_old_versions_off(void) {
+    return (long)(SSL_OP_NO_SSLv3 | SSL_OP_NO_TLSv1 | SSL_OP_NO_TLSv1_1);
+}
 #endif

@@ -8,6 +8,7 @@ public enum ClientError: Error, CustomStringConvertible, Equatable {
     case timeout
     case server(code: String, message: String, status: Int)
     case missingToken
+    case tls(String)
 
     public var description: String {
         switch self {
@@ -18,6 +19,7 @@ public enum ClientError: Error, CustomStringConvertible, Equatable {
         case .closed(let code, let reason): return "the server closed the connection (\(code)\(reason.isEmpty ? "" : ": \(reason)"))"
         case .timeout: return "the server did not answer in time"
         case .server(let code, let message, _): return "\(message) [\(code)]"
+        case .tls(let s): return "TLS: \(s)"
         case .missingToken: return "no token: pass --token TOKEN, set STAFFCAST_TOKEN, or save it in ~/.config/staffcast/token (mode 0600)"
         }
     }

@@ -21,6 +21,8 @@ public final class SubscriberSession {
 
     public let webSocketURL: String
     public let token: String
+    /// How `wss://` servers are trusted (`--ca-file`).
+    public let trust: TLSTrust
     public private(set) var eventID: UUID
     private let cursors: CursorStore?
     public private(set) var lastSeq: Int64?
@@ -33,9 +35,10 @@ public final class SubscriberSession {
     /// order, once each.
     private var catchUp: (ref: String, held: [StaffMessage])?
 
-    public init(webSocketURL: String, token: String, eventID: UUID, cursors: CursorStore?) {
+    public init(webSocketURL: String, token: String, eventID: UUID, cursors: CursorStore?, trust: TLSTrust = TLSTrust()) {
         self.webSocketURL = webSocketURL
         self.token = token
+        self.trust = trust
         self.eventID = eventID
         self.cursors = cursors
         self.lastSeq = cursors?.load(eventID.uuidString.lowercased())
@@ -72,7 +75,7 @@ public final class SubscriberSession {
             attempt += 1
             onUpdate(.connecting(attempt: attempt))
             do {
-                let ws = try WebSocketClient(url: webSocketURL, headers: ["Authorization": "Bearer \(token)"])
+                let ws = try WebSocketClient(url: webSocketURL, headers: ["Authorization": "Bearer \(token)"], trust: trust)
                 socket = ws
                 var subscribe: [String: Any] = ["op": "subscribe", "event_id": eventID.uuidString.lowercased()]
                 if let lastSeq { subscribe["since_seq"] = lastSeq }
@@ -99,6 +102,11 @@ public final class SubscriberSession {
                 socket = nil
                 if case .handshake(let status, let body) = error, status == 401 || status == 403 {
                     onUpdate(.fatal(body.isEmpty ? "the server refused the token (HTTP \(status))" : Self.message(body)))
+                    return
+                }
+                if case .tls = error {
+                    // An untrusted certificate or an unreadable CA file: retrying cannot help.
+                    onUpdate(.fatal(error.description))
                     return
                 }
                 let delay = Self.backoff(attempt: attempt)

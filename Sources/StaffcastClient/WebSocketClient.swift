@@ -4,10 +4,10 @@ import Foundation
 import Glibc
 #endif
 
-/// A small blocking WebSocket client (RFC 6455) over a plain TCP socket, for `staffcast watch`
-/// and the tests. Blocking and single-threaded on purpose: the caller owns the loop, and the
-/// tests need exact control of the bytes on the wire (oversized frames, silence, raw closes).
-/// No TLS: put staffcast behind a TLS terminator, or use wss-capable tools, for that.
+/// A small blocking WebSocket client (RFC 6455) over TCP, or TLS for `wss://` (`ClientStream`),
+/// for `staffcast watch` and the tests. Blocking and single-threaded on purpose: the caller owns
+/// the loop, and the tests need exact control of the bytes on the wire (oversized frames,
+/// silence, raw closes).
 public final class WebSocketClient {
     public enum Event: Equatable {
         case text(String)
@@ -15,34 +15,36 @@ public final class WebSocketClient {
         case close(code: UInt16, reason: String)
     }
 
-    private var fd: Int32
-    private var buffer: [UInt8] = []
+    private let stream: ClientStream
     public private(set) var responseHeaders: [String: String] = [:]
     public private(set) var isClosed = false
 
-    /// Connects to `ws://host:port/path` (http:// is accepted too) and performs the upgrade.
+    /// Connects to `ws://host:port/path` or `wss://…` (http:// and https:// are accepted too)
+    /// and performs the upgrade; `wss` verifies the server's certificate against `trust`.
     /// `headers` are sent as they are (e.g. Authorization).
     public init(url: String, headers: [String: String] = [:], subprotocol: String? = "staffcast.v1",
-                timeout: TimeInterval = 10) throws(ClientError) {
+                timeout: TimeInterval = 10, trust: TLSTrust = TLSTrust()) throws(ClientError) {
         guard let components = URLComponents(string: url), let host = components.host,
-              ["ws", "http"].contains(components.scheme ?? "") else {
+              ["ws", "http", "wss", "https"].contains(components.scheme ?? "") else {
             throw ClientError.badURL(url)
         }
-        let port = components.port ?? 80
-        fd = try Self.connect(host: host, port: port, timeout: timeout)
+        let secure = components.scheme == "wss" || components.scheme == "https"
+        let port = components.port ?? (secure ? 443 : 80)
+        stream = try ClientStream(host: host, port: port, tls: secure ? trust : nil, timeout: timeout)
         var path = components.percentEncodedPath.isEmpty ? "/" : components.percentEncodedPath
         if let q = components.percentEncodedQuery { path += "?" + q }
         var keyBytes = [UInt8](repeating: 0, count: 16)
         for i in keyBytes.indices { keyBytes[i] = UInt8.random(in: 0...255) }
         let key = Data(keyBytes).base64EncodedString()
-        var request = "GET \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        let hostHeader = host.contains(":") && !host.hasPrefix("[") ? "[\(host)]" : host
+        var request = "GET \(path) HTTP/1.1\r\nHost: \(hostHeader):\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         request += "Sec-WebSocket-Key: \(key)\r\nSec-WebSocket-Version: 13\r\n"
         if let subprotocol { request += "Sec-WebSocket-Protocol: \(subprotocol)\r\n" }
         for (name, value) in headers { request += "\(name): \(value)\r\n" }
         request += "\r\n"
         do throws(ClientError) {
             try writeAll(Array(request.utf8))
-            let (status, head) = try readHead(deadline: Date().addingTimeInterval(timeout))
+            let (status, head) = try stream.readHead(deadline: Date().addingTimeInterval(timeout))
             responseHeaders = head
             guard status == 101 else {
                 let length = Int(head["content-length"] ?? "") ?? 0
@@ -55,22 +57,16 @@ public final class WebSocketClient {
                 throw ClientError.protocolViolation("bad Sec-WebSocket-Accept")
             }
         } catch {
-            Glibc.close(fd)
-            fd = -1
+            stream.shutdown()
             throw error
         }
     }
 
-    deinit { if fd >= 0 { Glibc.close(fd) } }
-
     /// Hands the socket and any bytes already read to the caller (the benchmark multiplexes
-    /// thousands of connections with epoll); this client no longer touches it.
+    /// thousands of connections with epoll); this client no longer touches it. Plain ws only.
     public func detach() -> (fd: Int32, buffered: [UInt8]) {
-        let out = (fd, buffer)
-        fd = -1
-        buffer = []
         isClosed = true
-        return out
+        return stream.detach()
     }
 
     // MARK: sending
@@ -104,7 +100,7 @@ public final class WebSocketClient {
         guard !isClosed else { return }
         try? sendFrame(opcode: 0x8, payload: [UInt8(code >> 8), UInt8(code & 0xFF)])
         isClosed = true
-        shutdown(fd, Int32(SHUT_RDWR))
+        stream.shutdown()
     }
 
     // MARK: receiving
@@ -161,123 +157,22 @@ public final class WebSocketClient {
 
     // MARK: socket plumbing
 
-    private static func connect(host: String, port: Int, timeout: TimeInterval) throws(ClientError) -> Int32 {
-        var hints = addrinfo()
-        hints.ai_family = AF_UNSPEC
-        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
-        var result: UnsafeMutablePointer<addrinfo>?
-        let rc = getaddrinfo(host, String(port), &hints, &result)
-        guard rc == 0, let first = result else {
-            throw ClientError.connect("cannot resolve \(host): \(String(cString: gai_strerror(rc)))")
-        }
-        defer { freeaddrinfo(result) }
-        var lastError = "no address"
-        var candidate: UnsafeMutablePointer<addrinfo>? = first
-        while let ai = candidate {
-            candidate = ai.pointee.ai_next
-            let s = socket(ai.pointee.ai_family, ai.pointee.ai_socktype, ai.pointee.ai_protocol)
-            if s < 0 { continue }
-            let flags = fcntl(s, F_GETFL)
-            _ = fcntl(s, F_SETFL, flags | O_NONBLOCK)
-            var ok = Glibc.connect(s, ai.pointee.ai_addr, ai.pointee.ai_addrlen) == 0
-            if !ok && errno == EINPROGRESS {
-                var pfd = pollfd(fd: s, events: Int16(POLLOUT), revents: 0)
-                if poll(&pfd, 1, Int32(timeout * 1000)) == 1 {
-                    var err: Int32 = 0
-                    var len = socklen_t(MemoryLayout<Int32>.size)
-                    getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &len)
-                    ok = err == 0
-                    if !ok { lastError = String(cString: strerror(err)) }
-                } else {
-                    lastError = "timed out"
-                }
-            } else if !ok {
-                lastError = String(cString: strerror(errno))
-            }
-            if ok {
-                var one: Int32 = 1
-                setsockopt(s, Int32(IPPROTO_TCP), TCP_NODELAY, &one, socklen_t(MemoryLayout<Int32>.size))
-                return s
-            }
-            Glibc.close(s)
-        }
-        throw ClientError.connect("\(host):\(port): \(lastError)")
-    }
-
     private func writeAll(_ bytes: [UInt8]) throws(ClientError) {
-        var offset = 0
-        while offset < bytes.count {
-            let n = bytes[offset...].withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
-            if n < 0 {
-                if errno == EAGAIN || errno == EINTR {
-                    var pfd = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
-                    _ = poll(&pfd, 1, 1000)
-                    continue
-                }
-                throw ClientError.connect("send failed: \(String(cString: strerror(errno)))")
-            }
-            offset += n
-        }
-    }
-
-    /// Fills the buffer with at least `count` bytes; false at the deadline.
-    private func fill(_ count: Int, deadline: Date) throws(ClientError) -> Bool {
-        var chunk = [UInt8](repeating: 0, count: 65_536)
-        while buffer.count < count {
-            let remaining = deadline.timeIntervalSinceNow
-            if remaining <= 0 { return false }
-            var pfd = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let ready = poll(&pfd, 1, Int32(min(remaining, 1) * 1000) + 1)
-            if ready == 0 { continue }
-            if ready < 0 {
-                if errno == EINTR { continue }
-                throw ClientError.connect("poll failed")
-            }
-            let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
-            if n == 0 {
-                isClosed = true
-                throw ClientError.closed(code: 1006, reason: "connection dropped")
-            }
-            if n < 0 {
-                if errno == EAGAIN || errno == EINTR { continue }
-                isClosed = true
-                throw ClientError.closed(code: 1006, reason: String(cString: strerror(errno)))
-            }
-            buffer += chunk[0..<n]
-        }
-        return true
+        try stream.write(bytes)
     }
 
     private func readExactlyOrNil(_ count: Int, deadline: Date) throws(ClientError) -> [UInt8]? {
-        guard try fill(count, deadline: deadline) else { return nil }
-        let out = Array(buffer[0..<count])
-        buffer.removeFirst(count)
-        return out
+        do throws(ClientError) {
+            guard try stream.fill(count, deadline: deadline) else { return nil }
+        } catch {
+            if case .closed = error { isClosed = true }
+            throw error
+        }
+        return stream.take(count)
     }
 
     private func readExactly(_ count: Int, deadline: Date) throws(ClientError) -> [UInt8] {
         guard let out = try readExactlyOrNil(count, deadline: deadline) else { throw ClientError.timeout }
         return out
-    }
-
-    private func readHead(deadline: Date) throws(ClientError) -> (Int, [String: String]) {
-        while true {
-            if let end = buffer.firstRange(of: [13, 10, 13, 10]) {
-                let text = String(decoding: buffer[..<end.lowerBound], as: UTF8.self)
-                buffer.removeFirst(end.upperBound)
-                var lines = text.components(separatedBy: "\r\n")
-                let statusLine = lines.removeFirst().split(separator: " ")
-                guard statusLine.count >= 2, let status = Int(statusLine[1]) else {
-                    throw ClientError.protocolViolation("bad status line")
-                }
-                var headers: [String: String] = [:]
-                for line in lines {
-                    guard let colon = line.firstIndex(of: ":") else { continue }
-                    headers[line[..<colon].lowercased()] = line[line.index(after: colon)...].trimmingCharacters(in: .whitespaces)
-                }
-                return (status, headers)
-            }
-            guard try fill(buffer.count + 1, deadline: deadline) else { throw ClientError.timeout }
-        }
     }
 }

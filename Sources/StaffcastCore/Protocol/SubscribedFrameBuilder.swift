@@ -56,22 +56,5 @@ public struct SubscribedFrameBuilder {
         return bytes
     }
 
-    /// A JSON string literal (RFC 8259 escaping).
-    static func appendJSONString(_ s: String, to out: inout [UInt8]) {
-        out.append(UInt8(ascii: "\""))
-        for byte in s.utf8 {
-            switch byte {
-            case UInt8(ascii: "\""): out += [0x5C, 0x22]
-            case UInt8(ascii: "\\"): out += [0x5C, 0x5C]
-            case 0x0A: out += [0x5C, UInt8(ascii: "n")]
-            case 0x0D: out += [0x5C, UInt8(ascii: "r")]
-            case 0x09: out += [0x5C, UInt8(ascii: "t")]
-            case 0..<0x20:
-                let hex = Array("0123456789abcdef".utf8)
-                out += [0x5C, UInt8(ascii: "u"), 0x30, 0x30, hex[Int(byte >> 4)], hex[Int(byte & 0xF)]]
-            default: out.append(byte)
-            }
-        }
-        out.append(UInt8(ascii: "\""))
-    }
+    static func appendJSONString(_ s: String, to out: inout [UInt8]) { JSONBytes.appendString(s, to: &out) }
 }

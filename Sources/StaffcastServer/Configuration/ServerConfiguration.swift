@@ -56,8 +56,15 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Reminders and escalation: the emergency default (`escalate_after_minutes`, 5),
     /// `max_escalation_rounds` (3), and the test/ops knob `escalation_interval_seconds`.
     public var escalation = EscalationPolicy()
+    /// PEM files of the certificate (chain) and its private key. Both set: the one port speaks
+    /// only TLS (`https://`, `wss://`); neither: plain HTTP. Read once at start.
+    public var tlsCertificate: String?
+    public var tlsKey: String?
 
     public init() {}
+
+    /// True when the port serves TLS.
+    public var tlsEnabled: Bool { tlsCertificate != nil && tlsKey != nil }
 
     public static func defaultNodeID() -> String {
         "\(ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "staffcast")-\(ProcessInfo.processInfo.processIdentifier)"

@@ -194,7 +194,8 @@ final class HTTPAPI: @unchecked Sendable {
             }
         case .receipts(let messageID):
             runAsUser(token, respond) { store, identity in
-                .json(200, ReceiptsBody(try store.receipts(as: identity.userID, message: messageID)))
+                HTTPResponse(status: 200, contentType: "application/json",
+                             body: ReceiptsBody(try store.receipts(as: identity.userID, message: messageID)).jsonBytes)
             }
         case .notify(let userID):
             let notification: NotificationRequest

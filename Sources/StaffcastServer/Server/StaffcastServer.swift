@@ -55,6 +55,7 @@ public final class StaffcastServer: @unchecked Sendable {
     /// starts the threads, and returns once clients can connect. Throws with a sentence for a
     /// person when the port or the database is unusable.
     public func start() throws {
+        try Self.checkTLS(configuration)
         shared.withLock { $0.state = .starting }
         var cursors: ChangeCursors
         do {

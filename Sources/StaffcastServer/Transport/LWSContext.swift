@@ -12,17 +12,31 @@ final class LWSContext {
     static let subprotocol = "staffcast.v1"
     private(set) var context: OpaquePointer?
     private(set) var vhost: OpaquePointer?
+    /// The vhost that holds the certificate, when TLS is configured: accepted sockets are
+    /// adopted there as raw TLS sockets (`TLSRelay`).
+    private(set) var tlsVhost: OpaquePointer?
     private let protocols: UnsafeMutablePointer<lws_protocols>
     private let protocolName: UnsafeMutablePointer<CChar>
     private let vhostName: UnsafeMutablePointer<CChar>
+    private let tlsVhostName: UnsafeMutablePointer<CChar>
+    /// The ALPN list the TLS vhost offers (libwebsockets keeps the pointer): HTTP/1.1 only, as
+    /// the HTTP front speaks nothing else (lws would offer h2 and clients would take it).
+    private let alpn: UnsafeMutablePointer<CChar>
     private let retry: UnsafeMutablePointer<lws_retry_bo_t>
 
     /// Creates the context on the calling thread, which becomes its service thread.
     /// `loop` receives every callback (through the context's user pointer).
-    init(loop: ServiceLoop) throws(SocketError) {
+    convenience init(loop: ServiceLoop) throws(SocketError) {
+        try self.init(user: Unmanaged.passUnretained(loop).toOpaque(), tls: loop.configuration)
+    }
+
+    /// `user` receives the callbacks (nil: a context only to check the TLS files).
+    private init(user: UnsafeMutableRawPointer?, tls configuration: ServerConfiguration) throws(SocketError) {
         lws_set_log_level(Int32(LLL_ERR | LLL_WARN), lwsLogEmit)
         protocolName = strdup(Self.subprotocol)
         vhostName = strdup("staffcast")
+        tlsVhostName = strdup("staffcast-tls")
+        alpn = strdup("http/1.1")
         protocols = .allocate(capacity: 2)
         protocols.initialize(repeating: lws_protocols(), count: 2) // the zeroed second entry ends the table
         protocols[0].name = UnsafePointer(protocolName)
@@ -43,7 +57,8 @@ final class LWSContext {
 
         var info = lws_context_creation_info()
         info.options = UInt64(LWS_SERVER_OPTION_EXPLICIT_VHOSTS)
-        info.user = Unmanaged.passUnretained(loop).toOpaque()
+        if configuration.tlsEnabled { info.options |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT) }
+        info.user = user
         info.port = Int32(staffcast_lws_no_listen())
         info.protocols = UnsafePointer(protocols)
         info.timeout_secs = 10
@@ -67,6 +82,37 @@ final class LWSContext {
             throw SocketError(operation: "libwebsockets could not create its vhost", code: 0)
         }
         vhost = vh
+
+        if let certificate = configuration.tlsCertificate, let key = configuration.tlsKey {
+            var tinfo = vinfo
+            tinfo.vhost_name = UnsafePointer(tlsVhostName)
+            tinfo.options = UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT)
+            tinfo.ssl_options_set = staffcast_tls_old_versions_off() // TLS 1.2 and later
+            tinfo.alpn = UnsafePointer(alpn)
+            let made = certificate.withCString { cert in
+                key.withCString { keyPath in
+                    tinfo.ssl_cert_filepath = cert
+                    tinfo.ssl_private_key_filepath = keyPath
+                    return lws_create_vhost(ctx, &tinfo) // reads both files now; keeps nothing of the paths
+                }
+            }
+            guard let made else {
+                lws_context_destroy(ctx)
+                context = nil
+                vhost = nil
+                throw SocketError(operation: "TLS: the certificate or key was refused (tls_cert \(certificate), tls_key \(key)): "
+                    + "each must be a readable PEM file, and the key must belong to the certificate", code: 0)
+            }
+            tlsVhost = made
+        }
+    }
+
+    /// Loads the certificate and key the way the server will (a throwaway context), so that a
+    /// bad pair is a configuration error at start and in `--check-config`.
+    static func checkTLS(_ configuration: ServerConfiguration) throws(SocketError) {
+        guard configuration.tlsEnabled else { return }
+        let probe = try LWSContext(user: nil, tls: configuration)
+        probe.destroy()
     }
 
     /// Closes every connection at once and frees the context; call on its service thread.
@@ -74,6 +120,7 @@ final class LWSContext {
         if let context { lws_context_destroy(context) }
         context = nil
         vhost = nil
+        tlsVhost = nil
     }
 
     deinit {
@@ -82,6 +129,8 @@ final class LWSContext {
         retry.deallocate()
         free(protocolName)
         free(vhostName)
+        free(tlsVhostName)
+        free(alpn)
     }
 
     /// Watches `fd` (the loop's epoll set) for readability: LWS_CALLBACK_RAW_RX_FILE.
@@ -101,6 +150,17 @@ final class LWSContext {
             }
         }
         guard wsi != nil else { throw SocketError(operation: "libwebsockets refused the connection", code: 0) }
+    }
+
+    /// Adopts an accepted socket as a raw socket: on the TLS vhost (`tls`: libwebsockets does
+    /// the handshake, then hands over decrypted bytes), or on the plain one (the relay's local
+    /// end). Returns its wsi; on failure libwebsockets has closed `fd`.
+    func adoptRaw(_ fd: Int32, tls: Bool) throws(SocketError) -> OpaquePointer {
+        guard let host = tls ? tlsVhost : vhost,
+              let wsi = staffcast_lws_adopt_raw_socket(host, fd, protocolName, tls ? 1 : 0) else {
+            throw SocketError(operation: "libwebsockets refused the \(tls ? "TLS " : "")connection", code: 0)
+        }
+        return wsi
     }
 
     /// Wakes the service thread (from any thread) into LWS_CALLBACK_EVENT_WAIT_CANCELLED.
@@ -136,7 +196,9 @@ private func lwsLogEmit(_ level: Int32, _ line: UnsafePointer<CChar>?) {
 /// through the context's user pointer.
 private func lwsCallback(_ wsi: OpaquePointer?, _ reason: lws_callback_reasons, _ user: UnsafeMutableRawPointer?,
                          _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
-    guard let wsi, let ctx = lws_get_context(wsi), let raw = lws_context_user(ctx) else { return 0 }
+    guard let wsi, let ctx = lws_get_context(wsi), let raw = lws_context_user(ctx) else {
+        return lws_callback_http_dummy(wsi, reason, user, input, length)
+    }
     let loop = Unmanaged<ServiceLoop>.fromOpaque(raw).takeUnretainedValue()
     return loop.handle(wsi, reason, user, input, length)
 }

@@ -30,7 +30,12 @@ extension ServiceLoop {
                 return
             }
             if let stale = adopted.removeValue(forKey: fd) { gatekeeper.release(stale.admission) }
-            let connection = HTTPConnection(fd: fd, serial: nextSerial, peer: String(decoding: peer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self), now: Self.monotonicNow())
+            let peerText = String(decoding: peer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            if configuration.tlsEnabled {
+                acceptTLS(fd, peer: peerText)
+                continue
+            }
+            let connection = HTTPConnection(fd: fd, serial: nextSerial, peer: peerText, now: Self.monotonicNow())
             nextSerial += 1
             do {
                 try poller?.add(fd)

@@ -50,6 +50,11 @@ final class ServiceLoop: @unchecked Sendable {
     /// Subscribe jobs gathered since the loop last drained its inbox (`flushSubscribes`).
     var subscribes: [DatabaseJob] = []
     var writeBuffer: UnsafeMutablePointer<UInt8>
+    /// TLS only: the relays by either side's wsi, the TCP peer of each relayed descriptor, and
+    /// the scratch buffer (LWS_PRE in front) for relayed bytes.
+    var relays: [UInt: TLSRelay] = [:]
+    var relayPeers: [Int32: String] = [:]
+    let relayBuffer: UnsafeMutablePointer<UInt8>
     var draining = false
     var exitRequested = false
 
@@ -64,9 +69,13 @@ final class ServiceLoop: @unchecked Sendable {
         self.api = api
         self.engine = FanoutEngine(configuration: configuration.engine, publishedThrough: publishedThrough)
         writeBuffer = .allocate(capacity: OutFrame.headroom + configuration.engine.maxWriteBytes)
+        relayBuffer = .allocate(capacity: staffcast_lws_pre() + Self.relayChunk)
     }
 
-    deinit { writeBuffer.deallocate() }
+    deinit {
+        writeBuffer.deallocate()
+        relayBuffer.deallocate()
+    }
 
     // MARK: any thread
 
@@ -144,7 +153,14 @@ final class ServiceLoop: @unchecked Sendable {
         case LWS_CALLBACK_RAW_RX_FILE:
             serviceSockets()
             return 0
-        case LWS_CALLBACK_RAW_ADOPT_FILE, LWS_CALLBACK_RAW_CLOSE_FILE, LWS_CALLBACK_RAW_WRITEABLE_FILE:
+        case LWS_CALLBACK_RAW_ADOPT_FILE, LWS_CALLBACK_RAW_CLOSE_FILE, LWS_CALLBACK_RAW_WRITEABLE_FILE, LWS_CALLBACK_RAW_ADOPT:
+            return 0
+        case LWS_CALLBACK_RAW_RX:
+            return relayReceived(wsi, input, length)
+        case LWS_CALLBACK_RAW_WRITEABLE:
+            return relayWritable(wsi)
+        case LWS_CALLBACK_RAW_CLOSE:
+            relayClosed(wsi)
             return 0
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
             let fd = lws_get_socket_fd(wsi)
@@ -172,6 +188,7 @@ final class ServiceLoop: @unchecked Sendable {
             closed(wsi, user)
             return 0
         case LWS_CALLBACK_WSI_DESTROY:
+            if !relays.isEmpty { relayClosed(wsi) }
             if let admission = upgrading.removeValue(forKey: UInt(bitPattern: wsi)) { gatekeeper.release(admission) }
             return 0
         case LWS_CALLBACK_HTTP:
@@ -198,13 +215,20 @@ final class ServiceLoop: @unchecked Sendable {
         metrics.connectionsOpened.increment()
         let now = Self.monotonicNow()
         perform(engine.connectionOpened(id, identity: admission.identity, token: admission.digest,
-                                        peer: LWSContext.peer(wsi), now: now, wall: Date()))
+                                        peer: peer(of: wsi), now: now, wall: Date()))
         // A revoke applied between the upgrade decision and now: close at once.
         if !gatekeeper.isValid(admission.digest) {
             perform(engine.committed(CommittedBatch(revokedTokens: [admission.digest]), now: now, wall: Date()))
         }
         logger.debug("connection opened", metadata: ["conn": "\(id)", "user": "\(admission.identity.userID)", "loop": "\(index)"])
         return 0
+    }
+
+    /// The client's address: the TCP peer of a TLS connection (whose WebSocket runs on the
+    /// relay's socket pair), or the socket's own peer.
+    func peer(of wsi: OpaquePointer) -> String {
+        if configuration.tlsEnabled, let peer = relayPeers[lws_get_socket_fd(wsi)] { return peer }
+        return LWSContext.peer(wsi)
     }
 
     func writable(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
@@ -401,7 +425,8 @@ final class ServiceLoop: @unchecked Sendable {
         perform(engine.beginDrain(now: Self.monotonicNow()))
     }
 
-    var isDrained: Bool { draining && sockets.isEmpty && http.isEmpty }
+    /// Relays too: a TLS connection's last bytes (a WebSocket's 1001) are still on their way.
+    var isDrained: Bool { draining && sockets.isEmpty && http.isEmpty && relays.isEmpty }
 
     /// What this loop holds, for status, metrics and presence.
     func snapshot() -> LoopSnapshot {

@@ -26,6 +26,9 @@ struct JoinCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Save the token here instead (default ~/.config/staffcast/token).", valueName: "file"))
     var tokenFile: String?
     @Flag(help: "Replace a token already saved there.") var force = false
+    @Option(name: .long, help: ArgumentHelp("PEM file of the CA that signed an https:// server's certificate (env STAFFCAST_CA_FILE).",
+                                            valueName: "file"))
+    var caFile: String?
     @Option(help: ArgumentHelp("Language: en or tr (default: from LC_ALL, LC_MESSAGES or LANG).", valueName: "lang"))
     var lang: String?
 
@@ -38,7 +41,8 @@ struct JoinCommand: ParsableCommand {
                !existing.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
                 throw CommandFailure(t.text(.joinTokenExists, ["path": path]))
             }
-            let api = try APIClient(server: base, token: nil)
+            let trust = TLSTrust(caFile: caFile ?? environment("STAFFCAST_CA_FILE"))
+            let api = try APIClient(server: base, token: nil, trust: trust)
             let body = try JSONSerialization.data(withJSONObject: ["display_name": name])
             let response: APIClient.Response
             do {
@@ -68,7 +72,8 @@ struct JoinCommand: ParsableCommand {
             print(t.text(.joinSaved, ["path": path]))
             // Servers learn of a new token from the database within 2 s; wait for it so that
             // `watch` works at once.
-            let mine = try APIClient(server: base, token: joined.token)
+            let mine = try APIClient(server: base, token: joined.token, trust: trust)
+            ClientOptions.warnIfTokenInClear(mine)
             let deadline = Date().addingTimeInterval(6)
             var accepted = false
             while Date() < deadline {

@@ -18,6 +18,7 @@ struct ServeCommand: ParsableCommand {
               staffcast serve --listen 127.0.0.1:9000 --data-dir /var/lib/staffcast
               staffcast serve --database-url postgresql://staffcast@db.internal/staffcast
               staffcast serve --config /etc/staffcast.yaml --check-config
+              staffcast serve --tls-cert cert.pem --tls-key key.pem   # https:// and wss:// only
 
             Several servers on one database serve one event together: run the same command with the
             same --database-url on each machine. SIGTERM or Ctrl-C stops gracefully (clients get
@@ -36,13 +37,24 @@ struct ServeCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("Seconds between WebSocket pings (default 20).", valueName: "seconds"))
     var heartbeat: Int?
 
-    @Flag(name: .long, help: "Validate the configuration, print it (secrets masked) and exit.")
+    @Option(name: .long, help: ArgumentHelp("""
+        PEM certificate (chain) for TLS (env STAFFCAST_TLS_CERT; config tls_cert). With --tls-key, the \
+        port serves only https:// and wss://.
+        """, valueName: "file"))
+    var tlsCert: String?
+
+    @Option(name: .long, help: ArgumentHelp("PEM private key of --tls-cert (env STAFFCAST_TLS_KEY; config tls_key).",
+                                            valueName: "file"))
+    var tlsKey: String?
+
+    @Flag(name: .long, help: "Validate the configuration (TLS files included), print it (secrets masked) and exit.")
     var checkConfig = false
 
     func run() throws {
         try reportingFailures {
             let file = try database.loadConfigFile()
             let configuration = try effectiveConfiguration(file)
+            try StaffcastServer.checkTLS(configuration)
             if checkConfig {
                 printEffective(configuration, file)
                 return
@@ -58,10 +70,11 @@ struct ServeCommand: ParsableCommand {
                 throw error
             }
             let host = configuration.host == "0.0.0.0" ? "127.0.0.1" : configuration.host
+            let secure = configuration.tlsEnabled ? "s" : ""
             FileHandle.standardOutput.write(Data("""
-                staffcast \(StaffcastVersion.current) serving on \(configuration.host):\(server.port)
-                  WebSocket  ws://\(host):\(server.port)/v1/ws   (subprotocol staffcast.v1)
-                  HTTP API   http://\(host):\(server.port)/v1/…   health: /healthz  ready: /readyz
+                staffcast \(StaffcastVersion.current) serving on \(configuration.host):\(server.port)\(secure.isEmpty ? "" : " (TLS)")
+                  WebSocket  ws\(secure)://\(host):\(server.port)/v1/ws   (subprotocol staffcast.v1)
+                  HTTP API   http\(secure)://\(host):\(server.port)/v1/…   health: /healthz  ready: /readyz
                   database   \(target.displayName)
                 Stop with Ctrl-C (or SIGTERM).
 
@@ -89,6 +102,10 @@ struct ServeCommand: ParsableCommand {
         }
         if let v = environment("STAFFCAST_WORKERS"), let n = Int(v) { c.databaseWorkers = n }
         if let v = environment("STAFFCAST_HEARTBEAT_INTERVAL"), let n = Int(v) { c.heartbeatInterval = n }
+        if let v = environment("STAFFCAST_TLS_CERT") { c.tlsCertificate = v }
+        if let v = environment("STAFFCAST_TLS_KEY") { c.tlsKey = v }
+        if let tlsCert { c.tlsCertificate = tlsCert.isEmpty ? nil : tlsCert }
+        if let tlsKey { c.tlsKey = tlsKey.isEmpty ? nil : tlsKey }
         if let workers { c.databaseWorkers = workers }
         if let heartbeat { c.heartbeatInterval = heartbeat }
         guard (1...64).contains(c.databaseWorkers) else { throw CommandFailure("workers must be from 1 to 64") }
@@ -129,6 +146,8 @@ struct ServeCommand: ParsableCommand {
             ("escalate_after_minutes", c.escalation.emergencyDefaultMinutes.map(String.init) ?? "0 (emergencies do not escalate by default)"),
             ("max_escalation_rounds", "\(c.escalation.maxRounds)"),
             ("escalation_interval_seconds", c.escalation.intervalSecondsOverride.map(String.init) ?? "(none: each message's own minutes)"),
+            ("tls_cert", c.tlsCertificate ?? "(none: plain http:// and ws://)"),
+            ("tls_key", c.tlsKey ?? "(none)"),
         ]
         print("configuration is valid:")
         for (k, v) in lines { print("  \(k): \(v)") }

@@ -49,7 +49,8 @@ struct WatchCommand: ParsableCommand {
             guard let eventID = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
             let api = try client.api()
             guard let token = api.token else { throw ClientError.missingToken }
-            let session = SubscriberSession(webSocketURL: api.webSocketURL, token: token, eventID: eventID, cursors: CursorStore())
+            let session = SubscriberSession(webSocketURL: api.webSocketURL, token: token, eventID: eventID, cursors: CursorStore(),
+                                            trust: api.trust)
             StopFlag.shared.install()
             if json || isatty(STDOUT_FILENO) == 0 {
                 try LineWatcher(session: session, onMessage: onMessage, strings: strings).run()

@@ -15,6 +15,12 @@ struct ClientOptions: ParsableArguments {
                                             valueName: "file"))
     var tokenFile: String?
 
+    @Option(name: .long, help: ArgumentHelp("""
+        PEM file of the CA that signed an https:// server's certificate, for a private or self-signed \
+        CA (env STAFFCAST_CA_FILE; default: the system's trusted CAs).
+        """, valueName: "file"))
+    var caFile: String?
+
     /// Where clients look for a token when none is given, and where `staffcast join` saves one.
     static var defaultTokenFile: String {
         let home = ProcessInfo.processInfo.environment["HOME"] ?? NSHomeDirectory()
@@ -54,7 +60,23 @@ struct ClientOptions: ParsableArguments {
         return nil
     }
 
+    /// How https:// and wss:// servers are trusted: --ca-file, else $STAFFCAST_CA_FILE, else
+    /// the system's store.
+    var trust: TLSTrust { TLSTrust(caFile: caFile ?? environment("STAFFCAST_CA_FILE")) }
+
+    /// The server's API; warns on stderr when the token would cross the network unencrypted.
     func api(required: Bool = true) throws -> APIClient {
-        try APIClient(server: serverURL, token: try resolveToken(required: required))
+        let api = try APIClient(server: serverURL, token: try resolveToken(required: required), trust: trust)
+        Self.warnIfTokenInClear(api)
+        return api
+    }
+
+    /// A warning on stderr when `api` would send its token over plain http:// to another machine.
+    static func warnIfTokenInClear(_ api: APIClient) {
+        guard api.sendsTokenInClear else { return }
+        printError("""
+            staffcast: warning: sending your token to \(api.server.host ?? "the server") over plain http:// (and ws://), \
+            which anyone on the network path can read; use https:// (the server needs tls_cert and tls_key)
+            """)
     }
 }

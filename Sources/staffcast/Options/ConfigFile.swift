@@ -21,7 +21,7 @@ struct ConfigFile {
         "outbound_max_frames", "outbound_max_bytes", "max_in_flight_per_connection", "send_burst",
         "send_rate_per_second", "listener_poll_interval", "heartbeat_interval", "recent_window", "shutdown_grace",
         "node_id", "ops_token", "metrics_require_token", "service_threads", "max_connections",
-        "max_connections_per_user", "header_timeout", "idle_timeout", "write_stall_timeout",
+        "max_connections_per_user", "header_timeout", "idle_timeout", "write_stall_timeout", "tls_cert", "tls_key",
         "escalate_after_minutes", "max_escalation_rounds", "escalation_interval_seconds",
     ]
 
@@ -105,6 +105,8 @@ struct ConfigFile {
             }
             s.opsToken = v
         }
+        s.tlsCertificate = try string("tls_cert")
+        s.tlsKey = try string("tls_key")
         if let v = map["metrics_require_token"] {
             guard let b = v as? Bool else { throw CommandFailure("config file \(path): 'metrics_require_token' must be true or false") }
             s.metricsRequireToken = b
