@@ -35,5 +35,6 @@ struct Staffcast: ParsableCommand {
         version: StaffcastVersion.current,
         subcommands: [ServeCommand.self, MigrateCommand.self, AdminCommand.self, SendCommand.self,
                       WatchCommand.self, JoinCommand.self, StatusCommand.self, ClusterCommand.self,
+                      HistoryCommand.self, RemindCommand.self, ScheduledCommand.self, EditCommand.self, RetractCommand.self,
                       ReachCommand.self, ReceiptsCommand.self])
 }

@@ -300,3 +300,54 @@ final class WatchRendererTests: XCTestCase {
         XCTAssertEqual(TextWidth.pad("東", 3), "東 ")
     }
 }
+
+/// What the terminal client does with an edit and a retract (pure).
+final class WatchStateToolboxTests: XCTestCase {
+    func message(_ seq: Int64, _ event: UUID, sender: UUID = UUID(), text: String, priority: Priority = .normal) -> StaffMessage {
+        StaffMessage(id: UUID(), seq: seq, eventID: event, senderID: sender, senderName: "Olivia", message: text,
+                     messageType: .broadcast, priority: priority, sentAt: Date(), expiresAt: nil, read: false, readCount: 0)
+    }
+
+    func testAnEditChangesTheLineAndTheBannerAndKeepsReadState() {
+        let event = UUID()
+        var state = WatchState(eventID: event)
+        state.connected(Identity(userID: UUID(), displayName: "Sam"))
+        let m = message(1, event, text: "Gate 3", priority: .urgent)
+        _ = state.live(m, now: Date())
+        state.read(messageID: m.id, eventID: event, unreadCount: 0)
+        var edited = m
+        edited.message = "Gate 4"
+        edited.editedAt = Date()
+        edited.read = false // live frames say false for everyone
+        state.updated(edited)
+        XCTAssertEqual(state.messages.map(\.message), ["Gate 4"])
+        XCTAssertEqual(state.messages.first?.read, true)
+        XCTAssertNotNil(state.messages.first?.editedAt)
+        XCTAssertEqual(state.banners.map(\.message.message), ["Gate 4"])
+        // Another event's edit changes nothing.
+        var foreign = edited
+        foreign.eventID = UUID()
+        foreign.message = "elsewhere"
+        state.updated(foreign)
+        XCTAssertEqual(state.messages.map(\.message), ["Gate 4"])
+    }
+
+    func testARetractRemovesLineBannerAndUnread() {
+        let event = UUID()
+        var state = WatchState(eventID: event)
+        state.connected(Identity(userID: UUID(), displayName: "Sam"))
+        let a = message(1, event, text: "Lunch")
+        let b = message(2, event, text: "Evacuate", priority: .urgent)
+        _ = state.live(a, now: Date())
+        _ = state.live(b, now: Date())
+        XCTAssertEqual(state.unreadCount, 2)
+        state.selected = 1
+        state.retracted(messageID: b.id, eventID: event)
+        XCTAssertEqual(state.messages.map(\.id), [a.id])
+        XCTAssertFalse(state.banners.contains { $0.message.id == b.id })
+        XCTAssertEqual(state.unreadCount, 1)
+        XCTAssertEqual(state.selected, 0)
+        state.retracted(messageID: UUID(), eventID: event) // unknown: nothing changes
+        XCTAssertEqual(state.unreadCount, 1)
+    }
+}

@@ -93,8 +93,10 @@ final class AccessRulesSQLTests: XCTestCase {
                 try $0.query("UPDATE staff_messages SET read_count = 1000 WHERE id = $1", [message.id.uuidString])
             }
         }
+        // Changing the text is an edit: the event's admins' and owners' right (CONTRACT §6,
+        // sql/008; EditRetractTests), never staff's.
         assertRLSRefuses {
-            _ = try asUser(fixture.admin) {
+            _ = try asUser(fixture.staff) {
                 try $0.query("UPDATE staff_messages SET message = 'changed' WHERE id = $1", [message.id.uuidString])
             }
         }

@@ -77,7 +77,7 @@ final class DatabaseRolesSQLTests: XCTestCase {
         let forgeries = [
             // A message in the owner's name, a notification, an access level, a token.
             "INSERT INTO staff_messages (event_id, sender_id, message, message_type, priority) VALUES ('\(event)', '\(owner)', 'x', 'broadcast', 'urgent')",
-            "UPDATE staff_messages SET message = 'changed'",
+            "UPDATE staff_messages SET sender_id = '\(staff)'",
             "DELETE FROM staff_messages",
             "INSERT INTO notifications (user_id, type, title, message) VALUES ('\(staff)', 't', 't', 'm')",
             "UPDATE notifications SET read = true",
@@ -110,6 +110,12 @@ final class DatabaseRolesSQLTests: XCTestCase {
             XCTAssertNotNil(failure("RESET ROLE; " + sql, asUser: fixture.admin), "after RESET ROLE: \(sql)")
             XCTAssertNotNil(failure(sql), "as the login: \(sql)")
         }
+        // Correcting a message's text is its event's admins' and owners' right (CONTRACT §6,
+        // sql/008), never staff's, nor the login's after RESET ROLE.
+        let edit = "UPDATE staff_messages SET message = 'changed'"
+        XCTAssertNotNil(failure(edit, asUser: fixture.staff), "as staff: \(edit)")
+        XCTAssertNotNil(failure("RESET ROLE; " + edit, asUser: fixture.admin), "after RESET ROLE: \(edit)")
+        XCTAssertNotNil(failure(edit), "as the login: \(edit)")
         // The message is untouched.
         XCTAssertEqual(try fixture.count("SELECT count(*) FROM staff_messages WHERE message = 'hello'"), 1)
         XCTAssertEqual(try fixture.count("SELECT count(*) FROM staff_messages"), 1)

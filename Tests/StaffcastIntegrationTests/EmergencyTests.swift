@@ -319,6 +319,15 @@ final class EmergencyTests: XCTestCase {
         XCTAssertEqual(try fixture.count("SELECT count(*) FROM notifications WHERE type = 'escalation'"), 6)
     }
 
+    func testARetractedMessageStopsEscalating() throws {
+        let server = try start(intervalSeconds: 2)
+        let message = try sendEmergency(server)
+        XCTAssertTrue(try waitUntil(8) { try rounds(message.id) == [1] })
+        _ = try fixture.store.retractMessage(as: fixture.owner, messageID: message.id)
+        XCTAssertTrue(try waitUntil(6) { try fixture.store.escalationState(message: message.id)?.finished == "retracted" })
+        XCTAssertEqual(try rounds(message.id), [1])
+    }
+
     func testAnExpiredMessageStopsEscalating() throws {
         let server = try start(intervalSeconds: 1)
         let message = try sendEmergency(server)

@@ -170,8 +170,8 @@ final class HTTPAPITests: XCTestCase {
         server.stop()
         server = try TestServer(conninfo: fixture.conninfo) { $0.sendBurst = 2; $0.sendRatePerSecond = 0.01 }
         let api = try server.api(fixture.ownerToken)
-        for _ in 0..<2 {
-            XCTAssertEqual(try api.raw("POST", messagesPath, body: Data("ok".utf8), contentType: "text/plain").status, 201)
+        for i in 0..<2 {
+            XCTAssertEqual(try api.raw("POST", messagesPath, body: Data("ok \(i)".utf8), contentType: "text/plain").status, 201)
         }
         let r = try api.raw("POST", messagesPath, body: Data("too many".utf8), contentType: "text/plain")
         XCTAssertEqual(r.status, 429)

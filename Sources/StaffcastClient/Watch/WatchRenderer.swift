@@ -79,7 +79,8 @@ public enum WatchRenderer {
         let t = state.strings
         let head = " \(t.name(m.messageType)) · \(t.name(m.priority)) · \(m.senderName) \(clock(m.sentAt)) "
         let tail = b.sticky ? t[.dismiss] : ""
-        let body = TextWidth.pad(" " + oneLine(m.message), max(0, width - TextWidth.columns(head) - TextWidth.columns(tail)))
+        let edited = m.editedAt == nil ? "" : " (edited)"
+        let body = TextWidth.pad(" " + oneLine(m.message) + edited, max(0, width - TextWidth.columns(head) - TextWidth.columns(tail)))
         return ScreenLine(segments: clip([Segment(head, .priority(m.priority)), Segment(body, .priority(m.priority)),
                                           Segment(tail, .priority(m.priority))], width))
     }
@@ -176,7 +177,7 @@ public enum WatchRenderer {
         }
         let textWidth = max(0, width - TextWidth.columns(dot) - TextWidth.columns(ago) - TextWidth.columns(badge) - 1
                             - TextWidth.columns(warning))
-        let text = TextWidth.pad(" \(m.senderName): \(oneLine(m.message))", textWidth)
+        let text = TextWidth.pad(" \(m.senderName): \(oneLine(m.message))\(m.editedAt == nil ? "" : " (edited)")", textWidth)
         if selected {
             return ScreenLine(segments: clip([Segment(dot + ago + badge + " " + text + warning, .selected)], width))
         }

@@ -158,6 +158,30 @@ public struct WatchState: Equatable {
         self.unreadCount = unreadCount
     }
 
+    /// A message was corrected: its line and any banner of it show the new text (this
+    /// user's read state stays as it is).
+    public mutating func updated(_ m: StaffMessage) {
+        guard m.eventID == eventID else { return }
+        if let i = messages.firstIndex(where: { $0.id == m.id }) {
+            messages[i].message = m.message
+            messages[i].editedAt = m.editedAt
+        }
+        for i in banners.indices where banners[i].message.id == m.id {
+            banners[i].message.message = m.message
+            banners[i].message.editedAt = m.editedAt
+        }
+    }
+
+    /// A message was retracted: it leaves the list, its banner and the unread count.
+    public mutating func retracted(messageID: UUID, eventID: UUID) {
+        guard eventID == self.eventID else { return }
+        banners.removeAll { $0.message.id == messageID }
+        guard let i = messages.firstIndex(where: { $0.id == messageID }) else { return }
+        let gone = messages.remove(at: i)
+        if !gone.read && gone.senderID != user?.userID { unreadCount = max(0, unreadCount - 1) }
+        selected = min(selected, max(0, messages.count - 1))
+    }
+
     public mutating func notification(_ n: StaffNotification) {
         if let i = notifications.firstIndex(where: { $0.id == n.id }) { notifications[i] = n } else { notifications.insert(n, at: 0) }
     }

@@ -28,6 +28,14 @@ public struct CommittedBatch<Frame: WireFrame>: Sendable {
         }
     }
 
+    /// A live frame about an event that is not a new message (`message_updated`,
+    /// `message_retracted`): queued on every subscriber of the event.
+    public struct EventFrame: Sendable {
+        public var eventID: UUID
+        public var frame: Frame
+        public init(eventID: UUID, frame: Frame) { self.eventID = eventID; self.frame = frame }
+    }
+
     public struct Notification: Sendable {
         public var userID: UUID
         public var frame: Frame
@@ -56,11 +64,15 @@ public struct CommittedBatch<Frame: WireFrame>: Sendable {
     public var access: [Access]
     public var messages: [Message]
     public var notifications: [Notification]
+    /// Applied after `messages`, in log order.
+    public var eventFrames: [EventFrame]
     public var receipts: [Receipt]
     public var reminders: [Reminder]
 
     public init(revokedTokens: Set<TokenDigest> = [], access: [Access] = [], messages: [Message] = [],
-                notifications: [Notification] = [], receipts: [Receipt] = [], reminders: [Reminder] = []) {
+                notifications: [Notification] = [], eventFrames: [EventFrame] = [], receipts: [Receipt] = [],
+                reminders: [Reminder] = []) {
+        self.eventFrames = eventFrames
         self.receipts = receipts
         self.reminders = reminders
         self.revokedTokens = revokedTokens

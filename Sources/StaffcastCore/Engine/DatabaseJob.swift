@@ -12,6 +12,8 @@ public struct DatabaseJob: Sendable {
         case markNotificationRead(notificationID: UUID)
         case history(eventID: UUID, beforeSeq: Int64?, afterSeq: Int64? = nil, limit: Int)
         case listEvents
+        case edit(messageID: UUID, message: String)
+        case retract(messageID: UUID)
     }
 
     public var connection: Int

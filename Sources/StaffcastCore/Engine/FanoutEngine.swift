@@ -161,6 +161,10 @@ public final class FanoutEngine<Frame: WireFrame> {
                 now: now, into: &actions)
         case .listEvents:
             run(connection, ref: ref, .listEvents, now: now, into: &actions)
+        case .edit(let messageID, let message):
+            run(connection, ref: ref, .edit(messageID: messageID, message: message), now: now, into: &actions)
+        case .retract(let messageID):
+            run(connection, ref: ref, .retract(messageID: messageID), now: now, into: &actions)
         }
     }
 
@@ -283,6 +287,13 @@ public final class FanoutEngine<Frame: WireFrame> {
                 if let connection = connections[id] { enqueue(connection, message.frame, now: now, into: &actions) }
             }
             stats.messagesFannedOut += 1
+        }
+        // Edits and retracts: to every subscriber of the event, like the message itself.
+        for change in batch.eventFrames {
+            for id in hub.subscribers(of: change.eventID) {
+                guard let connection = connections[id] else { continue }
+                enqueue(connection, change.frame, now: now, into: &actions)
+            }
         }
         for notification in batch.notifications {
             for id in hub.connections(ofUser: notification.userID) {

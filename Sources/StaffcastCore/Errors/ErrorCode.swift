@@ -13,11 +13,13 @@ public struct ErrorCode: Hashable, Sendable, CustomStringConvertible {
     public static let rateLimited = ErrorCode("rate_limited")
     public static let unavailable = ErrorCode("unavailable")
     public static let `internal` = ErrorCode("internal")
+    /// The same text went to the same event moments ago (the double-send guard, CONTRACT §6).
+    public static let conflict = ErrorCode("conflict")
     /// An invite that expired, was used up or was revoked (HTTP 410).
     public static let gone = ErrorCode("gone")
 
     public static let all: [ErrorCode] = [.unauthorized, .forbidden, .notFound, .invalid, .tooLarge,
-                                          .rateLimited, .unavailable, .internal, .gone]
+                                          .rateLimited, .unavailable, .internal, .conflict, .gone]
 
     /// The HTTP status that goes with the code (docs/protocol.md, HTTP API).
     public var httpStatus: Int {
@@ -26,6 +28,7 @@ public struct ErrorCode: Hashable, Sendable, CustomStringConvertible {
         case .unauthorized: return 401
         case .forbidden: return 403
         case .notFound: return 404
+        case .conflict: return 409
         case .tooLarge: return 413
         case .rateLimited: return 429
         case .gone: return 410

@@ -85,10 +85,9 @@ public struct Hub<Frame> {
     /// The events a connection is subscribed to.
     public func events(of id: ConnectionID) -> Set<UUID> { eventsOfConnection[id] ?? [] }
 
-    /// The connections subscribed to an event.
-    public func subscribers(of eventID: UUID) -> [ConnectionID] { channels[eventID].map { Array($0.keys) } ?? [] }
-
     public func subscriberCount(of eventID: UUID) -> Int { channels[eventID]?.count ?? 0 }
+    /// Every connection subscribed to `eventID`.
+    public func subscribers(of eventID: UUID) -> [ConnectionID] { channels[eventID].map { Array($0.keys) } ?? [] }
 
     /// Subscriber counts per event, for status pages.
     public var subscriberCounts: [UUID: Int] { channels.mapValues(\.count) }

@@ -16,6 +16,8 @@ public struct StaffMessage: Sendable, Equatable {
     public var readCount: Int
     /// Non-readers are reminded (and admins told) after this many minutes; nil: never.
     public var escalateAfterMinutes: Int?
+    /// When the text was last corrected (`edit`); nil when never.
+    public var editedAt: Date? = nil
 
     public init(id: UUID, seq: Int64, eventID: UUID, senderID: UUID, senderName: String, message: String,
                 messageType: MessageType, priority: Priority, sentAt: Date, expiresAt: Date?,

@@ -23,6 +23,10 @@ public enum ClientRequest: Sendable, Equatable {
     case history(eventID: UUID, beforeSeq: Int64?, afterSeq: Int64? = nil, limit: Int)
     case listEvents
     case ping
+    /// Correct a message's text (its sender, or an admin or owner of its event); validated.
+    case edit(messageID: UUID, message: String)
+    /// Take a message back: it leaves history, catch-up and unread counts.
+    case retract(messageID: UUID)
 
     public var op: String {
         switch self {
@@ -34,6 +38,8 @@ public enum ClientRequest: Sendable, Equatable {
         case .history: return "history"
         case .listEvents: return "list_events"
         case .ping: return "ping"
+        case .edit: return "edit"
+        case .retract: return "retract"
         }
     }
 }

@@ -42,12 +42,15 @@ public enum ClientFrameDecoder {
                 throw .invalid("send needs a \"message\" field with the text to send.")
             }
             let minutes = try f.int64("expires_in_minutes", min: Int64.min).map { Int(clamping: $0) }
-            return .send(try SendRequest(eventID: eventID, message: message,
-                                         messageType: try f.string("message_type"),
-                                         priority: try f.string("priority"),
-                                         expiresInMinutes: minutes,
-                                         escalateAfterMinutes: try f.int64("escalate_after_minutes", min: Int64.min)
-                                             .map { Int(clamping: $0) }))
+            var send = try SendRequest(eventID: eventID, message: message,
+                                       messageType: try f.string("message_type"),
+                                       priority: try f.string("priority"),
+                                       expiresInMinutes: minutes,
+                                       escalateAfterMinutes: try f.int64("escalate_after_minutes", min: Int64.min)
+                                           .map { Int(clamping: $0) })
+            send.schedule = try SendSchedule.from(sendAt: try f.string("send_at"), beforeStart: try f.string("before_start"))
+            send.force = try f.bool("force") ?? false
+            return .send(send)
         case "mark_read":
             return .markRead(messageID: try f.requiredUUID("message_id"))
         case "mark_notification_read":
@@ -65,10 +68,19 @@ public enum ClientFrameDecoder {
             return .history(eventID: try f.requiredUUID("event_id"), beforeSeq: before, afterSeq: after, limit: Int(limit))
         case "list_events":
             return .listEvents
+        case "edit":
+            let id = try f.requiredUUID("message_id")
+            guard let message = try f.string("message") else {
+                throw .invalid("edit needs a \"message\" field with the corrected text.")
+            }
+            try SendRequest.validateText(message)
+            return .edit(messageID: id, message: message)
+        case "retract":
+            return .retract(messageID: try f.requiredUUID("message_id"))
         case "ping":
             return .ping
         default:
-            throw .invalid("Unknown op '\(op)'. Known ops: subscribe, unsubscribe, send, mark_read, mark_notification_read, history, list_events, ping.")
+            throw .invalid("Unknown op '\(op)'. Known ops: subscribe, unsubscribe, send, mark_read, mark_notification_read, history, list_events, ping, edit, retract.")
         }
     }
 }

@@ -16,6 +16,12 @@ public struct JSONFields {
         return s
     }
 
+    public func bool(_ key: String) throws(StaffcastError) -> Bool? {
+        guard let v = present(key) else { return nil }
+        guard JSONFields.isBool(v), let b = v as? Bool else { throw .invalid("\(key) must be true or false.") }
+        return b
+    }
+
     public func requiredUUID(_ key: String) throws(StaffcastError) -> UUID {
         guard let s = try string(key) else { throw .invalid("\(key) is missing; it must be a UUID.") }
         guard let id = UUID(uuidString: s) else { throw .invalid("\(key) '\(s.prefix(64))' is not a UUID.") }

@@ -12,18 +12,14 @@ public struct SendRequest: Sendable, Equatable {
     /// Remind non-readers and tell admins after this many minutes (and each such interval);
     /// nil: the server's default (emergencies escalate, others do not; `EscalationPolicy`).
     public var escalateAfterMinutes: Int?
+    /// Send later instead of now (CONTRACT §6, Scheduling); nil: now.
+    public var schedule: SendSchedule?
+    /// Send even when the same text went to the same event within the duplicate window.
+    public var force = false
 
     public init(eventID: UUID, message: String, messageType: String? = nil, priority: String? = nil,
                 expiresInMinutes: Int? = nil, escalateAfterMinutes: Int? = nil) throws(StaffcastError) {
-        let trimmed = message.trimmingCharacters(in: .whitespacesAndNewlines)
-        guard !trimmed.isEmpty else {
-            throw .invalid("The message is empty; write the text staff should read.")
-        }
-        try TextRules.requireStorable(message, field: "message")
-        let bytes = message.utf8.count
-        guard bytes <= Limits.maxMessageBytes else {
-            throw StaffcastError(.tooLarge, "The message is \(bytes) bytes; the limit is \(Limits.maxMessageBytes) bytes.")
-        }
+        try Self.validateText(message)
         var type = MessageType.broadcast
         if let messageType {
             guard let t = MessageType(rawValue: messageType) else {
@@ -50,5 +46,19 @@ public struct SendRequest: Sendable, Equatable {
         self.priority = prio
         self.expiresInMinutes = expiresInMinutes
         self.escalateAfterMinutes = escalateAfterMinutes
+    }
+
+    /// The rules for a message's text, for a send and an edit alike: not empty, no control
+    /// characters (`TextRules`), at most `Limits.maxMessageBytes`.
+    public static func validateText(_ message: String) throws(StaffcastError) {
+        let trimmed = message.trimmingCharacters(in: .whitespacesAndNewlines)
+        guard !trimmed.isEmpty else {
+            throw .invalid("The message is empty; write the text staff should read.")
+        }
+        try TextRules.requireStorable(message, field: "message")
+        let bytes = message.utf8.count
+        guard bytes <= Limits.maxMessageBytes else {
+            throw StaffcastError(.tooLarge, "The message is \(bytes) bytes; the limit is \(Limits.maxMessageBytes) bytes.")
+        }
     }
 }

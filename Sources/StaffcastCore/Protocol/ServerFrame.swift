@@ -9,6 +9,12 @@ public enum ServerFrame: Sendable, Equatable {
     case unsubscribed(ref: String?, eventID: UUID)
     case message(StaffMessage)
     case sent(ref: String?, message: StaffMessage)
+    /// The answer to a send with `send_at` or `before_start`: stored, to be sent at its time.
+    case scheduled(ref: String?, scheduled: ScheduledMessage)
+    /// A message's text was corrected: live to subscribers, and the reply to `edit`.
+    case messageUpdated(ref: String?, message: StaffMessage)
+    /// A message was retracted: live to subscribers, and the reply to `retract`.
+    case messageRetracted(ref: String?, messageID: UUID, eventID: UUID)
     case read(ref: String?, messageID: UUID, eventID: UUID, unreadCount: Int)
     case history(ref: String?, eventID: UUID, messages: [StaffMessage], more: Bool = false)
     case notification(StaffNotification)
@@ -29,6 +35,9 @@ public enum ServerFrame: Sendable, Equatable {
         case .unsubscribed: return "unsubscribed"
         case .message: return "message"
         case .sent: return "sent"
+        case .scheduled: return "scheduled"
+        case .messageUpdated: return "message_updated"
+        case .messageRetracted: return "message_retracted"
         case .read: return "read"
         case .history: return "history"
         case .notification: return "notification"
@@ -44,7 +53,7 @@ public enum ServerFrame: Sendable, Equatable {
 
     public var ref: String? {
         switch self {
-        case .subscribed(let ref, _, _, _, _), .unsubscribed(let ref, _), .sent(let ref, _), .read(let ref, _, _, _),
+        case .subscribed(let ref, _, _, _, _), .unsubscribed(let ref, _), .sent(let ref, _), .scheduled(let ref, _), .messageUpdated(let ref, _), .messageRetracted(let ref, _, _), .read(let ref, _, _, _),
              .history(let ref, _, _, _), .notificationRead(let ref, _), .events(let ref, _), .pong(let ref),
              .error(let ref, _):
             return ref
@@ -101,6 +110,14 @@ extension ServerFrame: Codable {
             try c.encode(Self.id(eventID), forKey: Key("event_id"))
         case .message(let m), .sent(_, let m):
             try c.encode(m, forKey: Key("message"))
+        case .scheduled(_, let s):
+            try c.encode(s, forKey: Key("scheduled"))
+        case .messageUpdated(_, let m):
+            try c.encode(m, forKey: Key("message"))
+        case .messageRetracted(_, let messageID, let eventID):
+            try c.encode(Self.id(messageID), forKey: Key("message_id"))
+            try c.encode(Self.id(eventID), forKey: Key("event_id"))
+            try c.encode(true, forKey: Key("retracted"))
         case .read(_, let messageID, let eventID, let unread):
             try c.encode(Self.id(messageID), forKey: Key("message_id"))
             try c.encode(Self.id(eventID), forKey: Key("event_id"))
@@ -155,6 +172,9 @@ extension ServerFrame: Codable {
         case "access_revoked": self = .accessRevoked(eventID: try uuid("event_id"))
         case "message": self = .message(try c.decode(StaffMessage.self, forKey: Key("message")))
         case "sent": self = .sent(ref: ref, message: try c.decode(StaffMessage.self, forKey: Key("message")))
+        case "scheduled": self = .scheduled(ref: ref, scheduled: try c.decode(ScheduledMessage.self, forKey: Key("scheduled")))
+        case "message_updated": self = .messageUpdated(ref: ref, message: try c.decode(StaffMessage.self, forKey: Key("message")))
+        case "message_retracted": self = .messageRetracted(ref: ref, messageID: try uuid("message_id"), eventID: try uuid("event_id"))
         case "read":
             self = .read(ref: ref, messageID: try uuid("message_id"), eventID: try uuid("event_id"),
                          unreadCount: try c.decode(Int.self, forKey: Key("unread_count")))

@@ -11,6 +11,8 @@ public struct ChangeCursors: Sendable, Equatable {
     /// `message_reads.seq` (receipts) and `escalation_rounds.seq` (reminders).
     public var read: Int64
     public var round: Int64
+    /// `message_changes.seq` (edits and retracts, sql/008).
+    public var messageChange: Int64 = 0
 
     public init(message: Int64 = 0, notification: Int64 = 0, access: Int64 = 0, token: Int64 = 0, read: Int64 = 0,
                 round: Int64 = 0) {
@@ -61,6 +63,17 @@ public struct TokenChange: Sendable, Equatable {
     }
 }
 
+/// An edit or a retract, read from `message_changes`: for an edit, the message as it is now.
+public struct MessageChange: Sendable, Equatable {
+    public enum Action: String, Sendable { case edit, retract }
+    public var seq: Int64
+    public var action: Action
+    public var messageID: UUID
+    public var eventID: UUID
+    /// The message now (edits only; a retracted message is not handed on).
+    public var message: StaffMessage?
+}
+
 /// Committed changes read from one snapshot, so that an access change committed before a
 /// message is always seen together with it (revokes are applied before messages fan out).
 public struct ChangeBatch: Sendable {
@@ -74,12 +87,15 @@ public struct ChangeBatch: Sendable {
     public var receipts: [ReadReceipt] = []
     /// Escalation rounds, in seq order (live `reminder` frames).
     public var reminders: [ReminderChange] = []
+    /// Edits and retracts in seq order, after `messages`.
+    public var messageChanges: [MessageChange] = []
     /// The cursors after this batch.
     public var cursors: ChangeCursors
     /// True when a log had more rows than one batch takes; read again at once.
     public var hasMore = false
 
     public var isEmpty: Bool {
-        access.isEmpty && messages.isEmpty && notifications.isEmpty && tokens.isEmpty && receipts.isEmpty && reminders.isEmpty
+        access.isEmpty && messages.isEmpty && notifications.isEmpty && tokens.isEmpty && messageChanges.isEmpty
+            && receipts.isEmpty && reminders.isEmpty
     }
 }

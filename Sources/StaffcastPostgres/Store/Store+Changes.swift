@@ -10,11 +10,14 @@ extension Store {
                    (SELECT coalesce(max(seq), 0) FROM notifications),
                    (SELECT coalesce(max(seq), 0) FROM access_changes),
                    (SELECT coalesce(max(seq), 0) FROM token_changes),
+                   (SELECT coalesce(max(seq), 0) FROM message_changes),
                    (SELECT coalesce(max(seq), 0) FROM message_reads),
                    (SELECT coalesce(max(seq), 0) FROM escalation_rounds)
             """)
-        return ChangeCursors(message: r.int64(0, 0) ?? 0, notification: r.int64(0, 1) ?? 0, access: r.int64(0, 2) ?? 0,
-                             token: r.int64(0, 3) ?? 0, read: r.int64(0, 4) ?? 0, round: r.int64(0, 5) ?? 0)
+        var cursors = ChangeCursors(message: r.int64(0, 0) ?? 0, notification: r.int64(0, 1) ?? 0, access: r.int64(0, 2) ?? 0,
+                                    token: r.int64(0, 3) ?? 0, read: r.int64(0, 5) ?? 0, round: r.int64(0, 6) ?? 0)
+        cursors.messageChange = r.int64(0, 4) ?? 0
+        return cursors
     }
 
     /// Everything committed after `cursors`, read from one snapshot, at most `limit` rows a log.
@@ -54,6 +57,12 @@ extension Store {
             SELECT \(Self.notificationColumns) FROM notifications n
             WHERE n.seq > $1 AND \(backlogDrained) ORDER BY n.seq LIMIT $2
             """, [String(cursors.notification), String(limit), access, tokens]),
+            // Edits and retracts (sql/008), each with the message as it is in this snapshot.
+            ("""
+            SELECT \(Self.messageColumns(reader: "NULL")), c.seq, c.action
+            FROM message_changes c JOIN staff_messages m ON m.id = c.message_id JOIN profiles p ON p.id = m.sender_id
+            WHERE c.seq > $1 AND \(backlogDrained) ORDER BY c.seq LIMIT $2
+            """, [String(cursors.messageChange), String(limit), access, tokens]),
             // Reads (receipts to admins), after the access backlog like messages.
             ("""
             SELECT r.seq, r.message_id, r.event_id, r.user_id, p.display_name, m.read_count
@@ -67,8 +76,8 @@ extension Store {
             WHERE e.seq > $1 AND \(backlogDrained) ORDER BY e.seq LIMIT $2
             """, [String(cursors.round), String(limit), access, tokens]),
         ], mode: "REPEATABLE READ READ ONLY")
-        let (a, t, m, n) = (results[0], results[1], results[2], results[3])
-        let (reads, rounds) = (results[4], results[5])
+        let (a, t, m, n, c) = (results[0], results[1], results[2], results[3], results[4])
+        let (reads, rounds) = (results[5], results[6])
         var batch = ChangeBatch(cursors: cursors)
         for i in 0..<a.rowCount {
             guard let seq = a.int64(i, 0), let event = a.uuid(i, 1), let user = a.uuid(i, 2) else { continue }
@@ -96,6 +105,13 @@ extension Store {
         }
         batch.notifications = try Self.notifications(n)
         if n.rowCount > 0, let last = n.int64(n.rowCount - 1, 9) { batch.cursors.notification = last }
+        let changed = try Self.messages(c)
+        for (i, message) in changed.enumerated() {
+            guard let seq = c.int64(i, Self.messageColumnCount), let action = c.string(i, Self.messageColumnCount + 1).flatMap(MessageChange.Action.init) else { continue }
+            batch.messageChanges.append(MessageChange(seq: seq, action: action, messageID: message.id, eventID: message.eventID,
+                                                      message: action == .edit ? message : nil))
+            batch.cursors.messageChange = seq
+        }
         for i in 0..<reads.rowCount {
             guard let seq = reads.int64(i, 0), let message = reads.uuid(i, 1), let event = reads.uuid(i, 2),
                   let user = reads.uuid(i, 3) else { continue }
@@ -104,16 +120,16 @@ extension Store {
             batch.cursors.read = seq
         }
         let reminded = try Self.messages(rounds)
-        let c = Self.messageColumnCount
+        let k = Self.messageColumnCount
         for (i, message) in reminded.enumerated() {
-            guard let seq = rounds.int64(i, c) else { continue }
-            batch.reminders.append(ReminderChange(seq: seq, round: rounds.int(i, c + 1) ?? 1,
-                                                  unread: Self.uuidArray(rounds.string(i, c + 2)), message: message))
+            guard let seq = rounds.int64(i, k) else { continue }
+            batch.reminders.append(ReminderChange(seq: seq, round: rounds.int(i, k + 1) ?? 1,
+                                                  unread: Self.uuidArray(rounds.string(i, k + 2)), message: message))
             batch.cursors.round = seq
         }
         // A full page of access or token changes held messages back: read again at once.
         batch.hasMore = a.rowCount == limit || m.rowCount == limit || n.rowCount == limit || t.rowCount == limit
-            || reads.rowCount == limit || rounds.rowCount == limit
+            || c.rowCount == limit || reads.rowCount == limit || rounds.rowCount == limit
         return batch
     }
 }

@@ -21,19 +21,13 @@ extension Store {
         public var finished: String?
     }
 
-    /// Hook for retraction (issue 11 adds retract in sql/008): the SQL condition, on the
-    /// message `m`, under which a message counts as retracted and stops escalating. It checks
-    /// `staff_messages.retracted_at` when that column exists (see `escalationRetracted(in:)`).
-    static let escalationRetractedWhenColumnExists = "m.retracted_at IS NOT NULL"
-
     /// Runs every due round (at most `limit` messages a pass) in one transaction, as the
     /// server's own login. Rows another server is working on are skipped, not waited for.
     public func runDueEscalations(policy: EscalationPolicy, limit: Int = 50) throws -> [EscalationStep] {
         try conn.transaction { tx in
-            let retracted = try escalationRetracted(in: tx)
             let due = try tx.query("""
                 SELECT e.message_id, e.event_id, e.rounds_done, e.audience::text[],
-                       (m.expires_at IS NOT NULL AND m.expires_at <= now()), \(retracted),
+                       (m.expires_at IS NOT NULL AND m.expires_at <= now()), m.retracted_at IS NOT NULL,
                        m.message
                 FROM escalations e JOIN staff_messages m ON m.id = e.message_id
                 WHERE e.finished_at IS NULL
@@ -94,15 +88,6 @@ extension Store {
         try tx.query("SELECT staffcast_record_escalation_round($1, $2, $3::uuid[], $4, $5, $6, $7::jsonb)",
                      [Self.id(message), String(round), Self.arrayLiteral(unread.map(\.userID)), last ? "true" : "false",
                       "Not read: \(snippet)", body, json])
-    }
-
-    /// The retraction condition if `staff_messages.retracted_at` exists (sql/008), else `false`.
-    private func escalationRetracted(in tx: PGConnection) throws -> String {
-        let r = try tx.query("""
-            SELECT EXISTS (SELECT 1 FROM information_schema.columns
-                           WHERE table_name = 'staff_messages' AND column_name = 'retracted_at')
-            """)
-        return r.bool(0, 0) == true ? Self.escalationRetractedWhenColumnExists : "false"
     }
 
     /// The escalation state of one message, for tests and ops.

@@ -25,10 +25,31 @@ extension Store {
     /// than failing the whole batch. `seq` order stays commit order: the statement trigger's
     /// advisory lock is taken once per statement, not per row. The whole transaction is one
     /// libpq pipeline: one round trip for the batch, however many senders it holds.
-    public func sendBatch(_ sends: [PendingSend]) throws -> [StaffMessage?] {
+    ///
+    /// The double-send guard (`duplicateWindowMinutes` > 0): a send without `force` whose text
+    /// went to the same event within the window — before this batch or earlier in it — is
+    /// left out too (nil), and its retry alone is refused with `conflict`. The log's advisory
+    /// lock is taken first, so a guard check sees every send committed before it.
+    public func sendBatch(_ sends: [PendingSend], duplicateWindowMinutes: Int = 0) throws -> [StaffMessage?] {
         guard !sends.isEmpty else { return [] }
-        let bySender = Dictionary(grouping: sends.indices, by: { sends[$0].sender })
+        // Within the batch the guard is decided here, in batch order (statements run by sender,
+        // and a row cannot see its statement's neighbours): a second copy of a text waits for
+        // its retry alone, which sees the first committed. The database check leaves this
+        // batch's own rows out.
+        var seen = Set<DuplicateKey>()
+        var included = [Bool](repeating: true, count: sends.count)
+        if duplicateWindowMinutes > 0 {
+            for (i, s) in sends.enumerated() {
+                let key = DuplicateKey(event: s.request.eventID, text: s.request.message)
+                if !seen.insert(key).inserted && !s.request.force { included[i] = false }
+            }
+        }
+        let bySender = Dictionary(grouping: sends.indices.filter { included[$0] }, by: { sends[$0].sender })
+        let batchIDs = "{" + sends.map { Self.id($0.id) }.joined(separator: ",") + "}"
         var statements: [(sql: String, params: [String?])] = [("SET LOCAL ROLE staffcast_app", [])]
+        if duplicateWindowMinutes > 0 {
+            statements.append(("SELECT pg_advisory_xact_lock(\(Self.messageLogLock.0), \(Self.messageLogLock.1))", []))
+        }
         var inserts: [Int] = [] // which results are the inserts
         for (sender, indices) in bySender.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
             let rows: [[String: Any]] = indices.enumerated().map { ord, i in
@@ -36,6 +57,7 @@ extension Store {
                 var row: [String: Any] = [
                     "ord": ord, "id": Self.id(s.id), "event_id": Self.id(s.request.eventID), "message": s.request.message,
                     "message_type": s.request.messageType.rawValue, "priority": s.request.priority.rawValue,
+                    "force": s.request.force,
                 ]
                 if let minutes = s.request.expiresInMinutes { row["expires_in"] = minutes }
                 if let minutes = s.request.escalateAfterMinutes { row["escalate_after"] = minutes }
@@ -47,11 +69,13 @@ extension Store {
             statements.append(("""
                 WITH x AS (
                     SELECT * FROM jsonb_to_recordset($1::jsonb)
-                        AS x(ord int, id uuid, event_id uuid, message text, message_type text, priority text, expires_in int,
+                        AS x(ord int, id uuid, event_id uuid, message text, message_type text, priority text, expires_in int, force bool,
                                escalate_after int)),
                 ok AS (
                     SELECT x.* FROM x JOIN event_access a
-                        ON a.event_id = x.event_id AND a.user_id = $2::uuid AND a.access_level IN ('admin', 'owner')),
+                        ON a.event_id = x.event_id AND a.user_id = $2::uuid AND a.access_level IN ('admin', 'owner')
+                    WHERE x.force OR NOT \(Self.duplicateExists(event: "x.event_id", text: "x.message", window: "$3::int",
+                                                                excluding: "$4::uuid[]"))),
                 m AS (
                     INSERT INTO staff_messages (id, event_id, sender_id, message, message_type, priority, expires_at,
                                                 escalate_after_minutes)
@@ -60,7 +84,7 @@ extension Store {
                     FROM ok ORDER BY ord
                     RETURNING *)
                 SELECT \(Self.messageColumns(reader: "$2")) FROM m JOIN profiles p ON p.id = m.sender_id
-                """, [json, Self.id(sender)]))
+                """, [json, Self.id(sender), String(duplicateWindowMinutes), batchIDs]))
         }
         // BEGIN, the role, each sender's user and rows, COMMIT: one round trip (pipeline mode).
         let results = try conn.pipelinedTransaction(statements)
@@ -69,5 +93,29 @@ extension Store {
             for message in try Self.messages(results[i]) { stored[message.id] = message }
         }
         return sends.map { stored[$0.id] }
+    }
+
+    struct DuplicateKey: Hashable {
+        var event: UUID
+        var text: String
+    }
+
+    /// The advisory lock that orders inserts into staff_messages (`staffcast_serialize_log('1')`).
+    static let messageLogLock = (7_354_000, 1)
+
+    /// SQL that is true when `text` went to `event` within `window` minutes (0: never) and was
+    /// not retracted (the double-send guard). Uses `staff_messages_event_text` (sql/008).
+    static func duplicateExists(event: String, text: String, window: String, excluding: String? = nil) -> String {
+        """
+        (\(window) > 0 AND EXISTS (SELECT 1 FROM staff_messages d
+            WHERE d.event_id = \(event) AND md5(d.message) = md5(\(text)) AND d.message = \(text)
+              AND d.sent_at > now() - make_interval(mins => \(window)) AND d.retracted_at IS NULL
+              \(excluding.map { "AND d.id <> ALL(\($0))" } ?? "")))
+        """
+    }
+
+    /// The `conflict` a guarded send gets.
+    static func duplicateRefused(window: Int) -> StaffcastError {
+        StaffcastError(.conflict, "The same message went to this event less than \(window) minutes ago; nothing was sent. Send it with force (staffcast send --force) if it really should go out twice.")
     }
 }

@@ -24,14 +24,16 @@ public struct Store {
         m.id, m.seq, m.event_id, m.sender_id, p.display_name, m.message, m.message_type, m.priority,
         \(epochMicros("m.sent_at")), \(epochMicros("m.expires_at")),
         EXISTS (SELECT 1 FROM message_reads r WHERE r.message_id = m.id AND r.user_id = \(reader)::uuid), m.read_count,
-        m.escalate_after_minutes
+        \(epochMicros("m.edited_at")), m.escalate_after_minutes
         """
     }
 
     /// How many columns `messageColumns` has (a query may add its own after them).
-    static let messageColumnCount = 13
+    static let messageColumnCount = 14
 
-    static let unexpired = "(m.expires_at IS NULL OR m.expires_at > now())"
+    /// Messages that count: not expired, and not retracted (sql/008). History, catch-up,
+    /// live fan-out and unread counts all use it.
+    static let unexpired = "(m.retracted_at IS NULL AND (m.expires_at IS NULL OR m.expires_at > now()))"
 
     static func messages(_ r: PGResult) throws -> [StaffMessage] {
         try (0..<r.rowCount).map { i in
@@ -40,10 +42,12 @@ public struct Store {
                   let sentAt = r.date(i, 8) else {
                 throw PostgresError(.unexpectedResult, "a staff_messages row could not be read")
             }
-            return StaffMessage(id: id, seq: seq, eventID: event, senderID: sender, senderName: r.string(i, 4) ?? "",
-                                message: r.string(i, 5) ?? "", messageType: type, priority: prio, sentAt: sentAt,
-                                expiresAt: r.date(i, 9), read: r.bool(i, 10) ?? false, readCount: r.int(i, 11) ?? 0,
-                                escalateAfterMinutes: r.int(i, 12))
+            var message = StaffMessage(id: id, seq: seq, eventID: event, senderID: sender, senderName: r.string(i, 4) ?? "",
+                                       message: r.string(i, 5) ?? "", messageType: type, priority: prio, sentAt: sentAt,
+                                       expiresAt: r.date(i, 9), read: r.bool(i, 10) ?? false, readCount: r.int(i, 11) ?? 0,
+                                       escalateAfterMinutes: r.int(i, 13))
+            message.editedAt = r.date(i, 12)
+            return message
         }
     }
 

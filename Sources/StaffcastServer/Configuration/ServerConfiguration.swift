@@ -56,6 +56,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Reminders and escalation: the emergency default (`escalate_after_minutes`, 5),
     /// `max_escalation_rounds` (3), and the test/ops knob `escalation_interval_seconds`.
     public var escalation = EscalationPolicy()
+    /// The double-send guard: the same text to the same event within this many minutes is
+    /// refused with `conflict` unless the send says `force`. 0 turns the guard off.
+    public var duplicateWindowMinutes = 10
     /// PEM files of the certificate (chain) and its private key. Both set: the one port speaks
     /// only TLS (`https://`, `wss://`); neither: plain HTTP. Read once at start.
     public var tlsCertificate: String?

@@ -163,6 +163,11 @@ final class HTTPAPI: @unchecked Sendable {
                     : "The token is not valid. Ask an organiser for a new one.")))
                 return
             }
+            if send.schedule != nil {
+                // For later: stored now (202), sent by a scheduler pass at its time.
+                runAsUser(token, respond) { store, identity in .json(202, try store.schedule(as: identity.userID, send)) }
+                return
+            }
             let accepted = sends.submit(sender: identity.userID, send, via: "http") { result in
                 switch result {
                 case .success(let message): respond(.json(201, message))
@@ -171,6 +176,42 @@ final class HTTPAPI: @unchecked Sendable {
             }
             if !accepted {
                 respond(.error(.unavailable("The server is overloaded right now; nothing was stored. Try again in a moment.")))
+            }
+        case .listMessages(let eventID) where MessageSearch.isSearch(head.query):
+            let search: MessageSearch
+            do {
+                search = try MessageSearch(query: head.query)
+            } catch {
+                respond(.error(error))
+                return
+            }
+            runAsUser(token, respond) { store, identity in
+                let found = try store.search(as: identity.userID, event: eventID, search)
+                return .json(200, MessagesPage(messages: found.messages, more: found.more))
+            }
+        case .editMessage(let messageID):
+            let text: String
+            do {
+                text = try HTTPBodies.editText(contentType: head.header("content-type") ?? "", body: request.body)
+            } catch {
+                respond(.error(error))
+                return
+            }
+            runAsUser(token, respond) { store, identity in
+                .json(200, try store.editMessage(as: identity.userID, messageID: messageID, text: text))
+            }
+        case .retractMessage(let messageID):
+            runAsUser(token, respond) { store, identity in
+                _ = try store.retractMessage(as: identity.userID, messageID: messageID)
+                return .json(200, RetractedBody(messageID: messageID))
+            }
+        case .listScheduled(let eventID):
+            runAsUser(token, respond) { store, identity in
+                .json(200, ["scheduled": try store.scheduledSends(as: identity.userID, event: eventID)])
+            }
+        case .cancelScheduled(let id):
+            runAsUser(token, respond) { store, identity in
+                .json(200, try store.cancelScheduled(as: identity.userID, id: id))
             }
         case .listMessages(let eventID):
             let since: Int64?

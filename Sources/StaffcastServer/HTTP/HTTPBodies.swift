@@ -16,9 +16,12 @@ enum HTTPBodies {
             }
             let minutes = try fields.int64("expires_in_minutes", min: Int64.min).map { Int(clamping: $0) }
             let escalate = try fields.int64("escalate_after_minutes", min: Int64.min).map { Int(clamping: $0) }
-            return try SendRequest(eventID: eventID, message: message, messageType: try fields.string("message_type"),
-                                   priority: try fields.string("priority"), expiresInMinutes: minutes,
-                                   escalateAfterMinutes: escalate)
+            var send = try SendRequest(eventID: eventID, message: message, messageType: try fields.string("message_type"),
+                                       priority: try fields.string("priority"), expiresInMinutes: minutes,
+                                       escalateAfterMinutes: escalate)
+            send.schedule = try SendSchedule.from(sendAt: try fields.string("send_at"), beforeStart: try fields.string("before_start"))
+            send.force = try fields.bool("force") ?? false
+            return send
         }
         guard let text = String(validating: body, as: UTF8.self) else {
             throw .invalid("The body is not UTF-8 text.")
@@ -33,8 +36,32 @@ enum HTTPBodies {
             guard let m = Int(raw) else { throw .invalid("escalate_after_minutes must be a whole number; got '\(raw.prefix(40))'.") }
             escalate = m
         }
-        return try SendRequest(eventID: eventID, message: text, messageType: query["message_type"],
-                               priority: query["priority"], expiresInMinutes: minutes, escalateAfterMinutes: escalate)
+        var send = try SendRequest(eventID: eventID, message: text, messageType: query["message_type"],
+                                   priority: query["priority"], expiresInMinutes: minutes,
+                                   escalateAfterMinutes: escalate)
+        send.schedule = try SendSchedule.from(sendAt: query["send_at"], beforeStart: query["before_start"])
+        switch query["force"] {
+        case nil, "", "false", "0": send.force = false
+        case "true", "1": send.force = true
+        case let other?: throw .invalid("force must be true or false; got '\(other.prefix(20))'.")
+        }
+        return send
+    }
+
+    /// `PATCH /v1/messages/{id}`: `{"message"}`, or the corrected text as a plain body.
+    static func editText(contentType: String, body: [UInt8]) throws(StaffcastError) -> String {
+        let text: String
+        if let object = try jsonObject(body, required: contentType.lowercased().hasPrefix("application/json")) {
+            guard let m = try JSONFields(object).string("message") else {
+                throw .invalid("The JSON body needs a \"message\" field with the corrected text.")
+            }
+            text = m
+        } else {
+            guard let plain = String(validating: body, as: UTF8.self) else { throw .invalid("The body is not UTF-8 text.") }
+            text = plain
+        }
+        try SendRequest.validateText(text)
+        return text
     }
 
     /// `POST /v1/users/{id}/notifications`: `{"type","title","message","data"?}`.

@@ -5,6 +5,10 @@ import StaffcastCore
 enum HTTPRoute: Equatable {
     case sendMessage(eventID: UUID)
     case listMessages(eventID: UUID)
+    case listScheduled(eventID: UUID)
+    case cancelScheduled(id: UUID)
+    case editMessage(messageID: UUID)
+    case retractMessage(messageID: UUID)
     case receipts(messageID: UUID)
     case notify(userID: UUID)
     case eventStatus(eventID: UUID)
@@ -72,6 +76,16 @@ enum HTTPRoute: Equatable {
             case "GET", "HEAD": return id(parts[2]).map { .listMessages(eventID: $0) }
             default: return .failure(.methodNotAllowed(allowed: "GET, POST"))
             }
+        case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "scheduled":
+            return only("GET") { id(parts[2]).map { .listScheduled(eventID: $0) } }
+        case 3 where parts[0] == "v1" && parts[1] == "messages":
+            switch method {
+            case "PATCH": return id(parts[2]).map { .editMessage(messageID: $0) }
+            case "DELETE": return id(parts[2]).map { .retractMessage(messageID: $0) }
+            default: return .failure(.methodNotAllowed(allowed: "PATCH, DELETE"))
+            }
+        case 3 where parts[0] == "v1" && parts[1] == "scheduled":
+            return only("DELETE") { id(parts[2]).map { .cancelScheduled(id: $0) } }
         case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "status":
             return only("GET") { id(parts[2]).map { .eventStatus(eventID: $0) } }
         case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "reach":
@@ -99,6 +113,10 @@ enum HTTPRoute: Equatable {
         case .sendMessage: return "POST /v1/events/{id}/messages"
         case .listMessages: return "GET /v1/events/{id}/messages"
         case .receipts: return "GET /v1/messages/{id}/receipts"
+        case .listScheduled: return "GET /v1/events/{id}/scheduled"
+        case .cancelScheduled: return "DELETE /v1/scheduled/{id}"
+        case .editMessage: return "PATCH /v1/messages/{id}"
+        case .retractMessage: return "DELETE /v1/messages/{id}"
         case .notify: return "POST /v1/users/{id}/notifications"
         case .eventStatus: return "GET /v1/events/{id}/status"
         case .reach: return "GET /v1/events/{id}/reach"

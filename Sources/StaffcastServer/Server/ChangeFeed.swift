@@ -37,6 +37,11 @@ final class ChangeFeed: Sendable {
                 return .init(seq: m.seq, eventID: m.eventID, expiresAt: m.expiresAt, frame: OutFrame(text: ServerFrame.message(m).encoded()))
             },
             notifications: batch.notifications.map { .init(userID: $0.userID, frame: OutFrame(text: ServerFrame.notification($0).encoded())) },
+            eventFrames: batch.messageChanges.map { change in
+                let frame: ServerFrame = change.message.map { .messageUpdated(ref: nil, message: $0) }
+                    ?? .messageRetracted(ref: nil, messageID: change.messageID, eventID: change.eventID)
+                return .init(eventID: change.eventID, frame: OutFrame(text: frame.encoded()))
+            },
             receipts: batch.receipts.map { .init(eventID: $0.eventID, frame: OutFrame(text: ServerFrame.receipt($0).encoded())) },
             reminders: batch.reminders.map { r in
                 .init(eventID: r.message.eventID, users: r.unread,

@@ -24,7 +24,7 @@ final class JobRunner: Sendable {
     /// Queues `job`; false when the worker queue is full (nothing was done). Sends and marks
     /// go to their group commits (`SendBatcher`, `ReadBatcher`).
     func submit(_ job: DatabaseJob, replyTo loop: ServiceLoop) -> Bool {
-        if case .send(let request) = job.request {
+        if case .send(let request) = job.request, request.schedule == nil {
             let ref = job.ref
             return sends.submit(sender: job.identity.userID, request, via: "websocket") { result in
                 let outcome: JobOutcome<OutFrame>
@@ -116,6 +116,10 @@ final class JobRunner: Sendable {
         let user = job.identity.userID
         let ref = job.ref
         switch job.request {
+        case .send(let request) where request.schedule != nil:
+            // A send for later: stored now, sent by a scheduler pass at its time.
+            let scheduled = try store.schedule(as: user, request)
+            return .reply(OutFrame(text: ServerFrame.scheduled(ref: ref, scheduled: scheduled).encoded()))
         case .subscribe, .send, .markRead:
             // Routed by `submit` to the subscribe batches and the group commits.
             throw StaffcastError(.internal, "The server routed this request to the wrong place.")
@@ -135,6 +139,12 @@ final class JobRunner: Sendable {
                                                              more: page.count > limit).encoded()))
         case .listEvents:
             return .reply(OutFrame(text: ServerFrame.events(ref: ref, events: try store.events(of: user)).encoded()))
+        case .edit(let messageID, let text):
+            let edited = try store.editMessage(as: user, messageID: messageID, text: text)
+            return .reply(OutFrame(text: ServerFrame.messageUpdated(ref: ref, message: edited).encoded()))
+        case .retract(let messageID):
+            let event = try store.retractMessage(as: user, messageID: messageID)
+            return .reply(OutFrame(text: ServerFrame.messageRetracted(ref: ref, messageID: messageID, eventID: event).encoded()))
         }
     }
 }
@@ -149,6 +159,8 @@ extension DatabaseJob.Request {
         case .markNotificationRead: return "mark_notification_read"
         case .history: return "history"
         case .listEvents: return "list_events"
+        case .edit: return "edit"
+        case .retract: return "retract"
         }
     }
 }

@@ -28,10 +28,10 @@ final class SendBatcher: Sendable {
     /// Fills in an emergency's default `escalate_after_minutes`.
     private let escalation: EscalationPolicy
 
-    init(workers: DatabaseWorkers, capacity: Int, logger: Logger, metrics: ServerMetrics,
+    init(workers: DatabaseWorkers, capacity: Int, duplicateWindowMinutes: Int = 0, logger: Logger, metrics: ServerMetrics,
          escalation: EscalationPolicy = EscalationPolicy()) {
         self.escalation = escalation
-        let context = Context(logger: logger, metrics: metrics)
+        let context = Context(logger: logger, metrics: metrics, duplicateWindowMinutes: duplicateWindowMinutes)
         queue = GroupCommitQueue(workers: workers, capacity: capacity, maxBatch: 256, maxConcurrent: 1,
                                  commit: { batch, session in context.commit(batch, session) },
                                  strand: { items in
@@ -51,6 +51,8 @@ final class SendBatcher: Sendable {
     private struct Context: Sendable {
         let logger: Logger
         let metrics: ServerMetrics
+        /// The double-send guard's window (0: off); applied inside the batch and to the retries alone.
+        let duplicateWindowMinutes: Int
 
         func commit(_ batch: [Item], _ session: DatabaseWorkers.Session) {
             let started = ServiceLoop.monotonicNow()
@@ -67,7 +69,7 @@ final class SendBatcher: Sendable {
                 return
             }
             do {
-                let stored = try store.sendBatch(batch.map(\.send))
+                let stored = try store.sendBatch(batch.map(\.send), duplicateWindowMinutes: duplicateWindowMinutes)
                 for (item, message) in zip(batch, stored) {
                     if let message {
                         delivered(item, message)
@@ -90,7 +92,7 @@ final class SendBatcher: Sendable {
 
         private func alone(_ item: Item, _ store: Store) {
             do {
-                delivered(item, try store.send(as: item.send.sender, item.send.request))
+                delivered(item, try store.send(as: item.send.sender, item.send.request, duplicateWindowMinutes: duplicateWindowMinutes))
             } catch {
                 let e = StaffcastError.from(error, logger: logger)
                 metrics.error(code: e.code.rawValue)

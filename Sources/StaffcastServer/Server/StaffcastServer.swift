@@ -31,6 +31,8 @@ public final class StaffcastServer: @unchecked Sendable {
     private var listener: ChangeListener?
     /// Runs due reminder/escalation rounds (claimed in the database; see `EscalationRunner`).
     private var escalations: EscalationRunner?
+    /// Sends scheduled messages when due (one pass per tick, on a worker).
+    private var scheduler: ScheduledDispatcher?
     private let shared = Mutex<(state: State, port: Int)>((.idle, 0))
     private let tickerStop = DispatchSemaphore(value: 0)
     private let loopsEnded = DispatchGroup()
@@ -69,8 +71,11 @@ public final class StaffcastServer: @unchecked Sendable {
             throw ServerError.database("cannot read from the database: \(error)")
         }
 
-        let sends = SendBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics,
+        let sends = SendBatcher(workers: workers, capacity: configuration.jobQueueCapacity,
+                                duplicateWindowMinutes: configuration.duplicateWindowMinutes, logger: logger, metrics: metrics,
                                 escalation: configuration.escalation)
+        scheduler = ScheduledDispatcher(workers: workers, logger: logger, metrics: metrics,
+                                        emergencyEscalation: configuration.escalation.emergencyDefaultMinutes)
         escalations = EscalationRunner(workers: workers, policy: configuration.escalation, logger: logger)
         let reads = ReadBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
         let runner = JobRunner(workers: workers, sends: sends, reads: reads, logger: logger, metrics: metrics)
@@ -192,6 +197,7 @@ public final class StaffcastServer: @unchecked Sendable {
                         l.tick()
                     }
                 }
+                scheduler?.tick()
                 let now = ServiceLoop.monotonicNow()
                 if now - lastPresence >= Self.presenceInterval {
                     lastPresence = now

@@ -26,6 +26,14 @@ struct SendCommand: ParsableCommand {
               staffcast send --event $EVENT --expires 30 "Shuttle bus leaves from gate 2"
               staffcast send --event $EVENT --priority urgent --escalate-after 10 "Medical team to stage 2"
               echo "Lunch is served" | staffcast send --event $EVENT -
+
+            Later instead of now (prints the scheduled send's id; see `staffcast scheduled`):
+              staffcast send --event $EVENT --at 2026-06-01T08:30:00Z "Doors open in 30 minutes"
+              staffcast send --event $EVENT --before-start 2h "Briefing at the main stage"
+
+            The same text to the same event again within the server's duplicate_window_minutes
+            (default 10) is refused so that two organisers do not both announce it; --force sends
+            it anyway.
             """)
 
     @OptionGroup var client: ClientOptions
@@ -33,6 +41,12 @@ struct SendCommand: ParsableCommand {
     @Option(name: .long, help: ArgumentHelp("broadcast (default), alert or emergency.", valueName: "type")) var type: String?
     @Option(help: ArgumentHelp("low, normal (default), high or urgent.", valueName: "priority")) var priority: String?
     @Option(help: ArgumentHelp("Minutes until the message expires (1 to 43200).", valueName: "minutes")) var expires: Int?
+    @Option(help: ArgumentHelp("Send at this time instead of now (RFC 3339, e.g. 2026-06-01T08:30:00Z).", valueName: "time"))
+    var at: String?
+    @Option(name: .customLong("before-start"),
+            help: ArgumentHelp("Send this long before the event's start instead of now: 1d, 2h or 30m.", valueName: "duration"))
+    var beforeStart: String?
+    @Flag(help: "Send even if the same text went to this event within the duplicate window.") var force = false
     @Option(name: .customLong("escalate-after"), help: ArgumentHelp(
         "Remind non-readers and tell admins after this many minutes, and again each interval (1 to 1440; emergencies default to the server's setting, 5).",
         valueName: "minutes"))
@@ -50,15 +64,28 @@ struct SendCommand: ParsableCommand {
                 text = s.hasSuffix("\n") ? String(s.dropLast()) : s
             }
             // Validate here too, so a mistake is explained without a round trip.
+            let schedule: SendSchedule?
             do throws(StaffcastError) {
                 _ = try SendRequest(eventID: eventID, message: text, messageType: type, priority: priority, expiresInMinutes: expires,
                                     escalateAfterMinutes: escalateAfter)
+                schedule = try SendSchedule.from(sendAt: at, beforeStart: beforeStart)
             } catch {
-                throw CommandFailure(error.message)
+                throw CommandFailure(error.message.replacingOccurrences(of: "send_at", with: "--at")
+                    .replacingOccurrences(of: "before_start", with: "--before-start"))
+            }
+            if schedule != nil {
+                if escalateAfter != nil {
+                    throw CommandFailure("--escalate-after applies to a message sent now; a scheduled emergency gets the server's default escalation when it is sent")
+                }
+                let scheduled = try client.api().scheduleMessage(event: eventID, message: text, type: type, priority: priority,
+                                                                 expiresInMinutes: expires, sendAt: at, beforeStart: beforeStart)
+                print(scheduled.id.uuidString.lowercased())
+                printError("scheduled for \(RFC3339.format(scheduled.sendAt)) (staffcast scheduled list --event \(event); cancel with staffcast scheduled cancel ID)")
+                return
             }
             let api = try client.api()
             let sent = try api.sendMessage(event: eventID, message: text, type: type, priority: priority,
-                                           expiresInMinutes: expires, escalateAfterMinutes: escalateAfter)
+                                           expiresInMinutes: expires, force: force, escalateAfterMinutes: escalateAfter)
             print(sent.id.uuidString.lowercased())
             fflush(nil)
             guard !quiet else { return }

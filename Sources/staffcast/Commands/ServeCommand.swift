@@ -142,6 +142,7 @@ struct ServeCommand: ParsableCommand {
             ("max_connections_per_user", "\(c.maxConnectionsPerUser)"),
             ("header_timeout", "\(c.headerTimeout)"),
             ("idle_timeout", "\(c.idleTimeout)"),
+            ("duplicate_window_minutes", "\(c.duplicateWindowMinutes)"),
             ("write_stall_timeout", "\(c.writeStallTimeout)"),
             ("escalate_after_minutes", c.escalation.emergencyDefaultMinutes.map(String.init) ?? "0 (emergencies do not escalate by default)"),
             ("max_escalation_rounds", "\(c.escalation.maxRounds)"),

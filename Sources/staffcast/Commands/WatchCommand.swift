@@ -87,7 +87,9 @@ struct LineWatcher {
                 deliver(m, encoder)
             case .frame(let frame):
                 switch frame {
-                case .notification, .accessRevoked, .read, .notificationRead, .error, .reminder, .receipt: emit(frame, encoder)
+                case .notification, .accessRevoked, .read, .notificationRead, .error, .messageUpdated, .messageRetracted,
+                     .reminder, .receipt:
+                    emit(frame, encoder)
                 default: break
                 }
                 if case .accessRevoked = frame { fatal = strings[.accessEnded] }

@@ -22,6 +22,7 @@ struct ConfigFile {
         "send_rate_per_second", "listener_poll_interval", "heartbeat_interval", "recent_window", "shutdown_grace",
         "node_id", "ops_token", "metrics_require_token", "service_threads", "max_connections",
         "max_connections_per_user", "header_timeout", "idle_timeout", "write_stall_timeout", "tls_cert", "tls_key",
+        "duplicate_window_minutes",
         "escalate_after_minutes", "max_escalation_rounds", "escalation_interval_seconds",
     ]
 
@@ -93,6 +94,7 @@ struct ConfigFile {
         if let v = try double("header_timeout", 0.5...600) { s.headerTimeout = v }
         if let v = try double("idle_timeout", 1...3_600) { s.idleTimeout = v }
         if let v = try double("write_stall_timeout", 1...3_600) { s.writeStallTimeout = v }
+        if let v = try int("duplicate_window_minutes", 0...1_440) { s.duplicateWindowMinutes = v }
         // Emergencies: the default escalation of an emergency (0: none), rounds at most, and the
         // test/ops knob that makes every interval this many seconds.
         if let v = try int("escalate_after_minutes", 0...1_440) { s.escalation.emergencyDefaultMinutes = v == 0 ? nil : v }

@@ -84,6 +84,8 @@ struct ScreenWatcher {
                 case .events(_, let events): state.events = events
                 case .history(_, let event, let messages, _): state.history(messages, eventID: event)
                 case .accessRevoked(let event): state.accessRevoked(event)
+                case .messageUpdated(_, let m): state.updated(m)
+                case .messageRetracted(_, let id, let event): state.retracted(messageID: id, eventID: event)
                 case .reminder(let m, let round): perform(state.reminder(m, round: round, now: now))
                 case .error(_, let e): state.status = " \(e.message)"
                 default: break

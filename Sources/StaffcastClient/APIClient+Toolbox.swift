@@ -1,0 +1,68 @@
+import Foundation
+import StaffcastCore
+
+/// The organiser's toolbox over HTTP (docs/protocol.md, CONTRACT §6): scheduled sends and search.
+extension APIClient {
+    private static func path(_ id: UUID) -> String { id.uuidString.lowercased() }
+
+    private func decode<T: Decodable>(_ type: T.Type, _ data: Data, what: String) throws(ClientError) -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: data)
+        } catch {
+            throw ClientError.protocolViolation("the reply was not \(what)")
+        }
+    }
+
+    /// A send for later: exactly one of `sendAt` (RFC 3339) and `beforeStart` (`2h`). 202 + Scheduled.
+    public func scheduleMessage(event: UUID, message: String, type: String?, priority: String?, expiresInMinutes: Int?,
+                                sendAt: String?, beforeStart: String?) throws(ClientError) -> ScheduledMessage {
+        var body: [String: Any] = ["message": message]
+        if let type { body["message_type"] = type }
+        if let priority { body["priority"] = priority }
+        if let expiresInMinutes { body["expires_in_minutes"] = expiresInMinutes }
+        if let sendAt { body["send_at"] = sendAt }
+        if let beforeStart { body["before_start"] = beforeStart }
+        let data = try call("POST", "/v1/events/\(Self.path(event))/messages",
+                            body: try? JSONSerialization.data(withJSONObject: body), contentType: "application/json")
+        return try decode(ScheduledMessage.self, data, what: "a Scheduled object")
+    }
+
+    private struct ScheduledList: Decodable { var scheduled: [ScheduledMessage] }
+
+    public func scheduled(event: UUID) throws(ClientError) -> [ScheduledMessage] {
+        try decode(ScheduledList.self, try call("GET", "/v1/events/\(Self.path(event))/scheduled"), what: "a list of scheduled sends").scheduled
+    }
+
+    public func cancelScheduled(_ id: UUID) throws(ClientError) -> ScheduledMessage {
+        try decode(ScheduledMessage.self, try call("DELETE", "/v1/scheduled/\(Self.path(id))"), what: "a Scheduled object")
+    }
+
+    public struct MessagesPage: Decodable, Sendable {
+        public var messages: [StaffMessage]
+        public var more: Bool?
+    }
+
+    /// `GET /v1/events/{id}/messages` with search filters (`q`, `type`, `priority`, `sender`,
+    /// `from`, `to`, `include_expired`, `limit`, `before_seq`).
+    public func searchMessages(event: UUID, query: [String: String]) throws(ClientError) -> MessagesPage {
+        try decode(MessagesPage.self, try call("GET", "/v1/events/\(Self.path(event))/messages", query: query), what: "a list of messages")
+    }
+}
+
+extension APIClient {
+    /// `PATCH /v1/messages/{id}`: the corrected message.
+    public func editMessage(_ id: UUID, text: String) throws(ClientError) -> StaffMessage {
+        let data = try call("PATCH", "/v1/messages/\(id.uuidString.lowercased())",
+                            body: try? JSONSerialization.data(withJSONObject: ["message": text]), contentType: "application/json")
+        do {
+            return try JSONDecoder().decode(StaffMessage.self, from: data)
+        } catch {
+            throw ClientError.protocolViolation("the reply was not a Message")
+        }
+    }
+
+    /// `DELETE /v1/messages/{id}`.
+    public func retractMessage(_ id: UUID) throws(ClientError) {
+        _ = try call("DELETE", "/v1/messages/\(id.uuidString.lowercased())")
+    }
+}

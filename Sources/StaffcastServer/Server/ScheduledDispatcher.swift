@@ -1,0 +1,64 @@
+import Foundation
+import Logging
+import StaffcastCore
+import StaffcastPostgres
+import Synchronization
+
+/// This server's share of sending scheduled messages (CONTRACT §6, Scheduling). Once a second
+/// the ticker calls `tick`, which hands one pass to a database worker (never more than one at a
+/// time): `Store.dispatchDueScheduled` claims due rows with `FOR UPDATE SKIP LOCKED`, so with
+/// several servers each row is sent by exactly one of them, and a row that fell due while
+/// every server was down is sent by the first pass after a start (marked late). The messages
+/// reach subscribers through the change feed like any other.
+final class ScheduledDispatcher: Sendable {
+    private let workers: DatabaseWorkers
+    private let logger: Logger
+    private let metrics: ServerMetrics
+    private let busy = Mutex(false)
+    /// A scheduled emergency escalates like one sent now (`EscalationPolicy`).
+    private let emergencyEscalation: Int?
+
+    init(workers: DatabaseWorkers, logger: Logger, metrics: ServerMetrics, emergencyEscalation: Int? = nil) {
+        self.emergencyEscalation = emergencyEscalation
+        self.workers = workers
+        self.logger = logger
+        self.metrics = metrics
+    }
+
+    /// Starts a pass unless one is still running. Never waits.
+    func tick() {
+        let start = busy.withLock { busy -> Bool in
+            if busy { return false }
+            busy = true
+            return true
+        }
+        guard start else { return }
+        let logger = self.logger
+        let metrics = self.metrics
+        let queued = workers.submit { [self] session in
+            defer { busy.withLock { $0 = false } }
+            do {
+                let store = try session.store()
+                // A backlog (after every server was down) goes out in passes of 100.
+                for _ in 0..<50 {
+                    let result = try store.dispatchDueScheduled(emergencyEscalation: emergencyEscalation)
+                    for s in result.sent {
+                        metrics.messageSent(type: s.messageType.rawValue, priority: s.priority.rawValue)
+                        logger.info("scheduled send went out", metadata: [
+                            "scheduled": "\(s.id)", "message": "\(s.messageID.map { "\($0)" } ?? "-")",
+                            "event": "\(s.eventID)", "late": "\(s.late)"])
+                    }
+                    for s in result.dropped {
+                        logger.warning("scheduled send dropped: its sender may no longer send to the event",
+                                       metadata: ["scheduled": "\(s.id)", "event": "\(s.eventID)"])
+                    }
+                    if !result.more { break }
+                }
+            } catch {
+                session.dropIfBroken()
+                logger.warning("scheduled sends: a pass failed; the next tick tries again", metadata: ["error": "\(error)"])
+            }
+        }
+        if !queued { busy.withLock { $0 = false } }
+    }
+}

@@ -1,0 +1,40 @@
+import Foundation
+@testable import StaffcastCore
+import XCTest
+
+/// The engine's side of the toolbox: edits and retracts (event frames) reach every subscriber
+/// of their event and nobody else, after the batch's messages; `edit`/`retract` become jobs.
+extension FanoutEngineTests {
+    func testEditAndRetractFramesReachTheEventsSubscribersOnly() {
+        let engine = makeEngine()
+        ready(engine, 1, alice, events: [event])
+        ready(engine, 2, bob, events: [event])
+        ready(engine, 3, carol, events: [other])
+        ready(engine, 4, carol)
+        let m = message(1, event)
+        let retracted = TestFrame(text: ServerFrame.messageRetracted(ref: nil, messageID: UUID(), eventID: event).encoded())
+        let actions = engine.committed(CommittedBatch(messages: [m], eventFrames: [.init(eventID: event, frame: retracted)]),
+                                       now: 1, wall: wall(1))
+        XCTAssertEqual(wants(actions).sorted(), [1, 2])
+        for id in [1, 2] {
+            let written = flush(engine, id, now: 1)
+            XCTAssertEqual(ops(written), ["message", "message_retracted"], "the message first, then its change")
+            XCTAssertTrue(written.frames.last === retracted, "one encoded frame for everyone")
+        }
+        for id in [3, 4] { XCTAssertTrue(isIdle(engine.writable(id, now: 1)), "connection \(id)") }
+    }
+
+    func testEditAndRetractOpsBecomeJobs() {
+        let engine = makeEngine()
+        ready(engine, 1, alice)
+        let id = UUID()
+        let edit = jobs(receive(engine, 1, #"{"op":"edit","ref":"e","message_id":"\#(idString(id))","message":"Gate 4"}"#, now: 1))
+        XCTAssertEqual(edit.map(\.request), [.edit(messageID: id, message: "Gate 4")])
+        let retract = jobs(receive(engine, 1, #"{"op":"retract","message_id":"\#(idString(id))"}"#, now: 1))
+        XCTAssertEqual(retract.map(\.request), [.retract(messageID: id)])
+        // An empty correction is refused before any job.
+        let bad = receive(engine, 1, #"{"op":"edit","ref":"b","message_id":"\#(idString(id))","message":"  "}"#, now: 1)
+        XCTAssertEqual(jobs(bad).count, 0)
+        XCTAssertEqual(ops(flush(engine, 1, now: 1)), ["error"])
+    }
+}

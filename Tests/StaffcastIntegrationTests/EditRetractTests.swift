@@ -1,0 +1,161 @@
+import Foundation
+import StaffcastClient
+import StaffcastCore
+import StaffcastPostgres
+import XCTest
+
+/// Edit and retract (CONTRACT §6) through the WebSocket protocol and HTTP, with their access
+/// rules, what history, catch-up and unread counts show afterwards, the audit of every version,
+/// and the rules in SQL under row-level security.
+final class EditRetractTests: XCTestCase {
+    var fixture: Fixture!
+    var server: TestServer!
+
+    override func setUpWithError() throws {
+        fixture = try Fixture(conninfo: try TestDatabase.create())
+        server = try TestServer(conninfo: fixture.conninfo)
+    }
+
+    override func tearDown() { server?.stop() }
+
+    func send(_ text: String, as user: UUID? = nil) throws -> StaffMessage {
+        try fixture.store.send(as: user ?? fixture.admin, SendRequest(eventID: fixture.event, message: text))
+    }
+
+    func testEditOverTheWebSocketIsLiveAndShownInHistoryAndCatchUp() throws {
+        let m = try send("Gates open at gate 3")
+        let staff = try server.connect(fixture.staffToken)
+        _ = try staff.subscribe(fixture.event)
+        let admin = try server.connect(fixture.adminToken)
+        try admin.send(["op": "edit", "ref": "e1", "message_id": m.id.uuidString, "message": "Gates open at gate 4"])
+        guard case .messageUpdated(let ref, let edited) = try admin.expect("message_updated") else { return XCTFail() }
+        XCTAssertEqual(ref, "e1")
+        XCTAssertEqual(edited.message, "Gates open at gate 4")
+        XCTAssertNotNil(edited.editedAt)
+        guard case .messageUpdated(nil, let live) = try staff.expect("message_updated") else { return XCTFail() }
+        XCTAssertEqual(live.id, m.id)
+        XCTAssertEqual(live.message, "Gates open at gate 4")
+        XCTAssertEqual(live.seq, m.seq, "an edit keeps the message's place")
+        // History and catch-up show the latest text with edited_at.
+        let fresh = try server.connect(fixture.staffToken)
+        let sub = try fresh.subscribe(fixture.event)
+        XCTAssertEqual(sub.history.map(\.message), ["Gates open at gate 4"])
+        XCTAssertNotNil(sub.history.first?.editedAt)
+        let caughtUp = try server.connect(fixture.staffToken).subscribe(fixture.event, sinceSeq: 0)
+        XCTAssertEqual(caughtUp.history.first?.message, "Gates open at gate 4")
+        // The audit keeps every version.
+        _ = try server.api(fixture.ownerToken).editMessage(m.id, text: "Gates open at gate 4, north side")
+        let versions = try fixture.store.messageVersions(as: fixture.owner, messageID: m.id)
+        XCTAssertEqual(versions.map(\.oldMessage), ["Gates open at gate 3", "Gates open at gate 4"])
+        XCTAssertEqual(versions.map(\.newMessage), ["Gates open at gate 4", "Gates open at gate 4, north side"])
+        XCTAssertEqual(versions.map(\.actorID), [fixture.admin, fixture.owner])
+        XCTAssertEqual(try fixture.store.messageVersions(as: fixture.staff, messageID: m.id), [], "the audit is for organisers")
+    }
+
+    func testRetractLeavesHistoryCatchUpAndUnreadCounts() throws {
+        let keep = try send("Lunch in the blue tent")
+        let wrong = try send("Evacuate hall B")
+        let staff = try server.connect(fixture.staffToken)
+        XCTAssertEqual(try staff.subscribe(fixture.event).unread, 2)
+        let owner = try server.connect(fixture.ownerToken)
+        try owner.send(["op": "retract", "ref": "r1", "message_id": wrong.id.uuidString])
+        guard case .messageRetracted(let ref, let id, let event) = try owner.expect("message_retracted") else { return XCTFail() }
+        XCTAssertEqual(ref, "r1")
+        XCTAssertEqual(id, wrong.id)
+        XCTAssertEqual(event, fixture.event)
+        guard case .messageRetracted(nil, let liveID, _) = try staff.expect("message_retracted") else { return XCTFail() }
+        XCTAssertEqual(liveID, wrong.id)
+        let again = try server.connect(fixture.staffToken).subscribe(fixture.event)
+        XCTAssertEqual(again.history.map(\.id), [keep.id])
+        XCTAssertEqual(again.unread, 1)
+        XCTAssertEqual(try server.connect(fixture.staffToken).subscribe(fixture.event, sinceSeq: 0).history.map(\.id), [keep.id])
+        let listed = try server.api(fixture.staffToken).searchMessages(event: fixture.event, query: [:])
+        XCTAssertEqual(listed.messages.map(\.id), [keep.id])
+        XCTAssertEqual(try server.api(fixture.staffToken).searchMessages(event: fixture.event,
+                                                                           query: ["q": "hall", "include_expired": "true"]).messages, [])
+        // The row stays (the audit keeps it); it no longer counts anywhere.
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM staff_messages WHERE retracted_at IS NOT NULL"), 1)
+        // A retracted message cannot be edited; retracting again answers the same.
+        XCTAssertEqual(try owner.expectError(["op": "edit", "message_id": wrong.id.uuidString, "message": "x"]).code, .notFound)
+        let twice = try server.api(fixture.ownerToken).raw("DELETE", "/v1/messages/\(wrong.id.uuidString)")
+        XCTAssertEqual(twice.status, 200)
+        // The same text may be sent again at once: a retracted message does not count for the guard.
+        let resend = try server.api(fixture.ownerToken).raw("POST", "/v1/events/\(fixture.event.uuidString)/messages",
+                                                            body: Data("Evacuate hall B".utf8), contentType: "text/plain")
+        XCTAssertEqual(resend.status, 201)
+    }
+
+    func testHTTPEditAndRetract() throws {
+        let m = try send("Shuttle at gate 2")
+        let api = try server.api(fixture.adminToken)
+        let r = try api.raw("PATCH", "/v1/messages/\(m.id.uuidString)",
+                            body: try JSONSerialization.data(withJSONObject: ["message": "Shuttle at gate 5"]), contentType: "application/json")
+        XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
+        let edited = try JSONDecoder().decode(StaffMessage.self, from: r.body)
+        XCTAssertEqual(edited.message, "Shuttle at gate 5")
+        let object = try JSONSerialization.jsonObject(with: r.body) as? [String: Any]
+        XCTAssertNotNil(object?["edited_at"] as? String)
+        for bad in [#"{"message":""}"#, #"{"message":"a\u0000b"}"#, #"{"text":"x"}"#] {
+            let b = try api.raw("PATCH", "/v1/messages/\(m.id.uuidString)", body: Data(bad.utf8), contentType: "application/json")
+            XCTAssertEqual(b.status, 400, bad)
+        }
+        let d = try api.raw("DELETE", "/v1/messages/\(m.id.uuidString)")
+        XCTAssertEqual(d.status, 200)
+        let body = try JSONSerialization.jsonObject(with: d.body) as? [String: Any]
+        XCTAssertEqual(body?["message_id"] as? String, m.id.uuidString.lowercased())
+        XCTAssertEqual(body?["retracted"] as? Bool, true)
+        XCTAssertEqual(try api.raw("DELETE", "/v1/messages/\(UUID().uuidString)").status, 404)
+        XCTAssertEqual(try api.raw("GET", "/v1/messages/\(m.id.uuidString)").status, 405)
+    }
+
+    func testStaffCannotEditOrRetractAndOutsidersSeeNothing() throws {
+        let m = try send("Gates open")
+        let staff = try server.connect(fixture.staffToken)
+        XCTAssertEqual(try staff.expectError(["op": "edit", "message_id": m.id.uuidString, "message": "hacked"]).code, .forbidden)
+        XCTAssertEqual(try staff.expectError(["op": "retract", "message_id": m.id.uuidString]).code, .forbidden)
+        XCTAssertEqual(try server.api(fixture.staffToken).raw("DELETE", "/v1/messages/\(m.id.uuidString)").status, 403)
+        let outsider = try server.api(fixture.outsiderToken)
+        XCTAssertEqual(try outsider.raw("DELETE", "/v1/messages/\(m.id.uuidString)").status, 404)
+        XCTAssertEqual(try outsider.raw("PATCH", "/v1/messages/\(m.id.uuidString)", body: Data("x".utf8), contentType: "text/plain").status, 404)
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM staff_messages WHERE message = 'Gates open' AND retracted_at IS NULL"), 1)
+        // Subscribers of another event get nothing of it.
+        let other = try fixture.store.createEvent(name: "Other", startsAt: nil)
+        try fixture.store.grant(event: other, user: fixture.outsider, level: .staff)
+        let otherSocket = try server.connect(fixture.outsiderToken)
+        _ = try otherSocket.subscribe(other)
+        _ = try server.api(fixture.ownerToken).editMessage(m.id, text: "Gates open now")
+        try otherSocket.expectSilence(1.5)
+    }
+
+    /// The same rules directly in SQL, as the server acts for each user.
+    func testRowLevelSecurityRefusesStaffEditsAndHidesTheAudit() throws {
+        let m = try send("Original")
+        let conn = try PGConnection(conninfo: fixture.conninfo)
+        func update(_ user: UUID, _ set: String) throws -> Int {
+            try conn.transaction(asUser: user) { try $0.query("UPDATE staff_messages SET \(set) WHERE id = $1", [m.id.uuidString]).affectedRows }
+        }
+        XCTAssertThrowsError(try update(fixture.staff, "message = 'by staff'")) { e in
+            XCTAssertEqual((e as? PostgresError)?.sqlState, "42501")
+        }
+        XCTAssertThrowsError(try update(fixture.staff, "retracted_at = now()")) { e in
+            XCTAssertEqual((e as? PostgresError)?.sqlState, "42501")
+        }
+        XCTAssertEqual(try update(fixture.outsider, "message = 'by outsider'"), 0, "an outsider sees no row to change")
+        XCTAssertEqual(try update(fixture.admin, "message = 'by admin', edited_at = now()"), 1)
+        XCTAssertEqual(try update(fixture.owner, "retracted_at = now()"), 1)
+        XCTAssertThrowsError(try update(fixture.owner, "message = 'after retract'")) { e in
+            XCTAssertEqual((e as? PostgresError)?.sqlState, "42501")
+        }
+        // Users cannot write the audit themselves, and only organisers read it.
+        XCTAssertThrowsError(try conn.transaction(asUser: fixture.owner) {
+            try $0.query("INSERT INTO message_changes (message_id, event_id, action, old_message) VALUES ($1, $2, 'edit', 'x')",
+                         [m.id.uuidString, fixture.event.uuidString])
+        }) { e in XCTAssertEqual((e as? PostgresError)?.sqlState, "42501") }
+        func audit(_ user: UUID) throws -> Int {
+            try conn.transaction(asUser: user) { try $0.query("SELECT count(*) FROM message_changes").int(0, 0) ?? -1 }
+        }
+        XCTAssertEqual(try audit(fixture.owner), 2)
+        XCTAssertEqual(try audit(fixture.staff), 0)
+        XCTAssertEqual(try audit(fixture.outsider), 0)
+    }
+}

@@ -1,0 +1,200 @@
+import Foundation
+import StaffcastClient
+import StaffcastCore
+import StaffcastPostgres
+import XCTest
+
+/// Scheduled sends and reminders (CONTRACT §6, Scheduling) through the WebSocket protocol and
+/// HTTP, with their access rules; exactly once with two servers; late after every server was down.
+final class ScheduledSendTests: XCTestCase {
+    var fixture: Fixture!
+    var servers: [TestServer] = []
+
+    override func setUpWithError() throws {
+        fixture = try Fixture(conninfo: try TestDatabase.create())
+    }
+
+    override func tearDown() { servers.forEach { $0.stop() } }
+
+    func start() throws -> TestServer {
+        let s = try TestServer(conninfo: fixture.conninfo)
+        servers.append(s)
+        return s
+    }
+
+    var eventID: String { fixture.event.uuidString.lowercased() }
+    func inSeconds(_ s: Double) -> String { RFC3339.format(Date().addingTimeInterval(s)) }
+
+    func post(_ server: TestServer, _ token: String, _ body: [String: Any], event: UUID? = nil) throws -> APIClient.Response {
+        try server.api(token).raw("POST", "/v1/events/\((event ?? fixture.event).uuidString.lowercased())/messages",
+                                  body: try JSONSerialization.data(withJSONObject: body), contentType: "application/json")
+    }
+
+    func errorCode(_ r: APIClient.Response) -> String? {
+        ((try? JSONSerialization.jsonObject(with: r.body)) as? [String: Any]).flatMap { ($0["error"] as? [String: Any])?["code"] as? String }
+    }
+
+    func testScheduledOverWebSocketIsAnsweredThenSentAtItsTime() throws {
+        let server = try start()
+        let staff = try server.connect(fixture.staffToken)
+        _ = try staff.subscribe(fixture.event)
+        let owner = try server.connect(fixture.ownerToken)
+        try owner.send(["op": "send", "ref": "s1", "event_id": eventID, "message": "Doors open soon", "priority": "high",
+                        "send_at": inSeconds(2)])
+        guard case .scheduled(let ref, let scheduled) = try owner.expect("scheduled") else { return XCTFail("no scheduled") }
+        XCTAssertEqual(ref, "s1")
+        XCTAssertEqual(scheduled.status, .pending)
+        XCTAssertNil(scheduled.messageID)
+        XCTAssertEqual(scheduled.priority, .high)
+        XCTAssertEqual(fixture.messageCount, 0, "nothing is sent before its time")
+        let live = try XCTUnwrap(try staff.expect("message", timeout: 10).message)
+        XCTAssertEqual(live.message, "Doors open soon")
+        XCTAssertEqual(live.senderID, fixture.owner)
+        XCTAssertGreaterThanOrEqual(live.sentAt.timeIntervalSince(scheduled.sendAt), -0.5)
+        let list = try server.api(fixture.adminToken).scheduled(event: fixture.event)
+        XCTAssertEqual(list.count, 1)
+        XCTAssertEqual(list.first?.status, .sent)
+        XCTAssertEqual(list.first?.messageID, live.id)
+        XCTAssertEqual(list.first?.late, false)
+    }
+
+    func testHTTPAnswers202ListsAndCancels() throws {
+        let server = try start()
+        let r = try post(server, fixture.adminToken, ["message": "Briefing", "send_at": inSeconds(3_600), "expires_in_minutes": 30])
+        XCTAssertEqual(r.status, 202, String(decoding: r.body, as: UTF8.self))
+        let scheduled = try JSONDecoder().decode(ScheduledMessage.self, from: r.body)
+        XCTAssertEqual(scheduled.expiresInMinutes, 30)
+        let api = try server.api(fixture.ownerToken)
+        XCTAssertEqual(try api.scheduled(event: fixture.event).map(\.id), [scheduled.id])
+        let cancelled = try api.cancelScheduled(scheduled.id)
+        XCTAssertEqual(cancelled.status, .cancelled)
+        XCTAssertEqual(try api.scheduled(event: fixture.event).first?.status, .cancelled)
+        // Cancelling again is harmless; an unknown id is not found.
+        XCTAssertEqual(try api.cancelScheduled(scheduled.id).status, .cancelled)
+        XCTAssertEqual(try api.raw("DELETE", "/v1/scheduled/\(UUID().uuidString)").status, 404)
+    }
+
+    func testCancelledNeverGoesOut() throws {
+        let server = try start()
+        let r = try post(server, fixture.ownerToken, ["message": "Not needed", "send_at": inSeconds(2)])
+        XCTAssertEqual(r.status, 202)
+        let scheduled = try JSONDecoder().decode(ScheduledMessage.self, from: r.body)
+        _ = try server.api(fixture.ownerToken).cancelScheduled(scheduled.id)
+        Thread.sleep(forTimeInterval: 4)
+        XCTAssertEqual(fixture.messageCount, 0)
+    }
+
+    func testBeforeStartNeedsAStartAndTheFutureIsRequired() throws {
+        let server = try start()
+        // The fixture's event has no starts_at.
+        var r = try post(server, fixture.ownerToken, ["message": "x", "before_start": "2h"])
+        XCTAssertEqual(r.status, 400)
+        XCTAssertTrue(String(decoding: r.body, as: UTF8.self).contains("start time"))
+        r = try post(server, fixture.ownerToken, ["message": "x", "send_at": inSeconds(-60)])
+        XCTAssertEqual(r.status, 400)
+        XCTAssertTrue(String(decoding: r.body, as: UTF8.self).contains("already passed"))
+        r = try post(server, fixture.ownerToken, ["message": "x", "before_start": "2x"])
+        XCTAssertEqual(r.status, 400)
+
+        // An event starting in three hours: 2h before is fine, 1d before has passed.
+        let starts = Date().addingTimeInterval(3 * 3_600)
+        let event = try fixture.store.createEvent(name: "Evening shift", startsAt: starts)
+        try fixture.store.grant(event: event, user: fixture.owner, level: .owner)
+        r = try post(server, fixture.ownerToken, ["message": "Shift in 2h", "before_start": "2h"], event: event)
+        XCTAssertEqual(r.status, 202, String(decoding: r.body, as: UTF8.self))
+        let s = try JSONDecoder().decode(ScheduledMessage.self, from: r.body)
+        XCTAssertEqual(s.sendAt.timeIntervalSince1970, starts.addingTimeInterval(-7_200).timeIntervalSince1970, accuracy: 0.01)
+        r = try post(server, fixture.ownerToken, ["message": "Shift tomorrow", "before_start": "1d"], event: event)
+        XCTAssertEqual(r.status, 400)
+        // The WebSocket says the same.
+        let owner = try server.connect(fixture.ownerToken)
+        let e = try owner.expectError(["op": "send", "event_id": eventID, "message": "x", "before_start": "30m"])
+        XCTAssertEqual(e.code, .invalid)
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM scheduled_messages"), 1)
+    }
+
+    func testOnlyAdminsAndOwnersScheduleListAndCancel() throws {
+        let other = try fixture.store.createEvent(name: "Other", startsAt: nil)
+        let otherOwner = try fixture.store.createUser(name: "Other Owner")
+        try fixture.store.grant(event: other, user: otherOwner, level: .owner)
+        let otherToken = try fixture.store.issueToken(user: otherOwner)
+        let server = try start()
+        let staff = try server.connect(fixture.staffToken)
+        XCTAssertEqual(try staff.expectError(["op": "send", "event_id": eventID, "message": "x", "send_at": inSeconds(600)]).code, .forbidden)
+        XCTAssertEqual(try post(server, fixture.staffToken, ["message": "x", "send_at": inSeconds(600)]).status, 403)
+        XCTAssertEqual(try post(server, fixture.outsiderToken, ["message": "x", "send_at": inSeconds(600)]).status, 404,
+                       "an event one cannot see is answered as a missing one")
+        let r = try post(server, fixture.ownerToken, ["message": "Owner's", "send_at": inSeconds(600)])
+        let s = try JSONDecoder().decode(ScheduledMessage.self, from: r.body)
+        // Staff see the event but not its scheduled sends; outsiders see neither. A scheduled
+        // send one cannot see is answered exactly like one that does not exist.
+        XCTAssertEqual(try server.api(fixture.staffToken).raw("GET", "/v1/events/\(eventID)/scheduled").status, 403)
+        XCTAssertEqual(try server.api(fixture.outsiderToken).raw("GET", "/v1/events/\(eventID)/scheduled").status, 404)
+        let missing = try server.api(fixture.ownerToken).raw("DELETE", "/v1/scheduled/\(UUID().uuidString)")
+        for token in [fixture.staffToken, fixture.outsiderToken] {
+            let cancel = try server.api(token).raw("DELETE", "/v1/scheduled/\(s.id.uuidString)")
+            XCTAssertEqual(cancel.status, 404, token)
+            XCTAssertEqual(cancel.body, missing.body)
+        }
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM scheduled_messages WHERE status = 'pending'"), 1)
+        // Another event's organiser sees none of it.
+        XCTAssertEqual(try server.api(otherToken).raw("GET", "/v1/events/\(eventID)/scheduled").status, 404)
+        XCTAssertEqual(try server.api(otherToken).raw("DELETE", "/v1/scheduled/\(s.id.uuidString)").status, 404)
+    }
+
+    func testTwoServersSendEachExactlyOnce() throws {
+        let a = try start()
+        let b = try start()
+        let staff = try a.connect(fixture.staffToken)
+        _ = try staff.subscribe(fixture.event)
+        let when = inSeconds(2.5)
+        let n = 20
+        for i in 0..<n {
+            let r = try post(i % 2 == 0 ? a : b, fixture.ownerToken, ["message": "reminder \(i)", "send_at": when])
+            XCTAssertEqual(r.status, 202)
+        }
+        var seen: [String: Int] = [:]
+        for _ in 0..<n {
+            let m = try XCTUnwrap(try staff.expect("message", timeout: 15).message)
+            seen[m.message, default: 0] += 1
+        }
+        try staff.expectSilence(2.5)
+        XCTAssertEqual(seen.count, n)
+        XCTAssertTrue(seen.values.allSatisfy { $0 == 1 }, "\(seen)")
+        XCTAssertEqual(fixture.messageCount, n)
+        XCTAssertEqual(try fixture.count("SELECT count(DISTINCT message_id) FROM scheduled_messages WHERE status = 'sent'"), n)
+    }
+
+    func testSentLateAfterEveryServerWasDown() throws {
+        var server = try start()
+        let r = try post(server, fixture.ownerToken, ["message": "While we were down", "send_at": inSeconds(3)])
+        XCTAssertEqual(r.status, 202)
+        server.stop()
+        servers.removeAll()
+        // Every server was down at its time, and stays down for a while past it.
+        Thread.sleep(forTimeInterval: 3.5)
+        try fixture.store.conn.execute("UPDATE scheduled_messages SET send_at = send_at - interval '10 minutes'")
+        XCTAssertEqual(fixture.messageCount, 0)
+        server = try start()
+        let staff = try server.connect(fixture.staffToken)
+        _ = try staff.subscribe(fixture.event) // may already hold it in history
+        let deadline = Date().addingTimeInterval(10)
+        while fixture.messageCount == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.2) }
+        XCTAssertEqual(fixture.messageCount, 1)
+        let list = try server.api(fixture.ownerToken).scheduled(event: fixture.event)
+        XCTAssertEqual(list.first?.status, .sent)
+        XCTAssertEqual(list.first?.late, true)
+        Thread.sleep(forTimeInterval: 2)
+        XCTAssertEqual(fixture.messageCount, 1, "sent once")
+    }
+
+    func testASenderWhoLostAccessSendsNothing() throws {
+        let server = try start()
+        let r = try post(server, fixture.adminToken, ["message": "From a former admin", "send_at": inSeconds(2)])
+        XCTAssertEqual(r.status, 202)
+        _ = try fixture.store.revoke(event: fixture.event, user: fixture.admin)
+        Thread.sleep(forTimeInterval: 4)
+        XCTAssertEqual(fixture.messageCount, 0)
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM scheduled_messages WHERE status = 'cancelled' AND note IS NOT NULL"), 1)
+    }
+}

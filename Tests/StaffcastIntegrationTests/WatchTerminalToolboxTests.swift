@@ -1,0 +1,23 @@
+import Foundation
+import StaffcastCore
+import StaffcastPostgres
+import XCTest
+
+/// The toolbox in the real terminal client (tmux, 80x24): what staff see of an edit and a retract.
+extension WatchTerminalTests {
+    func testAnEditAndARetractAreSeenLiveOnTheLineAndTheBanner() throws {
+        try startWatch()
+        let wrong = try send("Gates open at gate 3", priority: .urgent)
+        _ = try send("Lunch in the blue tent")
+        XCTAssertTrue(waitForScreen { $0.contains("Gates open at gate 3") && $0.contains("2 unread") }, shown)
+        // The organiser corrects the gate: the sticky urgent banner and the list line both change.
+        _ = try server.api(fixture.ownerToken).editMessage(wrong.id, text: "Gates open at gate 4")
+        XCTAssertTrue(waitForScreen { !$0.contains("gate 3") && $0.components(separatedBy: "Gates open at gate 4").count - 1 == 2 },
+                      "the banner and the line show the correction:\n\(shown)")
+        XCTAssertTrue(try screen().contains("(edited)"), shown)
+        // Then takes it back: it leaves the banner, the list and the unread count.
+        try server.api(fixture.ownerToken).retractMessage(wrong.id)
+        XCTAssertTrue(waitForScreen { !$0.contains("Gates open") && $0.contains("1 unread") }, shown)
+        XCTAssertTrue(try screen().contains("Lunch in the blue tent"), shown)
+    }
+}
