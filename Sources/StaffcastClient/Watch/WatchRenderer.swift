@@ -94,6 +94,7 @@ public enum WatchRenderer {
         let t = state.strings
         var head = " \(t.name(m.messageType)) · \(t.name(m.priority)) · \(m.senderName) \(clock(m.sentAt))"
         if let round { head += t.text(.alarmReminder, round) }
+        if m.editedAt != nil { head += " (edited)" }
         out.append(line(head))
         out.append(line(""))
         let body = wrap(m.message, width: max(1, width - 4))
