@@ -47,8 +47,15 @@ def step(msg):
     print("ok: " + msg, flush=True)
 
 def wait(cond, what, timeout=30):
+    # The page redraws its lists (live frames, a poll every 4 s), so an element found a moment
+    # ago may be stale: a condition that raises is simply "not yet".
+    def safe(_):
+        try:
+            return cond()
+        except Exception:
+            return False
     try:
-        return WebDriverWait(driver, timeout, poll_frequency=0.1).until(lambda d: cond())
+        return WebDriverWait(driver, timeout, poll_frequency=0.1).until(safe)
     except Exception:
         try:
             driver.save_screenshot(args.screenshot.replace(".png", "-failed.png"))
@@ -92,23 +99,24 @@ try:
     box.send_keys(args.message)
     box.send_keys(Keys.CONTROL, Keys.ENTER)
     wait(lambda: driver.find_element(By.ID, "send-status").text == "Sent.", "the send to be acknowledged")
-    item = lambda: [li for li in driver.find_elements(By.CSS_SELECTOR, "#messages li") if args.message in li.text]
+    # Read the list item in one script call (the page may redraw it between two calls).
+    def item():
+        return driver.execute_script("""
+            const li = Array.from(document.querySelectorAll('#messages li')).find((l) => l.textContent.includes(arguments[0]));
+            if (!li) return null;
+            const r = li.querySelector('.reads');
+            return { text: li.innerText, reads: r ? r.textContent : '', count: r ? parseInt(r.dataset.readCount, 10) : 0 };
+            """, args.message)
     wait(lambda: item(), "the sent message in the list")
-    li = item()[0]
-    if "URGENT" not in li.text.upper():
-        fail("the message does not show its priority: " + li.text)
+    li = item()
+    if "URGENT" not in li["text"].upper():
+        fail("the message does not show its priority: " + li["text"])
     print("SENT", flush=True)  # the Swift test's staff socket receives it and marks it read
-    step("sent an urgent alert; it is in the list: " + li.text.replace("\n", " | "))
+    step("sent an urgent alert; it is in the list: " + li["text"].replace("\n", " | "))
 
-    def read_count():
-        found = item()
-        if not found:
-            return 0
-        r = found[0].find_elements(By.CSS_SELECTOR, ".reads")
-        return int(r[0].get_attribute("data-read-count")) if r else 0
-    wait(lambda: read_count() >= 1, "the read count to show the staff member's read", timeout=30)
-    wait(lambda: "Sam Staff" in item()[0].text, "the reader's name", timeout=15)
-    step("the read count changed: " + item()[0].find_element(By.CSS_SELECTOR, ".reads").text)
+    wait(lambda: item()["count"] >= 1, "the read count to show the staff member's read", timeout=30)
+    wait(lambda: "Sam Staff" in item()["text"], "the reader's name", timeout=15)
+    step("the read count changed: " + item()["reads"])
 
     wait(lambda: "connected" in driver.find_element(By.ID, "people").text, "the people list")
     step("people: " + driver.find_element(By.ID, "people-count").text)
@@ -123,7 +131,16 @@ try:
     url = driver.find_element(By.ID, "invite-url").text
     if "/join/" not in url:
         fail("no join URL: " + url)
-    step("invite created with a QR code: " + url)
+    qr_png = os.path.join(os.path.dirname(args.screenshot), "console-qr.png")
+    driver.find_element(By.ID, "invite-qr").screenshot(qr_png)
+    zbar = shutil.which("zbarimg")
+    if not zbar:
+        fail("zbarimg (Debian zbar-tools) reads the QR code back: run scripts/install-deps.sh")
+    import subprocess
+    decoded = subprocess.run([zbar, "--raw", "-q", qr_png], capture_output=True, text=True).stdout.strip()
+    if decoded != url:
+        fail("the QR code reads %r, not the join URL %r" % (decoded, url))
+    step("invite created; its QR code reads as the join URL: " + url)
 
     driver.execute_script("window.scrollTo(0, 0)")
     os.makedirs(os.path.dirname(args.screenshot), exist_ok=True)
@@ -150,11 +167,22 @@ try:
     wait(lambda: "live" in driver.find_element(By.ID, "conn").text, "the console to reconnect", timeout=60)
     wait(lambda: "Sent while the console was away" in driver.find_element(By.ID, "messages").text,
          "the message sent while away (catch-up)", timeout=20)
-    texts = [li.text for li in driver.find_elements(By.CSS_SELECTOR, "#messages li")]
+    texts = driver.execute_script("return Array.from(document.querySelectorAll('#messages li')).map((l) => l.innerText)")
     if sum(1 for t in texts if args.message in t) != 1:
         fail("after the reconnect the first message is not shown exactly once: %r" % texts)
     step("reconnected by itself and caught up")
     check_console_errors(during_outage=True)
+
+    # A phone that scans the invite's QR code opens its URL: a page that asks for a name and joins.
+    driver.get(url)
+    wait(lambda: driver.find_element(By.ID, "join").is_displayed(), "the join page")
+    name_box = driver.find_element(By.ID, "join-name")
+    name_box.send_keys("Browser Joiner")
+    name_box.send_keys(Keys.ENTER)
+    wait(lambda: driver.find_element(By.ID, "join-done").is_displayed(), "joining to finish")
+    if "staffcast watch --server" not in driver.find_element(By.ID, "join-command").text:
+        fail("the join page does not show the command for a terminal")
+    step("joined through the invite page as Browser Joiner")
 
     print("OK", flush=True)
 finally:

@@ -18,6 +18,7 @@ command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
 # The web console's test drives a real browser: headless Chromium through Selenium.
 command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
+command -v zbarimg >/dev/null 2>&1 || need+=(zbar-tools)   # the tests read the QR codes back
 command -v python3 >/dev/null 2>&1 || need+=(python3)
 python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 

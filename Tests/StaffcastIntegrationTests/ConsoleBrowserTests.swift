@@ -73,6 +73,11 @@ final class ConsoleBrowserTests: XCTestCase {
         XCTAssertEqual(p.terminationStatus, 0, output.text)
         XCTAssertTrue(output.text.contains("\nOK"), output.text)
         XCTAssertTrue(fm.fileExists(atPath: screenshot), "no screenshot at \(screenshot)")
+        // The invite page joined a new staff member.
+        XCTAssertEqual(try fixture.count("""
+            SELECT count(*) FROM profiles p JOIN event_access a ON a.user_id = p.id
+            WHERE p.display_name = 'Browser Joiner' AND a.access_level = 'staff'
+            """), 1)
         print(output.text)
     }
 

@@ -230,6 +230,44 @@ final class InviteTests: XCTestCase {
 
     // MARK: the command line
 
+    /// Reads a QR code drawn on a terminal (half blocks, light modules drawn) with zbarimg, as
+    /// a phone camera would see a dark terminal: drawn = light, blank = dark.
+    static func scan(terminalQR text: String, in dir: String) throws -> String {
+        let rows = text.split(separator: "\n").filter { $0.contains("█") || $0.contains("▀") || $0.contains("▄") }
+        let width = rows.map(\.count).max() ?? 0
+        let scale = 6, pad = 4
+        var pixels: [[UInt8]] = []
+        for row in rows {
+            var top: [UInt8] = [], bottom: [UInt8] = []
+            for c in row.padding(toLength: width, withPad: " ", startingAt: 0) {
+                top.append(c == "█" || c == "▀" ? 255 : 0)
+                bottom.append(c == "█" || c == "▄" ? 255 : 0)
+            }
+            pixels += [top, bottom]
+        }
+        let w = (width + 2 * pad) * scale, h = (pixels.count + 2 * pad) * scale
+        var pgm = "P2\n\(w) \(h)\n255\n"
+        for y in 0..<h {
+            let py = y / scale - pad
+            var line: [String] = []
+            for x in 0..<w {
+                let px = x / scale - pad
+                let v: UInt8 = py >= 0 && py < pixels.count && px >= 0 && px < width ? pixels[py][px] : 255
+                line.append(String(v))
+            }
+            pgm += line.joined(separator: " ") + "\n"
+        }
+        let file = dir + "/qr.pgm"
+        try pgm.write(toFile: file, atomically: true, encoding: .ascii)
+        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/zbarimg") else {
+            XCTFail("zbarimg (Debian zbar-tools) reads the QR code back: run scripts/install-deps.sh")
+            return ""
+        }
+        let outcome = try ProcessRunner.run("/usr/bin/zbarimg", ["--raw", "-q", file])
+        // ProcessRunner merges stderr in (zbarimg may complain about D-Bus there): the decoded text is a line of its own.
+        return outcome.output.split(separator: "\n").last { $0.hasPrefix("http") }.map(String.init) ?? outcome.output
+    }
+
     func testAdminInviteCreatePrintsTheURLAndJoinSavesAWorkingToken() throws {
         let home = NSTemporaryDirectory() + "sc-join-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
@@ -243,6 +281,7 @@ final class InviteTests: XCTestCase {
         XCTAssertNotNil(InviteURL.parse(url))
         XCTAssertTrue(created.stderr.contains("█"), "a QR code on stderr with --qr:\n\(created.stderr)")
         XCTAssertFalse(created.stdout.contains("█"), "stdout holds the URL alone")
+        XCTAssertEqual(try Self.scan(terminalQR: created.stderr, in: home), url, "a QR reader reads the terminal's code as the URL")
 
         let env = ["HOME": home, "LANG": "C.UTF-8", "LC_ALL": "", "LC_MESSAGES": "", "STAFFCAST_SERVER": "", "STAFFCAST_TOKEN": ""]
         let joined = try CommandLineTests.execute(["join", url, "--name", "Jo Joiner"], env: env)

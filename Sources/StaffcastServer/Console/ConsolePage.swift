@@ -42,9 +42,8 @@ enum ConsolePage {
     <p id="join-error" class="error" role="alert"></p>
   </form>
   <div id="join-done" hidden>
-    <p>You are in. In a terminal, run:</p>
+    <p>You are in. <a href="/console">Open the console</a> to see the event's messages in this tab, or use the staff terminal:</p>
     <pre id="join-command"></pre>
-    <p class="hint">Or keep this tab: <a href="/console">open the console</a> (staff see the messages there too).</p>
   </div>
 </section>
 

@@ -75,7 +75,9 @@ enum ConsoleScript {
       sessionStorage.setItem(EVENT_KEY, data.event_id);
       $("join-form").hidden = true;
       $("join-done").hidden = false;
-      $("join-command").textContent = "staffcast join " + location.href + " --name '" + name.replace(/'/g, "") + "'\n# or, with this token:\nstaffcast watch --server " + location.origin + " --event " + data.event_id + " --token " + data.token;
+      $("join-command").textContent = "# on a terminal: save the token (shown once) where staffcast looks for it\n"
+        + "mkdir -p ~/.config/staffcast && (umask 077; echo '" + data.token + "' > ~/.config/staffcast/token)\n"
+        + "staffcast watch --server " + location.origin + " --event " + data.event_id;
     });
   }
 

@@ -12,8 +12,7 @@ struct WatchCommand: ParsableCommand {
             (the last seen message is remembered under ~/.local/state/staffcast).
             With --json (or when stdout is not a terminal) it prints one JSON object a line.
 
-            The screen speaks English or Turkish: --lang en|tr, else LC_ALL, LC_MESSAGES or LANG
-            (tr_TR.UTF-8 gives Turkish).
+            The screen speaks English or Turkish: --lang en|tr, else LC_ALL, LC_MESSAGES or LANG (tr_TR.UTF-8 gives Turkish).
 
             Keys: ↑/↓ or j/k move, Enter marks read, a marks all read, d dismisses a banner,
             n shows notifications, e switches event, ? shows help, q or Ctrl-C quits.
@@ -87,7 +86,7 @@ struct LineWatcher {
                 deliver(m, encoder)
             case .frame(let frame):
                 switch frame {
-                case .notification, .accessRevoked, .read, .notificationRead, .error, .messageUpdated, .messageRetracted,
+                case .notification, .accessRevoked, .read, .notificationRead, .error, .messageUpdated, .messageRetracted, .reply, .replied,
                      .reminder, .receipt:
                     emit(frame, encoder)
                 default: break
