@@ -111,6 +111,19 @@ final class TLSTests: XCTestCase {
         }
     }
 
+    func testAWSSConnectionOutlivesTheTLSEstablishTimeout() throws {
+        // libwebsockets arms a 10 s timeout when a TLS handshake completes; a quiet subscriber
+        // must still be there after it (every TLS connection was dropped at 10 s before).
+        let socket = TestSocket(try WebSocketClient(url: wss, headers: ["Authorization": "Bearer \(fixture.staffToken)"], trust: trust))
+        _ = try socket.expect("hello")
+        _ = try socket.subscribe(fixture.event)
+        sleep(12)
+        _ = try api(fixture.ownerToken).sendMessage(event: fixture.event, message: "Still here?", type: nil, priority: nil,
+                                                    expiresInMinutes: nil)
+        guard case .message(let live) = try socket.expect("message") else { return XCTFail("no message") }
+        XCTAssertEqual(live.message, "Still here?")
+    }
+
     func testGracefulStopClosesAWSSClientWith1001() throws {
         let socket = TestSocket(try WebSocketClient(url: wss, headers: ["Authorization": "Bearer \(fixture.staffToken)"], trust: trust))
         _ = try socket.expect("hello")

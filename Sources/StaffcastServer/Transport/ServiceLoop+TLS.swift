@@ -57,6 +57,10 @@ extension ServiceLoop {
     func relayReceived(_ wsi: OpaquePointer, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         guard let relay = relays[UInt(bitPattern: wsi)] else { return -1 }
         guard !relay.closing, let other = relay.partner(of: wsi) else { return 0 }
+        if !relay.establishTimeoutCleared, wsi == relay.tls {
+            relay.establishTimeoutCleared = true
+            lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
+        }
         guard let input, length > 0 else { return 0 }
         let pre = staffcast_lws_pre()
         var offset = 0

@@ -25,6 +25,10 @@ final class TLSRelay {
     var closing = false
     var tlsGone = false
     var plainGone = false
+    /// libwebsockets arms a 10 s "establish" timeout when the TLS handshake completes, which
+    /// only its HTTP role clears; the relay clears it at the first decrypted bytes, after which
+    /// the HTTP front's deadlines (and the WebSocket's heartbeats) govern the connection.
+    var establishTimeoutCleared = false
 
     init(tls: OpaquePointer, plain: OpaquePointer) {
         self.tls = tls
