@@ -142,3 +142,41 @@ LANGUAGE sql STABLE SET search_path = public, pg_temp AS $$
              WHERE r.user_id = p_user AND r.event_id = p_event AND m.sender_id <> p_user AND m.retracted_at IS NULL
                AND (m.expires_at IS NULL OR m.expires_at > now()))
 $$;
+
+-- Staff replies to a message (CONTRACT §6, Replies): every reply is kept (the latest per person
+-- is what receipts and GET /v1/messages/{id}/replies show), in commit order, and followed by
+-- every server (by seq, like staff_messages) to send `reply` frames live to the event's
+-- subscribed admins and owners.
+CREATE TABLE message_replies (
+    seq        bigint GENERATED ALWAYS AS IDENTITY UNIQUE,
+    id         uuid PRIMARY KEY DEFAULT gen_random_uuid(),
+    message_id uuid NOT NULL REFERENCES staff_messages(id) ON DELETE CASCADE,
+    event_id   uuid NOT NULL REFERENCES events(id) ON DELETE CASCADE,
+    user_id    uuid NOT NULL REFERENCES profiles(id) ON DELETE CASCADE,
+    status     text NOT NULL CHECK (status IN ('on_my_way','running_late','cannot_make_it','done','custom')),
+    text       text CHECK (octet_length(text) <= 280),
+    replied_at timestamptz NOT NULL DEFAULT now(),
+    CHECK (status <> 'custom' OR length(text) > 0)
+);
+CREATE INDEX message_replies_latest ON message_replies (message_id, user_id, seq DESC);
+
+CREATE TRIGGER message_replies_serialize BEFORE INSERT ON message_replies
+    FOR EACH STATEMENT EXECUTE FUNCTION staffcast_serialize_log('81');
+CREATE TRIGGER message_replies_notify AFTER INSERT ON message_replies
+    FOR EACH STATEMENT EXECUTE FUNCTION staffcast_notify('reply');
+
+ALTER TABLE message_replies ENABLE ROW LEVEL SECURITY;
+ALTER TABLE message_replies FORCE ROW LEVEL SECURITY;
+CREATE POLICY owner_all ON message_replies TO PUBLIC USING (current_user <> 'staffcast_app');
+-- One's own replies; the event's admins and owners see everyone's.
+CREATE POLICY read_replies ON message_replies FOR SELECT TO staffcast_app
+    USING (user_id = staffcast_current_user() OR staffcast_has_access(event_id, ARRAY['admin','owner']));
+-- Anyone with access replies, only as themself, only to a live (not retracted) message of an
+-- event they can see, under that message's own event.
+CREATE POLICY reply_to_messages ON message_replies FOR INSERT TO staffcast_app
+    WITH CHECK (user_id = staffcast_current_user()
+                AND staffcast_has_access(event_id, ARRAY['staff','admin','owner'])
+                AND event_id = (SELECT m.event_id FROM staff_messages m
+                                WHERE m.id = message_id AND m.retracted_at IS NULL));
+GRANT SELECT, INSERT ON message_replies TO staffcast_app;
+GRANT SELECT ON message_replies TO staffcast_server;

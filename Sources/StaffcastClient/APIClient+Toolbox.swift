@@ -66,3 +66,17 @@ extension APIClient {
         _ = try call("DELETE", "/v1/messages/\(id.uuidString.lowercased())")
     }
 }
+
+extension APIClient {
+    private struct RepliesBody: Decodable { var replies: [Reply] }
+
+    /// `GET /v1/messages/{id}/replies`: each person's latest reply.
+    public func replies(_ messageID: UUID) throws(ClientError) -> [Reply] {
+        let data = try call("GET", "/v1/messages/\(messageID.uuidString.lowercased())/replies")
+        do {
+            return try JSONDecoder().decode(RepliesBody.self, from: data).replies
+        } catch {
+            throw ClientError.protocolViolation("the reply was not a list of replies")
+        }
+    }
+}

@@ -30,5 +30,6 @@ struct Staffcast: ParsableCommand {
         version: StaffcastVersion.current,
         subcommands: [ServeCommand.self, MigrateCommand.self, AdminCommand.self, SendCommand.self,
                       WatchCommand.self, JoinCommand.self, StatusCommand.self, ClusterCommand.self,
-                      HistoryCommand.self, RemindCommand.self, ScheduledCommand.self, EditCommand.self, RetractCommand.self])
+                      HistoryCommand.self, RemindCommand.self, ScheduledCommand.self, EditCommand.self, RetractCommand.self,
+                      RepliesCommand.self])
 }

@@ -37,4 +37,30 @@ extension FanoutEngineTests {
         XCTAssertEqual(jobs(bad).count, 0)
         XCTAssertEqual(ops(flush(engine, 1, now: 1)), ["error"])
     }
+
+    /// Replies go to the event's subscribers who are among its admins and owners (the batch's
+    /// audience), on every connection they have, and to nobody else.
+    func testRepliesReachOnlyTheSubscribedOrganisers() {
+        let engine = makeEngine()
+        ready(engine, 1, alice, events: [event]) // organiser
+        ready(engine, 2, alice, events: [event]) // the same organiser, second device
+        ready(engine, 3, bob, events: [event])   // staff
+        ready(engine, 4, carol, events: [other]) // organiser of the event, subscribed elsewhere
+        let r = Reply(messageID: UUID(), eventID: event, userID: bob.userID, displayName: "Bob", status: .runningLate,
+                      text: nil, repliedAt: wall0)
+        let frame = TestFrame(text: ServerFrame.reply(r).encoded())
+        let batch = CommittedBatch<TestFrame>(eventFrames: [.init(eventID: event, frame: frame, audience: [alice.userID, carol.userID])])
+        XCTAssertEqual(wants(engine.committed(batch, now: 1, wall: wall(1))).sorted(), [1, 2])
+        for id in [1, 2] { XCTAssertTrue(flush(engine, id, now: 1).frames.first === frame) }
+        for id in [3, 4] { XCTAssertTrue(isIdle(engine.writable(id, now: 1)), "connection \(id)") }
+        XCTAssertTrue(CommittedBatch<TestFrame>.EventFrame(eventID: event, frame: frame).reaches(bob.userID), "no audience: everyone")
+    }
+
+    func testReplyOpBecomesAJob() {
+        let engine = makeEngine()
+        ready(engine, 1, bob)
+        let id = UUID()
+        let runs = jobs(receive(engine, 1, #"{"op":"reply","message_id":"\#(idString(id))","status":"done"}"#, now: 1))
+        XCTAssertEqual(runs.map(\.request), [.reply(try! ReplyRequest(messageID: id, status: "done", text: nil))])
+    }
 }

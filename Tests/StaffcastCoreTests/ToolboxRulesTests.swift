@@ -112,3 +112,34 @@ final class ToolboxRulesTests: XCTestCase {
         XCTAssertEqual(ErrorCode.conflict.httpStatus, 409)
     }
 }
+
+/// Reply rules and the audience of live replies (pure).
+final class ReplyRulesTests: XCTestCase {
+    func testReplyRequestValidates() throws {
+        let id = UUID()
+        XCTAssertEqual(try ReplyRequest(messageID: id, status: "on_my_way", text: nil).status, .onMyWay)
+        XCTAssertNil(try ReplyRequest(messageID: id, status: "done", text: "   ").text, "a blank note is no note")
+        XCTAssertEqual(try ReplyRequest(messageID: id, status: "custom", text: "At gate 2").text, "At gate 2")
+        XCTAssertNoThrow(try ReplyRequest(messageID: id, status: "custom", text: String(repeating: "x", count: 280)))
+        let cases: [(String, String?, ErrorCode)] = [
+            ("custom", nil, .invalid), ("custom", " ", .invalid), ("late", nil, .invalid),
+            ("custom", String(repeating: "x", count: 281), .tooLarge), ("done", "a\u{0}b", .invalid), ("custom", "a\u{1B}[2J", .invalid),
+        ]
+        for (status, text, code) in cases {
+            XCTAssertThrowsError(try ReplyRequest(messageID: id, status: status, text: text), "\(status) \(text ?? "nil")") { e in
+                XCTAssertEqual((e as? StaffcastError)?.code, code)
+            }
+        }
+    }
+
+    func testReplyFrameHasEveryContractField() throws {
+        let r = Reply(messageID: UUID(), eventID: UUID(), userID: UUID(), displayName: "Sam", status: .runningLate, text: nil,
+                      repliedAt: Date(timeIntervalSince1970: 1_800_000_000))
+        for frame in [ServerFrame.reply(r), .replied(ref: "x", reply: r)] {
+            let object = try JSONSerialization.jsonObject(with: Data(frame.encoded())) as? [String: Any]
+            let inner = try XCTUnwrap(object?["reply"] as? [String: Any])
+            XCTAssertEqual(Set(inner.keys), ["message_id", "event_id", "user_id", "display_name", "status", "text", "replied_at"])
+            XCTAssertEqual(try ServerFrame.decode(frame.encoded()), frame)
+        }
+    }
+}

@@ -21,3 +21,21 @@ extension WatchTerminalTests {
         XCTAssertTrue(try screen().contains("Lunch in the blue tent"), shown)
     }
 }
+
+extension WatchTerminalTests {
+    func testStaffAnswerWithAKeyAndTheOrganiserSeesItLive() throws {
+        let owner = try server.connect(fixture.ownerToken)
+        _ = try owner.subscribe(fixture.event)
+        let m = try send("Shift starts at 9 at gate 3")
+        _ = try owner.expect("message")
+        try startWatch()
+        XCTAssertTrue(waitForScreen { $0.contains("Shift starts at 9") }, shown)
+        try tmux(["send-keys", "2"]) // running late, to the selected (newest) message
+        guard case .reply(let r) = try owner.expect("reply", timeout: 8) else { return XCTFail() }
+        XCTAssertEqual(r.messageID, m.id)
+        XCTAssertEqual(r.status, .runningLate)
+        XCTAssertEqual(r.userID, fixture.staff)
+        XCTAssertTrue(waitForScreen { $0.contains("Replied \"running late\"") }, shown)
+        XCTAssertEqual(try server.api(fixture.ownerToken).replies(m.id).map(\.status), [.runningLate])
+    }
+}

@@ -46,6 +46,8 @@ public enum Phrase: String, CaseIterable, Sendable {
     case notificationsTitle, noNotifications, eventsTitle, loading
     case help1, help2, help3, help4, help5, help6, help7, help8, help9, help10
     case footerWide, footerNarrow
+    // watch: replies (the organiser's toolbox)
+    case helpReply1, helpReply2, replied, replyOnMyWay, replyRunningLate, replyCannotMakeIt, replyDone
     case now, ago, seconds, minutes, hours, days
     case urgent, high, normal, low, broadcast, alert, emergency
     case staff, admin, owner
@@ -107,6 +109,13 @@ public struct Strings: Sendable, Equatable {
         .noNotifications: "  No notifications.",
         .eventsTitle: " Your events (Enter switches, Esc goes back)",
         .loading: "  Loading…",
+        .helpReply1: "   1 2 3 4        answer the selected message: 1 on my way, 2 running late,",
+        .helpReply2: "                  3 cannot make it, 4 done (organisers see it at once)",
+        .replied: " Replied \"{status}\" to: {message}",
+        .replyOnMyWay: "on my way",
+        .replyRunningLate: "running late",
+        .replyCannotMakeIt: "cannot make it",
+        .replyDone: "done",
         .help1: " Keys",
         .help2: "   ↑ ↓  or  k j   move through messages",
         .help3: "   Enter          mark the selected message read",
@@ -142,6 +151,13 @@ public struct Strings: Sendable, Equatable {
     ]
 
     static let turkishTable: [Phrase: String] = [
+        .helpReply1: "   1 2 3 4         seçili mesajı yanıtlar: 1 yoldayım, 2 gecikiyorum,",
+        .helpReply2: "                   3 gelemiyorum, 4 tamam (organizatörler hemen görür)",
+        .replied: " \"{status}\" yanıtı gönderildi: {message}",
+        .replyOnMyWay: "yoldayım",
+        .replyRunningLate: "gecikiyorum",
+        .replyCannotMakeIt: "gelemiyorum",
+        .replyDone: "tamam",
         .connecting: "○ bağlanıyor",
         .connected: "● bağlı",
         .reconnectingIn: "◌ {n} sn sonra yeniden bağlanacak",

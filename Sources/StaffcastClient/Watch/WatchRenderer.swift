@@ -139,7 +139,7 @@ public enum WatchRenderer {
     }
 
     static func help(_ width: Int, _ t: Strings = .english) -> [ScreenLine] {
-        [t[.help1], t[.help2], t[.help3], t[.help4], t[.help5], t[.help6], t[.help7], t[.help8], t[.help9], "", t[.help10]]
+        [t[.help1], t[.help2], t[.help3], t[.help4], t[.helpReply1], t[.helpReply2], t[.help5], t[.help6], t[.help7], t[.help8], t[.help9], "", t[.help10]]
             .map { ScreenLine(segments: [Segment(TextWidth.pad($0, width), .help)]) }
     }
 

@@ -182,6 +182,10 @@ public struct WatchState: Equatable {
             // Newest first on screen: row `selected` is messages[count - 1 - selected].
             guard let m = message(atRow: selected), !m.read else { return [] }
             return [.markRead(m.id)]
+        case (.messages, .char(let c)) where Self.replyKeys[c] != nil:
+            // Answer the selected message (the organisers subscribed to the event see it live).
+            guard let m = message(atRow: selected), let status = Self.replyKeys[c] else { return [] }
+            return [.reply(m.id, status)]
         case (.messages, .char("a")):
             return messages.filter { !$0.read && $0.senderID != user?.userID }.map { .markRead($0.id) }
         case (.messages, .char("d")), (.messages, .escape):
@@ -209,6 +213,22 @@ public struct WatchState: Equatable {
         return []
     }
 
+    /// The keys that answer the selected message.
+    public static let replyKeys: [Character: Reply.Status] = ["1": .onMyWay, "2": .runningLate, "3": .cannotMakeIt, "4": .done]
+
+    /// Our reply was stored (`replied`): said in the footer.
+    public mutating func replied(_ r: Reply) {
+        let about = messages.first { $0.id == r.messageID }?.message ?? ""
+        status = strings.text(.replied, ["status": strings.describe(r), "message": about])
+    }
+
+    /// Someone's reply, live (admins and owners get these): said in the footer.
+    public mutating func replyArrived(_ r: Reply) {
+        guard r.eventID == eventID else { return }
+        let about = messages.first { $0.id == r.messageID }.map { " (\($0.message))" } ?? ""
+        status = " \(r.displayName): \(strings.describe(r))\(about)"
+    }
+
     /// The message on list row `row` (newest first).
     public func message(atRow row: Int) -> StaffMessage? {
         let i = messages.count - 1 - row
@@ -228,6 +248,8 @@ public enum WatchEffect: Equatable {
     case markNotificationRead(UUID)
     case listEvents
     case switchEvent(EventSummary)
+    /// Answer a message with a status (op `reply`).
+    case reply(UUID, Reply.Status)
     case bell
     case quit
 }

@@ -28,12 +28,22 @@ public struct CommittedBatch<Frame: WireFrame>: Sendable {
         }
     }
 
-    /// A live frame about an event that is not a new message (`message_updated`,
-    /// `message_retracted`): queued on every subscriber of the event.
+    /// A live frame about an event that is not a new message: `message_updated` and
+    /// `message_retracted` go to every subscriber of the event; `reply` only to the subscribers
+    /// who are the event's admins and owners (`audience`, read from the same snapshot as the
+    /// reply, so a level change is applied in commit order).
     public struct EventFrame: Sendable {
         public var eventID: UUID
         public var frame: Frame
-        public init(eventID: UUID, frame: Frame) { self.eventID = eventID; self.frame = frame }
+        /// nil: every subscriber of the event; else only these users among them.
+        public var audience: Set<UUID>?
+        public init(eventID: UUID, frame: Frame, audience: Set<UUID>? = nil) {
+            self.eventID = eventID; self.frame = frame; self.audience = audience
+        }
+
+        /// The audience rule: a subscriber of the event gets the frame when there is no
+        /// audience or they are in it.
+        public func reaches(_ user: UUID) -> Bool { audience?.contains(user) ?? true }
     }
 
     public struct Notification: Sendable {

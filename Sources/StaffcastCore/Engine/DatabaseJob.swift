@@ -14,6 +14,7 @@ public struct DatabaseJob: Sendable {
         case listEvents
         case edit(messageID: UUID, message: String)
         case retract(messageID: UUID)
+        case reply(ReplyRequest)
     }
 
     public var connection: Int

@@ -164,6 +164,8 @@ public final class FanoutEngine<Frame: WireFrame> {
             run(connection, ref: ref, .edit(messageID: messageID, message: message), now: now, into: &actions)
         case .retract(let messageID):
             run(connection, ref: ref, .retract(messageID: messageID), now: now, into: &actions)
+        case .reply(let request):
+            run(connection, ref: ref, .reply(request), now: now, into: &actions)
         }
     }
 
@@ -278,10 +280,11 @@ public final class FanoutEngine<Frame: WireFrame> {
             }
             stats.messagesFannedOut += 1
         }
-        // Edits and retracts: to every subscriber of the event, like the message itself.
+        // Edits and retracts (to every subscriber of the event, like the message itself) and
+        // replies (to the subscribers among the event's admins and owners).
         for change in batch.eventFrames {
             for id in hub.subscribers(of: change.eventID) {
-                guard let connection = connections[id] else { continue }
+                guard let connection = connections[id], change.reaches(connection.identity.userID) else { continue }
                 enqueue(connection, change.frame, now: now, into: &actions)
             }
         }

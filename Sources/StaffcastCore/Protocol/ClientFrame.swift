@@ -27,6 +27,8 @@ public enum ClientRequest: Sendable, Equatable {
     case edit(messageID: UUID, message: String)
     /// Take a message back: it leaves history, catch-up and unread counts.
     case retract(messageID: UUID)
+    /// A staff member's answer to a message: a status and, for `custom`, a short text.
+    case reply(ReplyRequest)
 
     public var op: String {
         switch self {
@@ -40,6 +42,7 @@ public enum ClientRequest: Sendable, Equatable {
         case .ping: return "ping"
         case .edit: return "edit"
         case .retract: return "retract"
+        case .reply: return "reply"
         }
     }
 }

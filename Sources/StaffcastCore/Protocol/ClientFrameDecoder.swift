@@ -75,10 +75,16 @@ public enum ClientFrameDecoder {
             return .edit(messageID: id, message: message)
         case "retract":
             return .retract(messageID: try f.requiredUUID("message_id"))
+        case "reply":
+            let id = try f.requiredUUID("message_id")
+            guard let status = try f.string("status") else {
+                throw .invalid("reply needs a \"status\": on_my_way, running_late, cannot_make_it, done or custom.")
+            }
+            return .reply(try ReplyRequest(messageID: id, status: status, text: try f.string("text")))
         case "ping":
             return .ping
         default:
-            throw .invalid("Unknown op '\(op)'. Known ops: subscribe, unsubscribe, send, mark_read, mark_notification_read, history, list_events, ping, edit, retract.")
+            throw .invalid("Unknown op '\(op)'. Known ops: subscribe, unsubscribe, send, mark_read, mark_notification_read, history, list_events, ping, edit, retract, reply.")
         }
     }
 }

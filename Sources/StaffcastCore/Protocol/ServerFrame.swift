@@ -15,6 +15,10 @@ public enum ServerFrame: Sendable, Equatable {
     case messageUpdated(ref: String?, message: StaffMessage)
     /// A message was retracted: live to subscribers, and the reply to `retract`.
     case messageRetracted(ref: String?, messageID: UUID, eventID: UUID)
+    /// The replier's acknowledgement, after the reply is committed.
+    case replied(ref: String?, reply: Reply)
+    /// A reply, live to the event's subscribed admins and owners.
+    case reply(Reply)
     case read(ref: String?, messageID: UUID, eventID: UUID, unreadCount: Int)
     case history(ref: String?, eventID: UUID, messages: [StaffMessage], more: Bool = false)
     case notification(StaffNotification)
@@ -34,6 +38,8 @@ public enum ServerFrame: Sendable, Equatable {
         case .scheduled: return "scheduled"
         case .messageUpdated: return "message_updated"
         case .messageRetracted: return "message_retracted"
+        case .replied: return "replied"
+        case .reply: return "reply"
         case .read: return "read"
         case .history: return "history"
         case .notification: return "notification"
@@ -47,11 +53,11 @@ public enum ServerFrame: Sendable, Equatable {
 
     public var ref: String? {
         switch self {
-        case .subscribed(let ref, _, _, _, _), .unsubscribed(let ref, _), .sent(let ref, _), .scheduled(let ref, _), .messageUpdated(let ref, _), .messageRetracted(let ref, _, _), .read(let ref, _, _, _),
+        case .subscribed(let ref, _, _, _, _), .unsubscribed(let ref, _), .sent(let ref, _), .scheduled(let ref, _), .messageUpdated(let ref, _), .messageRetracted(let ref, _, _), .replied(let ref, _), .read(let ref, _, _, _),
              .history(let ref, _, _, _), .notificationRead(let ref, _), .events(let ref, _), .pong(let ref),
              .error(let ref, _):
             return ref
-        case .hello, .message, .notification, .accessRevoked:
+        case .hello, .message, .notification, .accessRevoked, .reply:
             return nil
         }
     }
@@ -108,6 +114,8 @@ extension ServerFrame: Codable {
             try c.encode(s, forKey: Key("scheduled"))
         case .messageUpdated(_, let m):
             try c.encode(m, forKey: Key("message"))
+        case .replied(_, let r), .reply(let r):
+            try c.encode(r, forKey: Key("reply"))
         case .messageRetracted(_, let messageID, let eventID):
             try c.encode(Self.id(messageID), forKey: Key("message_id"))
             try c.encode(Self.id(eventID), forKey: Key("event_id"))
@@ -158,6 +166,8 @@ extension ServerFrame: Codable {
         case "message": self = .message(try c.decode(StaffMessage.self, forKey: Key("message")))
         case "sent": self = .sent(ref: ref, message: try c.decode(StaffMessage.self, forKey: Key("message")))
         case "scheduled": self = .scheduled(ref: ref, scheduled: try c.decode(ScheduledMessage.self, forKey: Key("scheduled")))
+        case "replied": self = .replied(ref: ref, reply: try c.decode(Reply.self, forKey: Key("reply")))
+        case "reply": self = .reply(try c.decode(Reply.self, forKey: Key("reply")))
         case "message_updated": self = .messageUpdated(ref: ref, message: try c.decode(StaffMessage.self, forKey: Key("message")))
         case "message_retracted": self = .messageRetracted(ref: ref, messageID: try uuid("message_id"), eventID: try uuid("event_id"))
         case "read":

@@ -10,6 +10,8 @@ public struct ChangeCursors: Sendable, Equatable {
     public var token: Int64
     /// `message_changes.seq` (edits and retracts, sql/008).
     public var messageChange: Int64 = 0
+    /// `message_replies.seq` (sql/008).
+    public var reply: Int64 = 0
 
     public init(message: Int64 = 0, notification: Int64 = 0, access: Int64 = 0, token: Int64 = 0) {
         self.message = message
@@ -71,12 +73,15 @@ public struct ChangeBatch: Sendable {
     public var tokens: [TokenChange] = []
     /// Edits and retracts in seq order, after `messages`.
     public var messageChanges: [MessageChange] = []
+    /// Replies in seq order, each with its event's admins and owners (who get it live) as of
+    /// this snapshot.
+    public var replies: [(reply: Reply, organisers: Set<UUID>)] = []
     /// The cursors after this batch.
     public var cursors: ChangeCursors
     /// True when a log had more rows than one batch takes; read again at once.
     public var hasMore = false
 
     public var isEmpty: Bool {
-        access.isEmpty && messages.isEmpty && notifications.isEmpty && tokens.isEmpty && messageChanges.isEmpty
+        access.isEmpty && messages.isEmpty && notifications.isEmpty && tokens.isEmpty && messageChanges.isEmpty && replies.isEmpty
     }
 }

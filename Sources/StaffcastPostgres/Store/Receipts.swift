@@ -8,7 +8,9 @@ public struct Receipts: Sendable, Equatable {
         public var displayName: String
         /// When they read it (people in `readBy` only).
         public var readAt: Date?
-        enum CodingKeys: String, CodingKey { case userID = "user_id", displayName = "display_name", readAt = "read_at" }
+        /// Their latest reply to the message (CONTRACT §6, Replies), if any.
+        public var reply: Reply?
+        enum CodingKeys: String, CodingKey { case userID = "user_id", displayName = "display_name", readAt = "read_at", reply }
         public init(userID: UUID, displayName: String, readAt: Date? = nil) {
             self.userID = userID
             self.displayName = displayName
@@ -19,12 +21,14 @@ public struct Receipts: Sendable, Equatable {
             userID = try c.decode(UUID.self, forKey: .userID)
             displayName = try c.decode(String.self, forKey: .displayName)
             readAt = try c.decodeIfPresent(String.self, forKey: .readAt).flatMap(RFC3339.parse)
+            reply = try c.decodeIfPresent(Reply.self, forKey: .reply)
         }
         public func encode(to encoder: Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
             try c.encode(userID.uuidString.lowercased(), forKey: .userID)
             try c.encode(displayName, forKey: .displayName)
             if let readAt { try c.encode(RFC3339.format(readAt), forKey: .readAt) }
+            if let reply { try c.encode(reply, forKey: .reply) }
         }
     }
 

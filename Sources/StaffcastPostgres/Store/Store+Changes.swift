@@ -10,11 +10,13 @@ extension Store {
                    (SELECT coalesce(max(seq), 0) FROM notifications),
                    (SELECT coalesce(max(seq), 0) FROM access_changes),
                    (SELECT coalesce(max(seq), 0) FROM token_changes),
-                   (SELECT coalesce(max(seq), 0) FROM message_changes)
+                   (SELECT coalesce(max(seq), 0) FROM message_changes),
+                   (SELECT coalesce(max(seq), 0) FROM message_replies)
             """)
         var cursors = ChangeCursors(message: r.int64(0, 0) ?? 0, notification: r.int64(0, 1) ?? 0, access: r.int64(0, 2) ?? 0,
                                     token: r.int64(0, 3) ?? 0)
         cursors.messageChange = r.int64(0, 4) ?? 0
+        cursors.reply = r.int64(0, 5) ?? 0
         return cursors
     }
 
@@ -61,8 +63,17 @@ extension Store {
             FROM message_changes c JOIN staff_messages m ON m.id = c.message_id JOIN profiles p ON p.id = m.sender_id
             WHERE c.seq > $1 AND \(backlogDrained) ORDER BY c.seq LIMIT $2
             """, [String(cursors.messageChange), String(limit), access, tokens]),
+            // Replies (sql/008), each with its event's admins and owners in this snapshot.
+            ("""
+            SELECT \(Self.replyColumns), r.seq,
+                   ARRAY(SELECT a.user_id FROM event_access a
+                         WHERE a.event_id = r.event_id AND a.access_level IN ('admin','owner'))::text
+            FROM message_replies r JOIN profiles p ON p.id = r.user_id
+            WHERE r.seq > $1 AND \(backlogDrained) ORDER BY r.seq LIMIT $2
+            """, [String(cursors.reply), String(limit), access, tokens]),
         ], mode: "REPEATABLE READ READ ONLY")
         let (a, t, m, n, c) = (results[0], results[1], results[2], results[3], results[4])
+        let rp = results[5]
         var batch = ChangeBatch(cursors: cursors)
         for i in 0..<a.rowCount {
             guard let seq = a.int64(i, 0), let event = a.uuid(i, 1), let user = a.uuid(i, 2) else { continue }
@@ -97,9 +108,16 @@ extension Store {
                                                       message: action == .edit ? message : nil))
             batch.cursors.messageChange = seq
         }
+        for (i, reply) in try Self.replies(rp).enumerated() {
+            guard let seq = rp.int64(i, 7) else { continue }
+            let list = (rp.string(i, 8) ?? "{}").trimmingCharacters(in: CharacterSet(charactersIn: "{}"))
+            let organisers = Set(list.split(separator: ",").compactMap { UUID(uuidString: String($0)) })
+            batch.replies.append((reply, organisers))
+            batch.cursors.reply = seq
+        }
         // A full page of access or token changes held messages back: read again at once.
         batch.hasMore = a.rowCount == limit || m.rowCount == limit || n.rowCount == limit || t.rowCount == limit
-            || c.rowCount == limit
+            || c.rowCount == limit || rp.rowCount == limit
         return batch
     }
 }

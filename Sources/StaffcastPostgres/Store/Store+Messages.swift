@@ -161,12 +161,20 @@ extension Store {
             // One access check inside the function, not one per roster row (sql/005).
             let r = try tx.query("SELECT user_id, display_name, \(Self.epochMicros("read_at")) FROM staffcast_receipts($1)",
                                  [Self.id(message)])
+            // Each person's latest reply (sql/008), shown with their receipt.
+            let replies = try Self.replies(tx.query("""
+                SELECT DISTINCT ON (r.user_id) \(Self.replyColumns)
+                FROM message_replies r JOIN profiles p ON p.id = r.user_id
+                WHERE r.message_id = $1 ORDER BY r.user_id, r.seq DESC
+                """, [Self.id(message)]))
+            let latest = Dictionary(replies.map { ($0.userID, $0) }, uniquingKeysWith: { a, _ in a })
             var read: [Receipts.Person] = []
             var unread: [Receipts.Person] = []
             for i in 0..<r.rowCount {
                 guard let id = r.uuid(i, 0) else { continue }
                 let readAt = r.date(i, 2)
-                let person = Receipts.Person(userID: id, displayName: r.string(i, 1) ?? "", readAt: readAt)
+                var person = Receipts.Person(userID: id, displayName: r.string(i, 1) ?? "", readAt: readAt)
+                person.reply = latest[id]
                 if readAt != nil { read.append(person) } else { unread.append(person) }
             }
             return Receipts(messageID: message, eventID: event, readBy: read, unreadBy: unread)

@@ -194,6 +194,10 @@ final class HTTPAPI: @unchecked Sendable {
             runAsUser(token, respond) { store, identity in
                 .json(200, try store.editMessage(as: identity.userID, messageID: messageID, text: text))
             }
+        case .replies(let messageID):
+            runAsUser(token, respond) { store, identity in
+                .json(200, ["replies": try store.replies(as: identity.userID, messageID: messageID)])
+            }
         case .retractMessage(let messageID):
             runAsUser(token, respond) { store, identity in
                 _ = try store.retractMessage(as: identity.userID, messageID: messageID)

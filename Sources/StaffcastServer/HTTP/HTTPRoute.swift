@@ -8,6 +8,7 @@ enum HTTPRoute: Equatable {
     case listScheduled(eventID: UUID)
     case cancelScheduled(id: UUID)
     case editMessage(messageID: UUID)
+    case replies(messageID: UUID)
     case retractMessage(messageID: UUID)
     case receipts(messageID: UUID)
     case notify(userID: UUID)
@@ -87,6 +88,8 @@ enum HTTPRoute: Equatable {
             return only("DELETE") { id(parts[2]).map { .cancelScheduled(id: $0) } }
         case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "status":
             return only("GET") { id(parts[2]).map { .eventStatus(eventID: $0) } }
+        case 4 where parts[0] == "v1" && parts[1] == "messages" && parts[3] == "replies":
+            return only("GET") { id(parts[2]).map { .replies(messageID: $0) } }
         case 4 where parts[0] == "v1" && parts[1] == "messages" && parts[3] == "receipts":
             return only("GET") { id(parts[2]).map { .receipts(messageID: $0) } }
         case 4 where parts[0] == "v1" && parts[1] == "users" && parts[3] == "notifications":
@@ -113,6 +116,7 @@ enum HTTPRoute: Equatable {
         case .listScheduled: return "GET /v1/events/{id}/scheduled"
         case .cancelScheduled: return "DELETE /v1/scheduled/{id}"
         case .editMessage: return "PATCH /v1/messages/{id}"
+        case .replies: return "GET /v1/messages/{id}/replies"
         case .retractMessage: return "DELETE /v1/messages/{id}"
         case .notify: return "POST /v1/users/{id}/notifications"
         case .eventStatus: return "GET /v1/events/{id}/status"

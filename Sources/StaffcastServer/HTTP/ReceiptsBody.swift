@@ -1,3 +1,4 @@
+import Foundation
 import StaffcastCore
 import StaffcastPostgres
 
@@ -51,6 +52,13 @@ struct ReceiptsBody: Encodable {
             if let readAt = person.readAt {
                 out += Array(#","read_at":"#.utf8)
                 JSONBytes.appendRFC3339(readAt, to: &out)
+            }
+            if let reply = person.reply {
+                // Replies are few (one per person who answered): JSONEncoder is fine here.
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                out += Array(#","reply":"#.utf8)
+                out += (try? encoder.encode(reply)).map(Array.init) ?? Array("null".utf8)
             }
             out += Array(#","user_id":"#.utf8)
             JSONBytes.appendUUID(person.userID, to: &out)

@@ -41,6 +41,8 @@ final class ChangeFeed: Sendable {
                 let frame: ServerFrame = change.message.map { .messageUpdated(ref: nil, message: $0) }
                     ?? .messageRetracted(ref: nil, messageID: change.messageID, eventID: change.eventID)
                 return .init(eventID: change.eventID, frame: OutFrame(text: frame.encoded()))
+            } + batch.replies.map { r in
+                .init(eventID: r.reply.eventID, frame: OutFrame(text: ServerFrame.reply(r.reply).encoded()), audience: r.organisers)
             })
         metrics.listenerBatches.increment()
         while isRunning(), loops.contains(where: { $0.inboxDepth > Self.maxInboxDepth }) { usleep(1_000) }

@@ -141,6 +141,9 @@ final class JobRunner: Sendable {
         case .edit(let messageID, let text):
             let edited = try store.editMessage(as: user, messageID: messageID, text: text)
             return .reply(OutFrame(text: ServerFrame.messageUpdated(ref: ref, message: edited).encoded()))
+        case .reply(let request):
+            let stored = try store.reply(as: user, request)
+            return .reply(OutFrame(text: ServerFrame.replied(ref: ref, reply: stored).encoded()))
         case .retract(let messageID):
             let event = try store.retractMessage(as: user, messageID: messageID)
             return .reply(OutFrame(text: ServerFrame.messageRetracted(ref: ref, messageID: messageID, eventID: event).encoded()))
@@ -160,6 +163,7 @@ extension DatabaseJob.Request {
         case .listEvents: return "list_events"
         case .edit: return "edit"
         case .retract: return "retract"
+        case .reply: return "reply"
         }
     }
 }

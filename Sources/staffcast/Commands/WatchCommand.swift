@@ -80,7 +80,7 @@ struct LineWatcher {
                 deliver(m, encoder)
             case .frame(let frame):
                 switch frame {
-                case .notification, .accessRevoked, .read, .notificationRead, .error, .messageUpdated, .messageRetracted:
+                case .notification, .accessRevoked, .read, .notificationRead, .error, .messageUpdated, .messageRetracted, .reply, .replied:
                     emit(frame, encoder)
                 default: break
                 }

@@ -47,6 +47,8 @@ struct ScreenWatcher {
                 case .switchEvent(let event):
                     state.switched(to: event)
                     session.switchEvent(to: event.id)
+                case .reply(let id, let status):
+                    session.enqueue(["op": "reply", "message_id": id.uuidString.lowercased(), "status": status.rawValue])
                 case .bell: screen.bell()
                 case .quit: quit = true
                 }
@@ -83,6 +85,8 @@ struct ScreenWatcher {
                 case .history(_, let event, let messages, _): state.history(messages, eventID: event)
                 case .accessRevoked(let event): state.accessRevoked(event)
                 case .messageUpdated(_, let m): state.updated(m)
+                case .replied(_, let r): state.replied(r)
+                case .reply(let r): state.replyArrived(r)
                 case .messageRetracted(_, let id, let event): state.retracted(messageID: id, eventID: event)
                 case .error(_, let e): state.status = " \(e.message)"
                 default: break

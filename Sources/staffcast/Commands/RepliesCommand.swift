@@ -1,0 +1,43 @@
+import ArgumentParser
+import Foundation
+import StaffcastClient
+import StaffcastCore
+
+struct RepliesCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replies",
+        abstract: "Each staff member's latest reply to a message (admins and owners).",
+        discussion: """
+            Staff answer a message from the terminal client (keys 1-4 in staffcast watch: on my way,
+            running late, cannot make it, done) or with the WebSocket op reply (also custom, with a
+            short text). Organisers subscribed to the event see each reply live; this lists them.
+
+            Example:
+              staffcast replies $MESSAGE
+            """)
+
+    @OptionGroup var client: ClientOptions
+    @Argument(help: "The message id.") var messageID: String
+    @Flag(help: "Print the JSON list instead of a table.") var json = false
+
+    func run() throws {
+        try reportingFailures {
+            guard let id = UUID(uuidString: messageID) else { throw CommandFailure("'\(messageID)' is not a message id (a UUID)") }
+            let replies = try client.api().replies(id)
+            if json {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                print(String(decoding: try encoder.encode(["replies": replies]), as: UTF8.self))
+                return
+            }
+            if replies.isEmpty {
+                print("No replies yet.")
+                return
+            }
+            print(TextTable.render(header: ["WHO", "REPLY", "WHEN"], rows: replies.map { r in
+                [r.displayName, r.status == .custom ? (r.text ?? "") : r.status.label + (r.text.map { ": \($0)" } ?? ""),
+                 HistoryCommand.shortTime(r.repliedAt)]
+            }))
+        }
+    }
+}

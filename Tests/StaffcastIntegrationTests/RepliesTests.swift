@@ -1,0 +1,127 @@
+import Foundation
+import StaffcastClient
+import StaffcastCore
+import StaffcastPostgres
+import XCTest
+
+/// Staff replies (CONTRACT §6) through the WebSocket protocol and HTTP, with their access
+/// rules, live to the event's subscribed admins and owners only, and in SQL under RLS.
+final class RepliesTests: XCTestCase {
+    var fixture: Fixture!
+    var server: TestServer!
+
+    override func setUpWithError() throws {
+        fixture = try Fixture(conninfo: try TestDatabase.create())
+        server = try TestServer(conninfo: fixture.conninfo)
+    }
+
+    override func tearDown() { server?.stop() }
+
+    func send(_ text: String) throws -> StaffMessage {
+        try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: text))
+    }
+
+    func testAReplyIsAcknowledgedAndLiveToSubscribedOrganisersOnly() throws {
+        let m = try send("Shift starts at 9 at gate 3")
+        let owner = try server.connect(fixture.ownerToken)
+        _ = try owner.subscribe(fixture.event)
+        let admin = try server.connect(fixture.adminToken)
+        _ = try admin.subscribe(fixture.event)
+        let otherStaff = try fixture.store.createUser(name: "Sue Staff")
+        try fixture.store.grant(event: fixture.event, user: otherStaff, level: .staff)
+        let sue = try server.connect(fixture.staffToken) // another staff connection: gets no replies
+        _ = try sue.subscribe(fixture.event)
+        let staff = try server.connect(fixture.staffToken)
+        _ = try staff.subscribe(fixture.event)
+
+        try staff.send(["op": "reply", "ref": "r1", "message_id": m.id.uuidString, "status": "running_late", "text": "10 min"])
+        guard case .replied(let ref, let mine) = try staff.expect("replied") else { return XCTFail() }
+        XCTAssertEqual(ref, "r1")
+        XCTAssertEqual(mine.status, .runningLate)
+        XCTAssertEqual(mine.text, "10 min")
+        XCTAssertEqual(mine.displayName, "Sam Staff")
+        for organiser in [owner, admin] {
+            guard case .reply(let live) = try organiser.expect("reply") else { return XCTFail() }
+            XCTAssertEqual(live.messageID, m.id)
+            XCTAssertEqual(live.userID, fixture.staff)
+            XCTAssertEqual(live.status, .runningLate)
+        }
+        try sue.expectSilence(1)
+        try staff.expectSilence(0.5)
+    }
+
+    func testHTTPListsEachPersonsLatestReplyForOrganisersOnly() throws {
+        let m = try send("Gates open")
+        let staff = try server.connect(fixture.staffToken)
+        for (i, status) in ["on_my_way", "done"].enumerated() {
+            try staff.send(["op": "reply", "ref": "r\(i)", "message_id": m.id.uuidString, "status": status])
+            _ = try staff.expect("replied")
+        }
+        let admin = try server.connect(fixture.adminToken)
+        try admin.send(["op": "reply", "message_id": m.id.uuidString, "status": "custom", "text": "I'll cover gate 2"])
+        _ = try admin.expect("replied")
+        let replies = try server.api(fixture.ownerToken).replies(m.id)
+        XCTAssertEqual(replies.map(\.displayName), ["Adam Admin", "Sam Staff"])
+        XCTAssertEqual(replies.map(\.status), [.custom, .done], "each person's latest")
+        XCTAssertEqual(replies.first?.text, "I'll cover gate 2")
+        let raw = try server.api(fixture.ownerToken).raw("GET", "/v1/messages/\(m.id.uuidString)/replies")
+        let object = try JSONSerialization.jsonObject(with: raw.body) as? [String: Any]
+        let first = (object?["replies"] as? [[String: Any]])?.first
+        for key in ["message_id", "event_id", "user_id", "display_name", "status", "text", "replied_at"] {
+            XCTAssertNotNil(first?[key], key)
+        }
+        // Receipts show each person's latest reply too.
+        let receipts = try fixture.store.receipts(as: fixture.owner, message: m.id)
+        XCTAssertEqual((receipts.readBy + receipts.unreadBy).first { $0.userID == fixture.staff }?.reply?.status, .done)
+        let rawReceipts = try server.api(fixture.ownerToken).raw("GET", "/v1/messages/\(m.id.uuidString)/receipts")
+        XCTAssertTrue(String(decoding: rawReceipts.body, as: UTF8.self).contains("\"status\":\"done\""))
+        XCTAssertEqual(try server.api(fixture.staffToken).raw("GET", "/v1/messages/\(m.id.uuidString)/replies").status, 403)
+        XCTAssertEqual(try server.api(fixture.outsiderToken).raw("GET", "/v1/messages/\(m.id.uuidString)/replies").status, 404)
+    }
+
+    func testBadRepliesAreRefusedClearly() throws {
+        let m = try send("Gates open")
+        let staff = try server.connect(fixture.staffToken)
+        let id = m.id.uuidString
+        XCTAssertEqual(try staff.expectError(["op": "reply", "message_id": id, "status": "maybe"]).code, .invalid)
+        XCTAssertEqual(try staff.expectError(["op": "reply", "message_id": id, "status": "custom"]).code, .invalid)
+        XCTAssertEqual(try staff.expectError(["op": "reply", "message_id": id, "status": "custom",
+                                              "text": String(repeating: "é", count: 141)]).code, .tooLarge)
+        XCTAssertEqual(try staff.expectError(["op": "reply", "message_id": id, "status": "custom", "text": "a\u{07}b"]).code, .invalid)
+        XCTAssertEqual(try staff.expectError(["op": "reply", "message_id": UUID().uuidString, "status": "done"]).code, .notFound)
+        let outsider = try server.connect(fixture.outsiderToken)
+        XCTAssertEqual(try outsider.expectError(["op": "reply", "message_id": id, "status": "done"]).code, .notFound)
+        // A retracted message takes no replies.
+        _ = try fixture.store.retractMessage(as: fixture.owner, messageID: m.id)
+        XCTAssertEqual(try staff.expectError(["op": "reply", "message_id": id, "status": "done"]).code, .notFound)
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM message_replies"), 0)
+    }
+
+    /// The rules directly in SQL, as the server acts for each user.
+    func testRowLevelSecurityOfReplies() throws {
+        let m = try send("Gates open")
+        let conn = try PGConnection(conninfo: fixture.conninfo)
+        func insert(_ user: UUID, as other: UUID? = nil, event: UUID? = nil) throws {
+            _ = try conn.transaction(asUser: user) {
+                try $0.query("INSERT INTO message_replies (message_id, event_id, user_id, status) VALUES ($1, $2, $3, 'done')",
+                             [m.id.uuidString, (event ?? fixture.event).uuidString, (other ?? user).uuidString])
+            }
+        }
+        func refused(_ body: () throws -> Void) {
+            XCTAssertThrowsError(try body()) { XCTAssertEqual(($0 as? PostgresError)?.sqlState, "42501", "\($0)") }
+        }
+        try insert(fixture.staff)
+        try insert(fixture.admin)
+        refused { try insert(fixture.outsider) }
+        refused { try insert(fixture.staff, as: fixture.admin) } // not in someone else's name
+        let other = try fixture.store.createEvent(name: "Other", startsAt: nil)
+        try fixture.store.grant(event: other, user: fixture.staff, level: .staff)
+        refused { try insert(fixture.staff, event: other) } // not under another event
+        func visible(_ user: UUID) throws -> Int {
+            try conn.transaction(asUser: user) { try $0.query("SELECT count(*) FROM message_replies").int(0, 0) ?? -1 }
+        }
+        XCTAssertEqual(try visible(fixture.staff), 1, "staff see their own")
+        XCTAssertEqual(try visible(fixture.owner), 2, "organisers see everyone's")
+        XCTAssertEqual(try visible(fixture.outsider), 0)
+    }
+}
