@@ -284,11 +284,19 @@ public final class PGConnection {
     /// BEGIN, `statements`, COMMIT as one pipeline (one round trip); the results of
     /// `statements` only. When any fails, nothing was committed: the transaction is rolled
     /// back and the first failure thrown.
+    ///
+    /// `customPlans`: plan each statement for the values it is given this time, not once for
+    /// all. Needed by statements over arrays of a batch (`unnest($1::uuid[])`): after five runs
+    /// PostgreSQL may switch a prepared statement to a generic plan that cannot know the array
+    /// holds 2,000 ids, and one such plan took a read storm's batch from milliseconds to 20 s of
+    /// CPU. A batch runs its statements once for many requests, so planning them is cheap.
     public func pipelinedTransaction(_ statements: [(sql: String, params: [String?])],
-                                     mode: String = "READ COMMITTED") throws(PostgresError) -> [PGResult] {
+                                     mode: String = "READ COMMITTED", customPlans: Bool = false) throws(PostgresError) -> [PGResult] {
+        let opening: [(sql: String, params: [String?])] = [("BEGIN ISOLATION LEVEL \(mode)", [])]
+            + (customPlans ? [("SET LOCAL plan_cache_mode = force_custom_plan", [])] : [])
         do {
-            let results = try pipeline([("BEGIN ISOLATION LEVEL \(mode)", [])] + statements + [("COMMIT", [])])
-            return Array(results.dropFirst().dropLast())
+            let results = try pipeline(opening + statements + [("COMMIT", [])])
+            return Array(results.dropFirst(opening.count).dropLast())
         } catch {
             if isHealthy { _ = try? execute("ROLLBACK") }
             throw error

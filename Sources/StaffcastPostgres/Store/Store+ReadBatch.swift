@@ -28,7 +28,7 @@ extension Store {
         let messages = "{" + reads.map { Self.id($0.message) }.joined(separator: ",") + "}"
         // One pipeline, one round trip: which marks are allowed (and their events), the marks,
         // and each allowed reader's unread count on each event afterwards.
-        let results = try conn.pipelinedTransaction([
+        let statements: [(sql: String, params: [String?])] = [
             ("""
             SELECT r.i, m.event_id
             FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS r(user_id, message_id, i)
@@ -68,7 +68,8 @@ extension Store {
                       AND \(Self.unexpired))
             FROM p JOIN t USING (event_id)
             """, [users, messages]),
-        ])
+        ]
+        let results = try conn.pipelinedTransaction(statements, customPlans: true)
         let ok = results[0], counts = results[2]
         var events: [Int: UUID] = [:]
         for row in 0..<ok.rowCount {

@@ -48,6 +48,8 @@ extension Store {
 
     public func subscribeBatch(event: UUID, _ requests: [SubscribeRequest]) throws -> SubscribeBatch {
         try conn.transaction("REPEATABLE READ READ ONLY") { tx in
+            // Plans for this batch's arrays, not a generic plan (see `pipelinedTransaction`).
+            try tx.execute("SET LOCAL plan_cache_mode = force_custom_plan")
             let eventID = Self.id(event)
             let users = "{" + requests.map { Self.id($0.user) }.joined(separator: ",") + "}"
             let through = try tx.query("SELECT staffcast_visible_message_seq(), staffcast_visible_access_seq()")
