@@ -39,14 +39,17 @@ public enum ClientFrameDecoder {
         case "send":
             let eventID = try f.requiredUUID("event_id")
             let minutes = try f.int64("expires_in_minutes", min: Int64.min).map { Int(clamping: $0) }
+            let escalate = try f.int64("escalate_after_minutes", min: Int64.min).map { Int(clamping: $0) }
             var send: SendRequest
             switch (try f.string("message"), try f.string("template")) {
             case (let message?, nil):
                 send = try SendRequest(eventID: eventID, message: message, messageType: try f.string("message_type"),
-                                       priority: try f.string("priority"), expiresInMinutes: minutes)
+                                       priority: try f.string("priority"), expiresInMinutes: minutes,
+                                       escalateAfterMinutes: escalate)
             case (nil, let name?):
                 send = try SendRequest.byTemplate(eventID: eventID, name: name, messageType: try f.string("message_type"),
-                                                  priority: try f.string("priority"), expiresInMinutes: minutes)
+                                                  priority: try f.string("priority"), expiresInMinutes: minutes,
+                                                  escalateAfterMinutes: escalate)
             case (.some, .some):
                 throw .invalid("send takes \"message\" or \"template\", not both.")
             case (nil, nil):

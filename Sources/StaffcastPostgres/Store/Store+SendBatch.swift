@@ -61,6 +61,7 @@ extension Store {
                     "force": s.request.force,
                 ]
                 if let minutes = s.request.expiresInMinutes { row["expires_in"] = minutes }
+                if let minutes = s.request.escalateAfterMinutes { row["escalate_after"] = minutes }
                 if let use = s.request.template {
                     // By template: its text, and its defaults where the send says nothing (SQL below).
                     row["template"] = use.name
@@ -68,6 +69,7 @@ extension Store {
                     row["message_type"] = use.messageType?.rawValue ?? NSNull()
                     row["priority"] = use.priority?.rawValue ?? NSNull()
                     row["expires_in"] = use.expiresInMinutes ?? NSNull()
+                    row["emergency_default"] = use.emergencyEscalationDefault ?? NSNull()
                 }
                 return row
             }
@@ -78,13 +80,17 @@ extension Store {
                 WITH x AS (
                     SELECT * FROM jsonb_to_recordset($1::jsonb)
                         AS x(ord int, id uuid, event_id uuid, message text, message_type text, priority text, expires_in int, force bool,
-                              template text)),
+                              escalate_after int, template text, emergency_default int)),
                 -- Sends by template take its text and defaults; one whose template is missing is left out.
+                -- An emergency template escalates by default like any emergency (EscalationPolicy).
                 r AS (
                     SELECT x.ord, x.id, x.event_id, coalesce(x.message, t.message) AS message,
                            coalesce(x.message_type, t.message_type) AS message_type, coalesce(x.priority, t.priority) AS priority,
                            CASE WHEN x.template IS NULL THEN x.expires_in ELSE coalesce(x.expires_in, t.expires_in_minutes) END AS expires_in,
-                           x.force
+                           x.force,
+                           CASE WHEN x.template IS NULL THEN x.escalate_after
+                                ELSE coalesce(x.escalate_after, CASE WHEN coalesce(x.message_type, t.message_type) = 'emergency'
+                                                                     THEN x.emergency_default END) END AS escalate_after
                     FROM x LEFT JOIN message_templates t ON x.template IS NOT NULL AND t.event_id = x.event_id AND t.name = x.template
                     WHERE x.template IS NULL OR t.name IS NOT NULL),
                 ok AS (
@@ -93,8 +99,10 @@ extension Store {
                     WHERE x.force OR NOT \(Self.duplicateExists(event: "x.event_id", text: "x.message", window: "$3::int",
                                                                 excluding: "$4::uuid[]"))),
                 m AS (
-                    INSERT INTO staff_messages (id, event_id, sender_id, message, message_type, priority, expires_at)
-                    SELECT id, event_id, $2::uuid, message, message_type, priority, now() + make_interval(mins => expires_in)
+                    INSERT INTO staff_messages (id, event_id, sender_id, message, message_type, priority, expires_at,
+                                                escalate_after_minutes)
+                    SELECT id, event_id, $2::uuid, message, message_type, priority, now() + make_interval(mins => expires_in),
+                           escalate_after
                     FROM ok ORDER BY ord
                     RETURNING *)
                 SELECT \(Self.messageColumns(reader: "$2")) FROM m JOIN profiles p ON p.id = m.sender_id

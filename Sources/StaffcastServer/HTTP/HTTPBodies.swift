@@ -12,14 +12,17 @@ enum HTTPBodies {
            contentType.lowercased().hasPrefix("application/json") || object["message"] != nil || object["template"] != nil {
             let fields = JSONFields(object)
             let minutes = try fields.int64("expires_in_minutes", min: Int64.min).map { Int(clamping: $0) }
+            let escalate = try fields.int64("escalate_after_minutes", min: Int64.min).map { Int(clamping: $0) }
             var send: SendRequest
             switch (try fields.string("message"), try fields.string("template")) {
             case (let message?, nil):
                 send = try SendRequest(eventID: eventID, message: message, messageType: try fields.string("message_type"),
-                                       priority: try fields.string("priority"), expiresInMinutes: minutes)
+                                       priority: try fields.string("priority"), expiresInMinutes: minutes,
+                                       escalateAfterMinutes: escalate)
             case (nil, let name?):
                 send = try SendRequest.byTemplate(eventID: eventID, name: name, messageType: try fields.string("message_type"),
-                                                  priority: try fields.string("priority"), expiresInMinutes: minutes)
+                                                  priority: try fields.string("priority"), expiresInMinutes: minutes,
+                                                  escalateAfterMinutes: escalate)
             case (.some, .some):
                 throw .invalid("The JSON body takes \"message\" or \"template\", not both.")
             case (nil, nil):
@@ -37,16 +40,22 @@ enum HTTPBodies {
             guard let m = Int(raw) else { throw .invalid("expires_in_minutes must be a whole number; got '\(raw)'.") }
             minutes = m
         }
+        var escalate: Int?
+        if let raw = query["escalate_after_minutes"] {
+            guard let m = Int(raw) else { throw .invalid("escalate_after_minutes must be a whole number; got '\(raw.prefix(40))'.") }
+            escalate = m
+        }
         var send: SendRequest
         if let name = query["template"] {
             guard text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
                 throw .invalid("Send the template (?template=) or a text body, not both.")
             }
             send = try SendRequest.byTemplate(eventID: eventID, name: name, messageType: query["message_type"],
-                                              priority: query["priority"], expiresInMinutes: minutes)
+                                              priority: query["priority"], expiresInMinutes: minutes, escalateAfterMinutes: escalate)
         } else {
             send = try SendRequest(eventID: eventID, message: text, messageType: query["message_type"],
-                                   priority: query["priority"], expiresInMinutes: minutes)
+                                   priority: query["priority"], expiresInMinutes: minutes,
+                                   escalateAfterMinutes: escalate)
         }
         send.schedule = try SendSchedule.from(sendAt: query["send_at"], beforeStart: query["before_start"])
         switch query["force"] {
