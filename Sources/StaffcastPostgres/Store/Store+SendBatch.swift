@@ -83,7 +83,7 @@ extension Store {
                 """, [json, Self.id(sender), String(duplicateWindowMinutes), batchIDs]))
         }
         // BEGIN, the role, each sender's user and rows, COMMIT: one round trip (pipeline mode).
-        let results = try conn.pipelinedTransaction(statements, customPlans: true)
+        let results = try conn.pipelinedTransaction(statements)
         var stored: [UUID: StaffMessage] = [:]
         for i in inserts {
             for message in try Self.messages(results[i]) { stored[message.id] = message }
