@@ -117,6 +117,9 @@ try:
     wait(lambda: item()["count"] >= 1, "the read count to show the staff member's read", timeout=30)
     wait(lambda: "Sam Staff" in item()["text"], "the reader's name", timeout=15)
     step("the read count changed: " + item()["reads"])
+    wait(lambda: "Sam Staff replied on my way" in driver.find_element(By.ID, "alerts").text, "the staff member's reply", timeout=20)
+    wait(lambda: "Sam Staff: on my way" in item()["text"], "the reply under its message", timeout=10)
+    step("the reply arrived live: " + driver.find_element(By.ID, "alerts").text.split("\n")[0])
 
     wait(lambda: "connected" in driver.find_element(By.ID, "people").text, "the people list")
     step("people: " + driver.find_element(By.ID, "people-count").text)

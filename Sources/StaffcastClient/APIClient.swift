@@ -134,12 +134,14 @@ public struct APIClient: Sendable {
     }
 
     public func sendMessage(event: UUID, message: String, type: String?, priority: String?,
-                            expiresInMinutes: Int?, force: Bool = false) throws(ClientError) -> StaffMessage {
+                            expiresInMinutes: Int?, force: Bool = false,
+                            escalateAfterMinutes: Int? = nil) throws(ClientError) -> StaffMessage {
         var body: [String: Any] = ["message": message]
         if force { body["force"] = true }
         if let type { body["message_type"] = type }
         if let priority { body["priority"] = priority }
         if let expiresInMinutes { body["expires_in_minutes"] = expiresInMinutes }
+        if let escalateAfterMinutes { body["escalate_after_minutes"] = escalateAfterMinutes }
         let data = try call("POST", "/v1/events/\(event.uuidString.lowercased())/messages",
                             body: try? JSONSerialization.data(withJSONObject: body), contentType: "application/json")
         do {

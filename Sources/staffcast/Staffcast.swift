@@ -26,10 +26,15 @@ struct Staffcast: ParsableCommand {
             Send and watch:
               staffcast send --token TOKEN --event $EVENT --priority urgent "Evacuate hall B"
               staffcast watch --token STAFF_TOKEN --event $EVENT
+
+            Emergencies: who is connected, who has read it:
+              staffcast reach --event $EVENT
+              ID=$(staffcast send --event $EVENT --type emergency "Evacuate hall B")
+              staffcast receipts $ID --watch
             """,
         version: StaffcastVersion.current,
         subcommands: [ServeCommand.self, MigrateCommand.self, AdminCommand.self, SendCommand.self,
                       WatchCommand.self, JoinCommand.self, StatusCommand.self, ClusterCommand.self,
                       HistoryCommand.self, RemindCommand.self, ScheduledCommand.self, EditCommand.self, RetractCommand.self,
-                      RepliesCommand.self])
+                      RepliesCommand.self, ReachCommand.self, ReceiptsCommand.self])
 }

@@ -76,8 +76,13 @@ final class StringsTests: XCTestCase {
             }
         }
         state.mode = .messages
+        // The emergency holds the screen (in Turkish) until acknowledged; then the list shows.
+        let alarm = WatchRenderer.render(state, now: now, width: 120, height: 24).map(\.text).joined(separator: "\n")
+        XCTAssertTrue(alarm.contains("ACİL DURUM · ACİL · Öğretmen Çağlar") && alarm.contains("Shift+A'ya basın"), alarm)
+        XCTAssertTrue(alarm.contains("! 1 onay bekliyor"), alarm)
+        _ = state.key(.char("A"))
         let text = WatchRenderer.render(state, now: now, width: 120, height: 24).map(\.text).joined(separator: "\n")
-        XCTAssertTrue(text.contains("ACİL DURUM · ACİL · Öğretmen Çağlar"), text)
+        XCTAssertTrue(text.contains("[ACİL]  Öğretmen Çağlar: Çıkış kapısı"), text)
         XCTAssertTrue(text.contains("1 okunmamış"), text)
         XCTAssertTrue(text.contains("5dk içinde geçersiz"), text)
         XCTAssertTrue(text.contains("● bağlı"), text)

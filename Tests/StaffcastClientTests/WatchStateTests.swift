@@ -22,7 +22,7 @@ final class WatchStateTests: XCTestCase {
         return s
     }
 
-    func testBannersTimeOutExceptUrgentWhichStayUntilDismissed() {
+    func testBannersTimeOutExceptUrgentWhichStayUntilAcknowledged() {
         var s = state()
         XCTAssertEqual(s.live(message(1, priority: .normal), now: t0), [])
         XCTAssertEqual(s.live(message(2, priority: .urgent), now: t0), [.bell])
@@ -34,10 +34,90 @@ final class WatchStateTests: XCTestCase {
         XCTAssertEqual(s.banners.map(\.message.seq), [2])
         s.tick(now: t0.addingTimeInterval(600))
         XCTAssertEqual(s.banners.map(\.message.seq), [2], "urgent stays")
-        _ = s.key(.char("d"))
-        XCTAssertTrue(s.banners.isEmpty)
-        XCTAssertEqual(s.unreadCount, 3, "dismissing is not reading")
-        XCTAssertFalse(s.messages.contains { $0.read })
+        // The urgent and the emergency hold the screen: d dismisses nothing while they do.
+        XCTAssertEqual(s.key(.char("d")), [])
+        XCTAssertEqual(s.banners.map(\.message.seq), [2])
+        XCTAssertEqual(s.key(.char(WatchState.acknowledgeKey)), [.markRead(s.messages[1].id)])
+        XCTAssertTrue(s.banners.isEmpty, "acknowledging takes its banner away")
+        XCTAssertEqual(s.key(.char(WatchState.acknowledgeKey)), [.markRead(s.messages[2].id)])
+        XCTAssertNil(s.alarm)
+        XCTAssertEqual(s.unreadCount, 3, "until the server confirms the reads")
+    }
+
+    func testAnEmergencyHoldsTheScreenUntilTheDeliberateKey() {
+        var s = state()
+        let evacuate = message(1, "Evacuate hall B", priority: .normal, type: .emergency)
+        _ = s.live(evacuate, now: t0)
+        XCTAssertEqual(s.alarm?.message.id, evacuate.id)
+        XCTAssertNil(s.alarm?.round)
+        // Keys pressed by habit do nothing but say how to acknowledge.
+        for key: WatchState.Key in [.enter, .char(" "), .char("a"), .char("d"), .char("q"), .escape, .char("n"), .down] {
+            XCTAssertEqual(s.key(key), [], "\(key)")
+        }
+        XCTAssertEqual(s.mode, .messages)
+        XCTAssertTrue(s.status?.contains("Shift+A") == true)
+        XCTAssertEqual(s.toAcknowledge.map(\.id), [evacuate.id])
+        // Ctrl-C still quits.
+        var copy = s
+        XCTAssertEqual(copy.key(.interrupt), [.quit])
+        XCTAssertEqual(s.key(.char("A")), [.markRead(evacuate.id)])
+        XCTAssertNil(s.alarm)
+        XCTAssertNil(s.status)
+        s.read(messageID: evacuate.id, eventID: event, unreadCount: 0)
+        XCTAssertTrue(s.toAcknowledge.isEmpty)
+        // Normal keys work again.
+        XCTAssertEqual(s.key(.char("q")), [.quit])
+    }
+
+    func testItRingsEveryFewSecondsUntilAcknowledged() {
+        var s = state()
+        XCTAssertEqual(s.ring(now: t0), [], "nothing to ring for")
+        _ = s.live(message(1, priority: .urgent), now: t0)
+        XCTAssertEqual(s.ring(now: t0.addingTimeInterval(1)), [], "it just rang")
+        XCTAssertEqual(s.ring(now: t0.addingTimeInterval(WatchState.bellInterval)), [.bell])
+        XCTAssertEqual(s.ring(now: t0.addingTimeInterval(WatchState.bellInterval + 1)), [])
+        XCTAssertEqual(s.ring(now: t0.addingTimeInterval(2 * WatchState.bellInterval)), [.bell])
+        _ = s.key(.char("A"))
+        XCTAssertEqual(s.ring(now: t0.addingTimeInterval(60)), [])
+    }
+
+    func testAReminderBringsAMessageBackUntilItIsRead() {
+        var s = state()
+        let evacuate = message(1, "Evacuate hall B", type: .emergency)
+        _ = s.live(evacuate, now: t0)
+        _ = s.key(.char("A")) // acknowledged here, but the mark never reached the server
+        XCTAssertNil(s.alarm)
+        XCTAssertEqual(s.reminder(evacuate, round: 1, now: t0.addingTimeInterval(300)), [.bell])
+        XCTAssertEqual(s.alarm?.message.id, evacuate.id)
+        XCTAssertEqual(s.alarm?.round, 1)
+        // A reminder of a plain message the user never saw: it takes the screen too.
+        let plain = message(2, "Check in at the desk")
+        XCTAssertEqual(s.reminder(plain, round: 2, now: t0.addingTimeInterval(301)), [.bell])
+        XCTAssertEqual(s.messages.map(\.seq), [1, 2])
+        XCTAssertEqual(s.alarms.map(\.messageID), [evacuate.id, plain.id])
+        // The server's read reply ends an alarm, whichever way the mark was made.
+        s.read(messageID: evacuate.id, eventID: event, unreadCount: 1)
+        XCTAssertEqual(s.alarm?.message.id, plain.id)
+        XCTAssertEqual(s.key(.char("A")), [.markRead(plain.id)])
+        s.read(messageID: plain.id, eventID: event, unreadCount: 0)
+        // A reminder of something already read, or of another event, changes nothing.
+        XCTAssertEqual(s.reminder(s.messages[0], round: 3, now: t0), [])
+        var elsewhere = message(3, type: .emergency)
+        elsewhere.eventID = UUID()
+        XCTAssertEqual(s.reminder(elsewhere, round: 1, now: t0), [])
+        XCTAssertNil(s.alarm)
+    }
+
+    func testUnreadEmergenciesFromBeforeTakeTheScreenOnSubscribeButNotOnesSentByMe() {
+        var s = WatchState(eventID: event)
+        s.connected(me)
+        var mine = message(3, "My own emergency", type: .emergency)
+        mine.senderID = me.userID
+        s.subscribed(EventSummary(id: event, name: "Fest", startsAt: nil, accessLevel: .admin),
+                     history: [message(1, "Old, read", priority: .urgent, read: true), message(2, "Fire at gate 4", type: .emergency),
+                               mine, message(4, "Coffee")], unreadCount: 2)
+        XCTAssertEqual(s.alarms.map(\.messageID), [s.messages[1].id])
+        XCTAssertEqual(s.toAcknowledge.map(\.seq), [2])
     }
 
     func testUnreadCountsFollowTheServer() {
@@ -137,6 +217,7 @@ final class WatchRendererTests: XCTestCase {
                      history: [message(1, "Gates open", sentAt: t0.addingTimeInterval(-180), expiresAt: t0.addingTimeInterval(240))],
                      unreadCount: 1)
         _ = s.live(message(2, "Evacuate hall B", priority: .urgent), now: t0)
+        s.alarms = [] // the banner as it shows once the alarm is gone (see testTheAlarmTakesTheScreen)
         let lines = render(s)
         XCTAssertTrue(lines[0].text.contains("Fest"))
         XCTAssertTrue(lines[0].text.contains("● connected"))
@@ -145,11 +226,54 @@ final class WatchRendererTests: XCTestCase {
         XCTAssertTrue(lines[1].text.contains("Evacuate hall B"))
         XCTAssertTrue(lines[1].text.contains("[d] dismiss"))
         XCTAssertEqual(lines[1].segments.first?.style, .priority(.urgent))
-        XCTAssertTrue(lines[2].text.contains("● now"), lines[2].text)
+        XCTAssertTrue(lines[2].text.contains("! now"), "unread urgent: still to acknowledge: \(lines[2].text)")
         XCTAssertTrue(lines[3].text.contains("3m ago"), lines[3].text)
         XCTAssertTrue(lines[3].text.contains("[NORMAL]"))
         XCTAssertTrue(lines[3].text.contains("expires in 4m"), lines[3].text)
         XCTAssertTrue(lines[23].text.contains("? help"))
+    }
+
+    func testTheAlarmTakesTheScreen() {
+        var s = WatchState(eventID: event)
+        s.connected(Identity(userID: UUID(), displayName: "Sam"))
+        s.subscribed(EventSummary(id: event, name: "Fest", startsAt: nil, accessLevel: .staff),
+                     history: [message(1, "Gates open")], unreadCount: 1)
+        let text = "Evacuate hall B now. Leave by the north doors and gather at the car park; stewards will count you there."
+        _ = s.live(message(2, text, priority: .urgent), now: t0)
+        _ = s.live(message(3, "Second alarm", priority: .urgent), now: t0)
+        var lines = render(s)
+        XCTAssertEqual(lines.count, 24)
+        XCTAssertTrue(lines[0].text.contains("! 2 to acknowledge"), lines[0].text)
+        XCTAssertTrue(lines[1].text.contains("ALERT · URGENT · Olivia"), lines[1].text)
+        XCTAssertTrue(lines[1...22].allSatisfy { $0.segments.allSatisfy { $0.style == .priority(.urgent) } }, "red from top to bottom")
+        let body = lines.map(\.text).joined(separator: "\n")
+        XCTAssertTrue(body.contains("Evacuate hall B now. Leave by the north doors and gather at the car park;"), body)
+        XCTAssertTrue(body.contains("stewards will count you there."), "the whole message, wrapped:\n\(body)")
+        XCTAssertTrue(body.contains("Press Shift+A to acknowledge"), body)
+        XCTAssertTrue(body.contains("1 more waiting"), body)
+        XCTAssertFalse(body.contains("Gates open"), "the list is hidden")
+        XCTAssertTrue(lines[23].text.contains("acknowledge"))
+        for (w, h) in [(80, 24), (40, 10), (24, 6), (120, 40)] {
+            for line in render(s, width: w, height: h) {
+                XCTAssertEqual(TextWidth.columns(line.text), w, "width \(w): '\(line.text)'")
+            }
+        }
+        // A reminder says so.
+        _ = s.key(.char("A"))
+        _ = s.key(.char("A"))
+        _ = s.reminder(s.messages[1], round: 2, now: t0)
+        lines = render(s)
+        XCTAssertTrue(lines[1].text.contains("REMINDER 2"), lines[1].text)
+        // Unread emergencies left in the list are marked "!".
+        s.alarms = []
+        XCTAssertTrue(render(s).contains { $0.text.hasPrefix("! ") && $0.text.contains("Evacuate hall B") })
+    }
+
+    func testWrapKeepsWordsAndCutsOnlyWhatCannotFit() {
+        XCTAssertEqual(WatchRenderer.wrap("one two three", width: 7), ["one two", "three"])
+        XCTAssertEqual(WatchRenderer.wrap("abcdefghij", width: 4), ["abcd", "efgh", "ij"])
+        XCTAssertEqual(WatchRenderer.wrap("a\nb", width: 10), ["a", "b"])
+        XCTAssertEqual(WatchRenderer.wrap("東京東京東", width: 4), ["東京", "東京", "東"])
     }
 
     func testConnectionStatesAndTimeAgo() {

@@ -55,6 +55,9 @@ final class ConsoleBrowserTests: XCTestCase {
         XCTAssertEqual(message.messageType, .alert)
         try staff.send(["op": "mark_read", "message_id": message.id.uuidString.lowercased()])
         _ = try staff.expect("read")
+        // And answers it: the console shows the reply live.
+        try staff.send(["op": "reply", "message_id": message.id.uuidString.lowercased(), "status": "on_my_way"])
+        _ = try staff.expect("replied")
 
         // The page asks for a server restart to show that it reconnects and catches up.
         XCTAssertTrue(output.wait(for: "RESTART", timeout: 150), "the script did not get to the reconnect step:\n\(output.text)")

@@ -226,6 +226,18 @@ final class InviteTests: XCTestCase {
         XCTAssertEqual(try asUser(fixture.admin) { try $0.query("UPDATE invites SET revoked_at = now()").affectedRows }, 3)
         // Nobody deletes through the app role.
         assertRLSRefuses { _ = try asUser(fixture.owner) { try $0.query("DELETE FROM invites") } }
+
+        // The server's own login touches invites only through the two functions.
+        let login = try PGConnection(conninfo: TestDatabase.serverLogin(fixture.conninfo))
+        assertRLSRefuses { _ = try login.query("SELECT count(*) FROM invites") }
+        assertRLSRefuses { _ = try login.query("UPDATE invites SET uses = 0") }
+        assertRLSRefuses { _ = try login.query("INSERT INTO profiles (id, display_name) VALUES (gen_random_uuid(), 'x')") }
+        XCTAssertEqual(try login.query("SELECT staffcast_delete_stale_invites(86400)").int(0, 0), 0)
+        XCTAssertEqual(try login.query("""
+            SELECT outcome FROM staffcast_redeem_invite(sha256('no such code'::bytea), gen_random_uuid(), 'x', sha256('t'::bytea))
+            """).string(0, 0), "unknown")
+        // A user cannot call them at all.
+        assertRLSRefuses { _ = try asUser(fixture.owner) { try $0.query("SELECT staffcast_delete_stale_invites(0)") } }
     }
 
     // MARK: the command line

@@ -58,25 +58,53 @@ final class WatchTerminalTests: XCTestCase {
         try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: text, priority: priority.rawValue))
     }
 
-    func testUrgentBannerIsRedAndStaysWhileANormalOneLeavesAfterFiveSeconds() throws {
+    func testAnUrgentMessageHoldsTheScreenInRedUntilAcknowledgedWhileANormalBannerLeaves() throws {
         try startWatch()
-        _ = try send("Evacuate hall B", priority: .urgent)
+        let urgent = try send("Evacuate hall B", priority: .urgent)
         _ = try send("Coffee in the lounge", priority: .normal)
-        // Wait for both banners: the two messages are separate deliveries.
-        XCTAssertTrue(waitForScreen {
-            $0.contains("NORMAL · Adam") == false && $0.contains("URGENT · Olivia Owner") && $0.contains("BROADCAST · NORMAL · Olivia Owner")
-        })
+        XCTAssertTrue(waitForScreen { $0.contains("BROADCAST · URGENT · Olivia Owner") && $0.contains("Press Shift+A") }, shown)
         let colored = try screen(colors: true)
-        let bannerLine = try XCTUnwrap(colored.split(separator: "\n").first { $0.contains("URGENT · Olivia") })
-        XCTAssertTrue(bannerLine.contains("41m"), "urgent banner must be red: \(bannerLine)")
-        XCTAssertTrue(try screen().contains("BROADCAST · NORMAL · Olivia Owner"))
+        let alarmLine = try XCTUnwrap(colored.split(separator: "\n").first { $0.contains("URGENT · Olivia") })
+        XCTAssertTrue(alarmLine.contains("41m"), "the alarm is red: \(alarmLine)")
+        XCTAssertFalse(try screen().contains("Coffee in the lounge"), "the alarm takes the screen")
         sleep(6)
-        let later = try screen()
-        XCTAssertTrue(later.contains("BROADCAST · URGENT · Olivia Owner"), "the urgent banner stays:\n\(later)")
-        XCTAssertFalse(later.contains("BROADCAST · NORMAL · Olivia Owner"), "the normal banner leaves after 5 s:\n\(later)")
-        XCTAssertTrue(later.contains("Coffee in the lounge"), "the message stays in the list")
-        try tmux(["send-keys", "d"])
-        XCTAssertTrue(waitForScreen { !$0.contains("[d] dismiss") })
+        try tmux(["send-keys", "d", "Enter", "q"]) // keys pressed by habit do not acknowledge
+        usleep(500_000)
+        XCTAssertTrue(try screen().contains("Press Shift+A"), "the alarm stays:\n\(shown)")
+        XCTAssertTrue(try screen().contains("acknowledge this message"), shown)
+        try tmux(["send-keys", "A"])
+        XCTAssertTrue(waitForScreen { !$0.contains("Press Shift+A") && $0.contains(": Coffee in the lounge") }, shown)
+        XCTAssertFalse(try screen().contains("BROADCAST · NORMAL · Olivia Owner"), "the normal banner left after 5 s")
+        XCTAssertTrue(waitForScreen { _ in
+            (try? fixture.count("SELECT count(*) FROM message_reads WHERE message_id = $1 AND user_id = $2",
+                                [urgent.id.uuidString, fixture.staff.uuidString])) == 1
+        }, "acknowledging marks it read")
+    }
+
+    func testAnEmergencyHoldsTheScreenUntilAcknowledgedAndAReminderBringsAMessageBack() throws {
+        server.stop()
+        server = try TestServer(conninfo: fixture.conninfo) { $0.escalation.intervalSecondsOverride = 5 }
+        try startWatch()
+        let emergency = try fixture.store.send(as: fixture.owner, SendRequest(
+            eventID: fixture.event, message: "Fire at gate 4", messageType: "emergency", escalateAfterMinutes: 1))
+        _ = try fixture.store.send(as: fixture.owner, SendRequest(
+            eventID: fixture.event, message: "Check your radios", priority: "high", escalateAfterMinutes: 1))
+        XCTAssertTrue(waitForScreen { $0.contains("EMERGENCY · NORMAL · Olivia Owner") && $0.contains("Fire at gate 4") }, shown)
+        XCTAssertTrue(try screen().contains("! 1 to acknowledge"), shown)
+        try tmux(["send-keys", "A"])
+        XCTAssertTrue(waitForScreen { !$0.contains("Press Shift+A") && $0.contains("Check your radios") }, shown)
+        // Nobody read "Check your radios": the reminder brings it onto the whole screen.
+        XCTAssertTrue(waitForScreen(timeout: 15) { $0.contains("REMINDER 1") && $0.contains("Press Shift+A") }, shown)
+        let reminded = try screen()
+        XCTAssertTrue(reminded.contains("ALERT") == false && reminded.contains("BROADCAST · HIGH · Olivia Owner"), reminded)
+        XCTAssertTrue(reminded.contains("Check your radios"), reminded)
+        try tmux(["send-keys", "A"])
+        XCTAssertTrue(waitForScreen { !$0.contains("Press Shift+A") && $0.contains("0 unread") }, shown)
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM message_reads WHERE user_id = $1", [fixture.staff.uuidString]), 2)
+        // The emergency was acknowledged before its first round: Sam was never reminded of it.
+        XCTAssertEqual(try fixture.count("""
+            SELECT count(*) FROM escalation_rounds WHERE message_id = $1 AND $2::uuid = ANY (unread)
+            """, [emergency.id.uuidString, fixture.staff.uuidString]), 0)
     }
 
     func testEnterLowersTheUnreadBadgeAndTheOrganiserSeesTheReader() throws {
@@ -125,14 +153,20 @@ final class WatchTerminalTests: XCTestCase {
         try tmux(["new-session", "-d", "-x", "80", "-y", "24", command])
         XCTAssertTrue(waitForScreen { $0.contains("● bağlı") && $0.contains("1 okunmamış") }, "Turkish top bar:\n\(shown)")
         _ = try send("Tahliye: B salonu", priority: .urgent)
-        XCTAssertTrue(waitForScreen { $0.contains("DUYURU · ACİL · Olivia Owner") && $0.contains("[d] kapat") }, shown)
+        // The urgent message holds the screen, in Turkish, until acknowledged.
+        XCTAssertTrue(waitForScreen { $0.contains("DUYURU · ACİL · Olivia Owner") && $0.contains("Shift+A'ya basın") }, shown)
+        let alarm = try screen()
+        for line in alarm.components(separatedBy: "\n") { XCTAssertLessThanOrEqual(TextWidthProbe.columns(line), 80, "row too wide: \(line)") }
+        XCTAssertTrue(alarm.contains("! 1 onay bekliyor"), alarm)
+        try tmux(["send-keys", "A"])
+        XCTAssertTrue(waitForScreen { !$0.contains("Shift+A'ya basın") && $0.contains("1 okunmamış") }, shown)
         let text = try screen()
         let lines = text.components(separatedBy: "\n")
         // Every row fits the 80 columns (a letter counted as two, or a byte as a column, would
         // push the bar's right end or wrap a row).
         for line in lines { XCTAssertLessThanOrEqual(TextWidthProbe.columns(line), 80, "row too wide: \(line)") }
         let top = try XCTUnwrap(lines.first)
-        XCTAssertTrue(top.hasSuffix("2 okunmamış"), "the unread badge ends the top bar: '\(top)'")
+        XCTAssertTrue(top.hasSuffix("1 okunmamış"), "the unread badge ends the top bar: '\(top)'")
         XCTAssertEqual(TextWidthProbe.columns(top), 79, "the bar fills the width (tmux trims the badge's last space): '\(top)'")
         let row = try XCTUnwrap(lines.first { $0.contains("Çıkış kapısı Ğ şimdi açık") }, text)
         XCTAssertTrue(row.contains("[YÜKSEK]"), row)
@@ -148,7 +182,7 @@ final class WatchTerminalTests: XCTestCase {
         _ = try? tmux(["kill-server"])
         let english = "env -u NO_COLOR LANG=tr_TR.UTF-8 HOME=\(home) TERM=xterm-256color \(CommandLineTests.binary) watch --lang en --server http://127.0.0.1:\(server.port) --token \(fixture.staffToken) --event \(fixture.event.uuidString.lowercased())"
         try tmux(["new-session", "-d", "-x", "80", "-y", "24", english])
-        XCTAssertTrue(waitForScreen { $0.contains("● connected") && $0.contains("2 unread") }, "--lang en wins:\n\(shown)")
+        XCTAssertTrue(waitForScreen { $0.contains("● connected") && $0.contains("1 unread") }, "--lang en wins:\n\(shown)")
     }
 
     func testNoColorKeepsTheScreenMonochrome() throws {

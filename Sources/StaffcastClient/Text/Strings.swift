@@ -45,6 +45,9 @@ public enum Phrase: String, CaseIterable, Sendable {
     case connecting, connected, reconnectingIn, offline, accessEnded, unread, dismiss, noMessages, expiresIn
     case notificationsTitle, noNotifications, eventsTitle, loading
     case help1, help2, help3, help4, help5, help6, help7, help8, help9, help10
+    // watch: emergencies (the alarm that holds the screen until acknowledged)
+    case help11, help12, help13
+    case toAcknowledge, alarmReminder, alarmPress, alarmMore, alarmFooter, alarmHint
     case footerWide, footerNarrow
     // watch: replies (the organiser's toolbox)
     case helpReply1, helpReply2, replied, replyOnMyWay, replyRunningLate, replyCannotMakeIt, replyDone
@@ -126,6 +129,15 @@ public struct Strings: Sendable, Equatable {
         .help8: "   ?              this help (any key closes it)",
         .help9: "   q  or  Ctrl-C  quit",
         .help10: " Urgent banners stay until dismissed; urgent and emergency messages ring the bell.",
+        .help11: " Emergency and urgent messages take the screen and ring until acknowledged with",
+        .help12: " Shift+A (which marks them read); a reminder brings one back. ! marks those still",
+        .help13: " to acknowledge.",
+        .toAcknowledge: " ! {n} to acknowledge ",
+        .alarmReminder: " · REMINDER {n}: not read yet",
+        .alarmPress: " Press Shift+A to acknowledge (marks it read).",
+        .alarmMore: " {n} more waiting to be acknowledged after this one.",
+        .alarmFooter: " A (Shift+a) acknowledge · Ctrl-C quit",
+        .alarmHint: " Press Shift+A to acknowledge this message (it is marked read).",
         .footerWide: " ↑↓ move  ⏎ read  a all read  d dismiss  n notes  e events  ? help  q quit",
         .footerNarrow: " ⏎ read  a all  n notes  e events  ? help  q quit",
         .now: "now",
@@ -181,6 +193,15 @@ public struct Strings: Sendable, Equatable {
         .help8: "   ?               bu yardım (herhangi bir tuş kapatır)",
         .help9: "   q  veya  Ctrl-C çıkış",
         .help10: " Acil bildirimler kapatılana dek kalır; acil ve acil durum mesajları zil çalar.",
+        .help11: " Acil ve acil durum mesajları ekranı kaplar ve Shift+A ile onaylanana dek",
+        .help12: " zil çalar (onay, okundu işaretler); hatırlatma mesajı geri getirir. ! onay",
+        .help13: " bekleyenleri gösterir.",
+        .toAcknowledge: " ! {n} onay bekliyor ",
+        .alarmReminder: " · HATIRLATMA {n}: henüz okunmadı",
+        .alarmPress: " Onaylamak için Shift+A'ya basın (okundu işaretlenir).",
+        .alarmMore: " Bundan sonra onay bekleyen {n} mesaj daha var.",
+        .alarmFooter: " A (Shift+a) onayla · Ctrl-C çık",
+        .alarmHint: " Bu mesajı onaylamak için Shift+A'ya basın (okundu işaretlenir).",
         .footerWide: " ↑↓ gezin  ⏎ okundu  a tümü okundu  d kapat  n bildirim  e etkinlik  ? yardım  q çık",
         .footerNarrow: " ⏎ okundu  a tümü  n bildirim  e etkinlik  ? yardım  q çık",
         .now: "şimdi",

@@ -28,6 +28,12 @@ public enum WatchRenderer {
         let width = max(20, width), height = max(5, height)
         let t = state.strings
         var lines: [ScreenLine] = [topBar(state, now: now, width: width)]
+        if let alarm = state.alarm {
+            // An emergency or urgent message takes the whole screen until acknowledged.
+            lines += alarmPanel(state, alarm.message, round: alarm.round, width: width, rows: height - 2)
+            lines.append(alarmFooter(state, width: width))
+            return lines
+        }
         switch state.mode {
         case .help:
             lines += help(width, t)
@@ -56,7 +62,9 @@ public enum WatchRenderer {
         case .offline(let why): connection = t.text(.offline, ["reason": why])
         }
         let badge = t.text(.unread, state.unreadCount)
-        let notes = state.unreadNotifications > 0 ? " ✉ \(state.unreadNotifications) " : ""
+        let pending = state.toAcknowledge.count
+        let notes = (pending > 0 ? t.text(.toAcknowledge, pending) : "")
+            + (state.unreadNotifications > 0 ? " ✉ \(state.unreadNotifications) " : "")
         let right = " \(connection) "
         let title = " staffcast · \(state.eventName.isEmpty ? "…" : state.eventName)"
         let fixed = TextWidth.columns(badge) + TextWidth.columns(notes) + TextWidth.columns(right)
@@ -77,6 +85,73 @@ public enum WatchRenderer {
                                           Segment(tail, .priority(m.priority))], width))
     }
 
+    /// The alarm: red from top to bottom, the message in full, and how to acknowledge it.
+    static func alarmPanel(_ state: WatchState, _ m: StaffMessage, round: Int?, width: Int, rows: Int) -> [ScreenLine] {
+        guard rows > 0 else { return [] }
+        let style = Segment.Style.priority(.urgent)
+        func line(_ text: String) -> ScreenLine { ScreenLine(segments: clip([Segment(TextWidth.pad(text, width), style)], width)) }
+        var out: [ScreenLine] = []
+        let t = state.strings
+        var head = " \(t.name(m.messageType)) · \(t.name(m.priority)) · \(m.senderName) \(clock(m.sentAt))"
+        if let round { head += t.text(.alarmReminder, round) }
+        if m.editedAt != nil { head += " (edited)" }
+        out.append(line(head))
+        out.append(line(""))
+        let body = wrap(m.message, width: max(1, width - 4))
+        let room = max(1, rows - 6)
+        for text in body.prefix(room) { out.append(line("   " + text)) }
+        if body.count > room { out.append(line("   …")) }
+        out.append(line(""))
+        out.append(line(t[.alarmPress]))
+        let waiting = state.alarms.count - 1
+        if waiting > 0 { out.append(line(t.text(.alarmMore, waiting))) }
+        while out.count < rows { out.append(line("")) }
+        return Array(out.prefix(rows))
+    }
+
+    static func alarmFooter(_ state: WatchState, width: Int) -> ScreenLine {
+        let text = state.status ?? state.strings[.alarmFooter]
+        return ScreenLine(segments: clip([Segment(TextWidth.pad(text, width), .bar)], width))
+    }
+
+    /// Splits text into lines of at most `width` columns (at spaces where it can).
+    public static func wrap(_ text: String, width: Int) -> [String] {
+        var out: [String] = []
+        let paragraphs = text.replacingOccurrences(of: "\r", with: "").replacingOccurrences(of: "\t", with: " ")
+            .split(separator: "\n", omittingEmptySubsequences: false)
+        for paragraph in paragraphs {
+            var current = ""
+            var used = 0
+            for word in paragraph.split(separator: " ", omittingEmptySubsequences: false) {
+                let w = TextWidth.columns(String(word))
+                if current.isEmpty && used == 0 && w <= width {
+                    current = String(word)
+                    used = w
+                } else if used + 1 + w <= width {
+                    current += " " + word
+                    used += 1 + w
+                } else {
+                    if used > 0 || !current.isEmpty { out.append(current) }
+                    current = ""
+                    used = 0
+                    // A word longer than a line is cut, character by character.
+                    for c in word {
+                        let cw = TextWidth.columns(c)
+                        if used + cw > width {
+                            out.append(current)
+                            current = ""
+                            used = 0
+                        }
+                        current.append(c)
+                        used += cw
+                    }
+                }
+            }
+            out.append(current)
+        }
+        return out
+    }
+
     static func list(_ state: WatchState, now: Date, width: Int, rows: Int) -> [ScreenLine] {
         guard rows > 0 else { return [] }
         if state.messages.isEmpty {
@@ -93,7 +168,8 @@ public enum WatchRenderer {
     }
 
     static func listRow(_ m: StaffMessage, now: Date, width: Int, selected: Bool, _ t: Strings = .english) -> ScreenLine {
-        let dot = m.read ? "  " : "● "
+        // "!": an emergency or urgent message still to acknowledge.
+        let dot = m.read ? "  " : (m.mustBeAcknowledged ? "! " : "● ")
         let ago = TextWidth.pad(timeAgo(now.timeIntervalSince(m.sentAt), t), agoColumns(t))
         let badge = "[\(t.name(m.priority))]"
         var warning = ""
@@ -139,7 +215,8 @@ public enum WatchRenderer {
     }
 
     static func help(_ width: Int, _ t: Strings = .english) -> [ScreenLine] {
-        [t[.help1], t[.help2], t[.help3], t[.help4], t[.helpReply1], t[.helpReply2], t[.help5], t[.help6], t[.help7], t[.help8], t[.help9], "", t[.help10]]
+        [t[.help1], t[.help2], t[.help3], t[.help4], t[.helpReply1], t[.helpReply2], t[.help5], t[.help6], t[.help7], t[.help8],
+         t[.help9], "", t[.help10], t[.help11], t[.help12], t[.help13]]
             .map { ScreenLine(segments: [Segment(TextWidth.pad($0, width), .help)]) }
     }
 

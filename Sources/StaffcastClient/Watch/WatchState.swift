@@ -23,7 +23,19 @@ public struct WatchState: Equatable {
         public var sticky: Bool { message.priority == .urgent }
     }
 
+    /// An emergency or urgent message that holds the screen until acknowledged.
+    public struct Alarm: Equatable {
+        public var messageID: UUID
+        /// The escalation round that brought it back (a `reminder`), nil when it arrived live.
+        public var round: Int?
+    }
+
     public static let bannerSeconds: TimeInterval = 5
+    /// While an alarm holds the screen the bell rings this often.
+    public static let bellInterval: TimeInterval = 3
+    /// The deliberate key that acknowledges an alarm (Shift+A): not Enter, Space or a key
+    /// pressed by habit.
+    public static let acknowledgeKey: Character = "A"
     public static let expiryWarning: TimeInterval = 10 * 60
 
     public var user: Identity?
@@ -43,10 +55,35 @@ public struct WatchState: Equatable {
     public var status: String?
     /// The language of everything the screen says.
     public var strings = Strings.english
+    /// Alarms waiting, in the order they took the screen; the first is shown.
+    public var alarms: [Alarm] = []
+    public var lastBell: Date?
 
     public init(eventID: UUID) { self.eventID = eventID }
 
     public var unreadNotifications: Int { notifications.filter { !$0.read }.count }
+
+    /// The alarm holding the screen: the first raised whose message is here, unread and unexpired.
+    public var alarm: (message: StaffMessage, round: Int?)? {
+        for a in alarms {
+            if let m = messages.first(where: { $0.id == a.messageID }), !m.read { return (m, a.round) }
+        }
+        return nil
+    }
+
+    /// Emergency and urgent messages of this event still to acknowledge (not read), oldest first.
+    public var toAcknowledge: [StaffMessage] {
+        messages.filter { $0.mustBeAcknowledged && !$0.read && $0.senderID != user?.userID }
+    }
+
+    private mutating func raise(_ message: StaffMessage, round: Int?) {
+        guard message.mustBeAcknowledged, !message.read, message.senderID != user?.userID else { return }
+        if let i = alarms.firstIndex(where: { $0.messageID == message.id }) {
+            if round != nil { alarms[i].round = round }
+        } else {
+            alarms.append(Alarm(messageID: message.id, round: round))
+        }
+    }
 
     // MARK: inputs
 
@@ -64,6 +101,8 @@ public struct WatchState: Equatable {
     public mutating func subscribed(_ event: EventSummary, history: [StaffMessage], unreadCount: Int) {
         if !event.name.isEmpty { eventName = event.name }
         merge(history)
+        // Unread emergencies from before (sent while away) take the screen too.
+        for m in history where m.eventID == eventID { raise(m, round: nil) }
         self.unreadCount = unreadCount
         connection = .connected
     }
@@ -80,8 +119,33 @@ public struct WatchState: Equatable {
         merge([message])
         if message.senderID != user?.userID { unreadCount += 1 }
         banners.append(Banner(message: message, shownAt: now))
+        raise(message, round: nil)
         let ring = message.priority == .urgent || message.messageType == .emergency
+        if ring { lastBell = now }
         return ring ? [.bell] : []
+    }
+
+    /// A `reminder`: a message not read yet comes back and takes the screen again, ringing.
+    public mutating func reminder(_ message: StaffMessage, round: Int, now: Date) -> [WatchEffect] {
+        guard message.eventID == eventID else { return [] }
+        if let known = messages.first(where: { $0.id == message.id }), known.read { return [] }
+        merge([message])
+        if let i = alarms.firstIndex(where: { $0.messageID == message.id }) {
+            alarms[i].round = round
+        } else if message.senderID != user?.userID {
+            // Any reminded message takes the screen (an organiser escalated it: it must be read).
+            alarms.append(Alarm(messageID: message.id, round: round))
+        }
+        lastBell = now
+        return [.bell]
+    }
+
+    /// While an alarm holds the screen: the bell again every `bellInterval`.
+    public mutating func ring(now: Date) -> [WatchEffect] {
+        guard alarm != nil else { return [] }
+        if let last = lastBell, now.timeIntervalSince(last) < Self.bellInterval { return [] }
+        lastBell = now
+        return [.bell]
     }
 
     public mutating func read(messageID: UUID, eventID: UUID, unreadCount: Int) {
@@ -90,6 +154,7 @@ public struct WatchState: Equatable {
             messages[i].read = true
             messages[i].readCount += 1
         }
+        alarms.removeAll { $0.messageID == messageID }
         self.unreadCount = unreadCount
     }
 
@@ -148,6 +213,7 @@ public struct WatchState: Equatable {
         eventName = event.name
         messages = []
         banners = []
+        alarms = []
         selected = 0
         unreadCount = 0
         mode = .messages
@@ -160,6 +226,23 @@ public struct WatchState: Equatable {
     }
 
     public mutating func key(_ key: Key) -> [WatchEffect] {
+        if let (m, _) = alarm {
+            // An alarm holds the screen: only the acknowledge key (or Ctrl-C) does anything.
+            switch key {
+            case .interrupt:
+                return [.quit]
+            case .char(Self.acknowledgeKey):
+                alarms.removeAll { $0.messageID == m.id }
+                banners.removeAll { $0.message.id == m.id }
+                status = nil
+                return [.markRead(m.id)]
+            case .resize:
+                return []
+            default:
+                status = strings[.alarmHint]
+                return []
+            }
+        }
         switch (mode, key) {
         case (_, .interrupt), (.messages, .char("q")):
             return [.quit]

@@ -52,6 +52,23 @@ public struct CommittedBatch<Frame: WireFrame>: Sendable {
         public init(userID: UUID, frame: Frame) { self.userID = userID; self.frame = frame }
     }
 
+    /// Someone read a message: the `receipt` frame goes to the admins and owners subscribed
+    /// to its event (never to staff).
+    public struct Receipt: Sendable {
+        public var eventID: UUID
+        public var frame: Frame
+        public init(eventID: UUID, frame: Frame) { self.eventID = eventID; self.frame = frame }
+    }
+
+    /// An escalation round: the `reminder` frame goes to the connections of `users` (who have
+    /// not read the message) subscribed to its event.
+    public struct Reminder: Sendable {
+        public var eventID: UUID
+        public var users: [UUID]
+        public var frame: Frame
+        public init(eventID: UUID, users: [UUID], frame: Frame) { self.eventID = eventID; self.users = users; self.frame = frame }
+    }
+
     /// Tokens that stopped being valid: their open WebSockets are closed with 4401.
     public var revokedTokens: Set<TokenDigest>
     public var access: [Access]
@@ -59,10 +76,15 @@ public struct CommittedBatch<Frame: WireFrame>: Sendable {
     public var notifications: [Notification]
     /// Applied after `messages`, in log order.
     public var eventFrames: [EventFrame]
+    public var receipts: [Receipt]
+    public var reminders: [Reminder]
 
     public init(revokedTokens: Set<TokenDigest> = [], access: [Access] = [], messages: [Message] = [],
-                notifications: [Notification] = [], eventFrames: [EventFrame] = []) {
+                notifications: [Notification] = [], eventFrames: [EventFrame] = [], receipts: [Receipt] = [],
+                reminders: [Reminder] = []) {
         self.eventFrames = eventFrames
+        self.receipts = receipts
+        self.reminders = reminders
         self.revokedTokens = revokedTokens
         self.access = access
         self.messages = messages

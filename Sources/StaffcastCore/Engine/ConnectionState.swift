@@ -25,6 +25,9 @@ public final class ConnectionState<Frame: WireFrame> {
     public internal(set) var inFlight = 0
     /// Subscribe requests in flight per event; an unsubscribe in between cancels them.
     var pendingSubscribes: [UUID: Int] = [:]
+    /// The user's level on each event this connection is subscribed to (kept current by
+    /// access changes): who gets `receipt` frames.
+    public internal(set) var levels: [UUID: AccessLevel] = [:]
     var sendBucket: TokenBucket
     public internal(set) var framesWritten = 0
     /// Heartbeat (monotonic seconds): last time anything arrived, whether a ping waits to be

@@ -35,8 +35,10 @@ public enum JobOutcome<Frame: WireFrame>: Sendable {
     /// Queue this reply frame.
     case reply(Frame)
     /// A subscribe's snapshot: `historyThrough` is the highest message seq it could see,
-    /// `accessThrough` the highest access-change seq.
-    case subscribed(eventID: UUID, generation: Int, reply: Frame, historyThrough: Int64, accessThrough: Int64)
+    /// `accessThrough` the highest access-change seq, `level` the user's level on the event
+    /// (admins and owners get `receipt` frames).
+    case subscribed(eventID: UUID, generation: Int, reply: Frame, historyThrough: Int64, accessThrough: Int64,
+                    level: AccessLevel? = nil)
     /// Refused or failed; the engine sends an `error` frame with the request's ref.
     case failed(StaffcastError)
 }

@@ -137,6 +137,7 @@ public final class FanoutEngine<Frame: WireFrame> {
         case .unsubscribe(let event):
             connection.pendingSubscribes[event] = nil
             hub.unsubscribe(connection.id, from: event)
+            connection.levels[event] = nil
             reply(connection, .unsubscribed(ref: ref, eventID: event), now: now, into: &actions)
         case .subscribe(let event, let sinceSeq):
             let generation = nextGeneration
@@ -203,8 +204,8 @@ public final class FanoutEngine<Frame: WireFrame> {
             enqueue(connection, frame, now: now, into: &actions)
         case .failed(let error):
             reply(connection, .error(ref: ref, error), now: now, into: &actions)
-        case .subscribed(let event, let generation, let frame, let historyThrough, let accessThrough):
-            completeSubscribe(connection, event: event, generation: generation, ref: ref, reply: frame,
+        case .subscribed(let event, let generation, let frame, let historyThrough, let accessThrough, let level):
+            completeSubscribe(connection, event: event, generation: generation, ref: ref, reply: frame, level: level,
                               historyThrough: historyThrough, accessThrough: accessThrough, now: now, wall: wall, into: &actions)
         }
         // A connection closing after its requests are answered may close now.
@@ -223,6 +224,7 @@ public final class FanoutEngine<Frame: WireFrame> {
     /// Joins a connection to an event's channel once its snapshot is ready, lining it up with
     /// live fan-out so nothing is missed or sent twice.
     private func completeSubscribe(_ connection: ConnectionState<Frame>, event: UUID, generation: Int, ref: String?, reply frame: Frame,
+                                   level: AccessLevel?,
                                    historyThrough: Int64, accessThrough: Int64, now: Double, wall: Date,
                                    into actions: inout [EngineAction]) {
         guard connection.pendingSubscribes[event] == generation else { return }
@@ -241,6 +243,7 @@ public final class FanoutEngine<Frame: WireFrame> {
         }
         switch hub.subscribe(connection.id, to: event, historyThrough: historyThrough, now: wall) {
         case .subscribed(let catchUp):
+            connection.levels[event] = level ?? .staff
             enqueue(connection, frame, now: now, into: &actions)
             for missed in catchUp { enqueue(connection, missed, now: now, into: &actions) }
         case .lagged:
@@ -266,9 +269,16 @@ public final class FanoutEngine<Frame: WireFrame> {
         }
         for change in batch.access {
             recentAccess[AccessKey(event: change.eventID, user: change.userID)] = (change.seq, change.level, now)
+            if let level = change.level {
+                // A changed level: receipts follow it (an admin made staff stops getting them).
+                for id in hub.connections(ofUser: change.userID) where connections[id]?.levels[change.eventID] != nil {
+                    connections[id]?.levels[change.eventID] = level
+                }
+            }
             guard let frame = change.revokedFrame else { continue }
             for id in hub.revoke(user: change.userID, from: change.eventID) {
                 guard let connection = connections[id] else { continue }
+                connection.levels[change.eventID] = nil
                 actions.append(.notice(.accessRevoked(connection: id, event: change.eventID)))
                 enqueue(connection, frame, now: now, into: &actions)
             }
@@ -293,7 +303,29 @@ public final class FanoutEngine<Frame: WireFrame> {
                 if let connection = connections[id] { enqueue(connection, notification.frame, now: now, into: &actions) }
             }
         }
+        for receipt in batch.receipts {
+            for id in receiptAudience(of: receipt.eventID) {
+                if let connection = connections[id] { enqueue(connection, receipt.frame, now: now, into: &actions) }
+            }
+        }
+        for reminder in batch.reminders {
+            for id in reminderAudience(users: reminder.users, event: reminder.eventID) {
+                if let connection = connections[id] { enqueue(connection, reminder.frame, now: now, into: &actions) }
+            }
+        }
         return actions
+    }
+
+    /// Who gets a `receipt` of an event: connections subscribed to it whose user is an admin
+    /// or owner of it (as of the last access change applied). Staff never do.
+    public func receiptAudience(of event: UUID) -> [Int] {
+        hub.subscribers(of: event).filter { connections[$0]?.levels[event]?.maySeeReceipts == true }.sorted()
+    }
+
+    /// Who gets a `reminder`: the connections of the named non-readers that are subscribed to
+    /// the message's event (so only people who still have access, on a screen for that event).
+    public func reminderAudience(users: [UUID], event: UUID) -> [Int] {
+        users.flatMap { user in hub.connections(ofUser: user).filter { hub.isSubscribed($0, to: event) } }.sorted()
     }
 
     // MARK: writing

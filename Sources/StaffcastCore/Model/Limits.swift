@@ -7,6 +7,8 @@ public enum Limits {
     public static let maxFrameBytes = 65_536
     /// `expires_in_minutes` range: one minute to thirty days.
     public static let expiresInMinutes = 1...43_200
+    /// `escalate_after_minutes` range: one minute to a day.
+    public static let escalateAfterMinutes = 1...1_440
     /// `history` page size.
     public static let defaultHistoryLimit = 50
     public static let maxHistoryLimit = 200

@@ -14,12 +14,14 @@ public struct StaffMessage: Sendable, Equatable {
     public var expiresAt: Date?
     public var read: Bool
     public var readCount: Int
+    /// Non-readers are reminded (and admins told) after this many minutes; nil: never.
+    public var escalateAfterMinutes: Int?
     /// When the text was last corrected (`edit`); nil when never.
     public var editedAt: Date? = nil
 
     public init(id: UUID, seq: Int64, eventID: UUID, senderID: UUID, senderName: String, message: String,
                 messageType: MessageType, priority: Priority, sentAt: Date, expiresAt: Date?,
-                read: Bool, readCount: Int) {
+                read: Bool, readCount: Int, escalateAfterMinutes: Int? = nil) {
         self.id = id
         self.seq = seq
         self.eventID = eventID
@@ -32,7 +34,11 @@ public struct StaffMessage: Sendable, Equatable {
         self.expiresAt = expiresAt
         self.read = read
         self.readCount = readCount
+        self.escalateAfterMinutes = escalateAfterMinutes
     }
+
+    /// Emergency or urgent: the terminal client holds the screen until it is acknowledged.
+    public var mustBeAcknowledged: Bool { messageType == .emergency || priority == .urgent }
 
     /// Expired messages are never delivered, replayed or counted as unread.
     public func isExpired(at now: Date) -> Bool {

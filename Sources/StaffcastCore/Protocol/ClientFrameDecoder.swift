@@ -45,7 +45,9 @@ public enum ClientFrameDecoder {
             var send = try SendRequest(eventID: eventID, message: message,
                                        messageType: try f.string("message_type"),
                                        priority: try f.string("priority"),
-                                       expiresInMinutes: minutes)
+                                       expiresInMinutes: minutes,
+                                       escalateAfterMinutes: try f.int64("escalate_after_minutes", min: Int64.min)
+                                           .map { Int(clamping: $0) })
             send.schedule = try SendSchedule.from(sendAt: try f.string("send_at"), beforeStart: try f.string("before_start"))
             send.force = try f.bool("force") ?? false
             return .send(send)

@@ -9,13 +9,16 @@ public struct SendRequest: Sendable, Equatable {
     public var messageType: MessageType
     public var priority: Priority
     public var expiresInMinutes: Int?
+    /// Remind non-readers and tell admins after this many minutes (and each such interval);
+    /// nil: the server's default (emergencies escalate, others do not; `EscalationPolicy`).
+    public var escalateAfterMinutes: Int?
     /// Send later instead of now (CONTRACT §6, Scheduling); nil: now.
     public var schedule: SendSchedule?
     /// Send even when the same text went to the same event within the duplicate window.
     public var force = false
 
     public init(eventID: UUID, message: String, messageType: String? = nil, priority: String? = nil,
-                expiresInMinutes: Int? = nil) throws(StaffcastError) {
+                expiresInMinutes: Int? = nil, escalateAfterMinutes: Int? = nil) throws(StaffcastError) {
         try Self.validateText(message)
         var type = MessageType.broadcast
         if let messageType {
@@ -34,11 +37,15 @@ public struct SendRequest: Sendable, Equatable {
         if let expiresInMinutes, !Limits.expiresInMinutes.contains(expiresInMinutes) {
             throw .invalid("expires_in_minutes must be between \(Limits.expiresInMinutes.lowerBound) and \(Limits.expiresInMinutes.upperBound) (30 days); got \(expiresInMinutes).")
         }
+        if let escalateAfterMinutes, !Limits.escalateAfterMinutes.contains(escalateAfterMinutes) {
+            throw .invalid("escalate_after_minutes must be between \(Limits.escalateAfterMinutes.lowerBound) and \(Limits.escalateAfterMinutes.upperBound) (a day); got \(escalateAfterMinutes).")
+        }
         self.eventID = eventID
         self.message = message
         self.messageType = type
         self.priority = prio
         self.expiresInMinutes = expiresInMinutes
+        self.escalateAfterMinutes = escalateAfterMinutes
     }
 
     /// The rules for a message's text, for a send and an edit alike: not empty, no control

@@ -24,6 +24,10 @@ public enum ServerFrame: Sendable, Equatable {
     case notification(StaffNotification)
     case notificationRead(ref: String?, notificationID: UUID)
     case accessRevoked(eventID: UUID)
+    /// Someone read a message of the event (to its admins and owners).
+    case receipt(ReadReceipt)
+    /// A message the user has not read, again (escalation round `round`, from 1).
+    case reminder(message: StaffMessage, round: Int)
     case events(ref: String?, events: [EventSummary])
     case pong(ref: String?)
     case error(ref: String?, StaffcastError)
@@ -45,6 +49,8 @@ public enum ServerFrame: Sendable, Equatable {
         case .notification: return "notification"
         case .notificationRead: return "notification_read"
         case .accessRevoked: return "access_revoked"
+        case .receipt: return "receipt"
+        case .reminder: return "reminder"
         case .events: return "events"
         case .pong: return "pong"
         case .error: return "error"
@@ -57,7 +63,7 @@ public enum ServerFrame: Sendable, Equatable {
              .history(let ref, _, _, _), .notificationRead(let ref, _), .events(let ref, _), .pong(let ref),
              .error(let ref, _):
             return ref
-        case .hello, .message, .notification, .accessRevoked, .reply:
+        case .hello, .message, .notification, .accessRevoked, .reply, .receipt, .reminder:
             return nil
         }
     }
@@ -134,6 +140,15 @@ extension ServerFrame: Codable {
             try c.encode(Self.id(id), forKey: Key("notification_id"))
         case .events(_, let events):
             try c.encode(events, forKey: Key("events"))
+        case .receipt(let r):
+            try c.encode(Self.id(r.messageID), forKey: Key("message_id"))
+            try c.encode(Self.id(r.eventID), forKey: Key("event_id"))
+            try c.encode(Self.id(r.userID), forKey: Key("user_id"))
+            try c.encode(r.displayName, forKey: Key("display_name"))
+            try c.encode(r.readCount, forKey: Key("read_count"))
+        case .reminder(let m, let round):
+            try c.encode(m, forKey: Key("message"))
+            try c.encode(round, forKey: Key("round"))
         case .pong:
             break
         case .error(_, let e):
@@ -180,6 +195,14 @@ extension ServerFrame: Codable {
         case "notification": self = .notification(try c.decode(StaffNotification.self, forKey: Key("notification")))
         case "notification_read": self = .notificationRead(ref: ref, notificationID: try uuid("notification_id"))
         case "events": self = .events(ref: ref, events: try c.decode([EventSummary].self, forKey: Key("events")))
+        case "receipt":
+            self = .receipt(ReadReceipt(messageID: try uuid("message_id"), eventID: try uuid("event_id"),
+                                        userID: try uuid("user_id"),
+                                        displayName: try c.decode(String.self, forKey: Key("display_name")),
+                                        readCount: try c.decode(Int.self, forKey: Key("read_count"))))
+        case "reminder":
+            self = .reminder(message: try c.decode(StaffMessage.self, forKey: Key("message")),
+                             round: try c.decode(Int.self, forKey: Key("round")))
         case "pong": self = .pong(ref: ref)
         case "error":
             self = .error(ref: ref, StaffcastError(ErrorCode(try c.decode(String.self, forKey: Key("code"))),

@@ -8,7 +8,7 @@ extension StaffMessage: Codable {
         case id, seq, message, priority, read
         case eventID = "event_id", senderID = "sender_id", senderName = "sender_name"
         case messageType = "message_type", sentAt = "sent_at", expiresAt = "expires_at"
-        case readCount = "read_count", editedAt = "edited_at"
+        case readCount = "read_count", escalateAfterMinutes = "escalate_after_minutes", editedAt = "edited_at"
     }
 
     public init(from decoder: Decoder) throws {
@@ -25,6 +25,7 @@ extension StaffMessage: Codable {
         expiresAt = try c.decodeRFC3339IfPresent(forKey: .expiresAt)
         read = try c.decode(Bool.self, forKey: .read)
         readCount = try c.decode(Int.self, forKey: .readCount)
+        escalateAfterMinutes = try c.decodeIfPresent(Int.self, forKey: .escalateAfterMinutes)
         editedAt = try c.decodeRFC3339IfPresent(forKey: .editedAt)
     }
 
@@ -42,6 +43,7 @@ extension StaffMessage: Codable {
         try c.encode(expiresAt.map(RFC3339.format), forKey: .expiresAt) // null, not absent
         try c.encode(read, forKey: .read)
         try c.encode(readCount, forKey: .readCount)
+        try c.encode(escalateAfterMinutes, forKey: .escalateAfterMinutes) // null, not absent
         try c.encode(editedAt.map(RFC3339.format), forKey: .editedAt) // null, not absent
     }
 }

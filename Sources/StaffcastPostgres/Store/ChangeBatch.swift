@@ -8,17 +8,31 @@ public struct ChangeCursors: Sendable, Equatable {
     public var notification: Int64
     public var access: Int64
     public var token: Int64
+    /// `message_reads.seq` (receipts) and `escalation_rounds.seq` (reminders).
+    public var read: Int64
+    public var round: Int64
     /// `message_changes.seq` (edits and retracts, sql/008).
     public var messageChange: Int64 = 0
     /// `message_replies.seq` (sql/008).
     public var reply: Int64 = 0
 
-    public init(message: Int64 = 0, notification: Int64 = 0, access: Int64 = 0, token: Int64 = 0) {
+    public init(message: Int64 = 0, notification: Int64 = 0, access: Int64 = 0, token: Int64 = 0, read: Int64 = 0,
+                round: Int64 = 0) {
         self.message = message
         self.notification = notification
         self.access = access
         self.token = token
+        self.read = read
+        self.round = round
     }
+}
+
+/// An escalation round as the change feed reads it: remind `unread` of `message`.
+public struct ReminderChange: Sendable, Equatable {
+    public var seq: Int64
+    public var round: Int
+    public var unread: [UUID]
+    public var message: StaffMessage
 }
 
 /// One access change: `level == nil` means access ended.
@@ -71,6 +85,10 @@ public struct ChangeBatch: Sendable {
     public var notifications: [StaffNotification] = []
     /// Token changes in seq order.
     public var tokens: [TokenChange] = []
+    /// Reads, in seq order (live `receipt` frames).
+    public var receipts: [ReadReceipt] = []
+    /// Escalation rounds, in seq order (live `reminder` frames).
+    public var reminders: [ReminderChange] = []
     /// Edits and retracts in seq order, after `messages`.
     public var messageChanges: [MessageChange] = []
     /// Replies in seq order, each with its event's admins and owners (who get it live) as of
@@ -83,5 +101,6 @@ public struct ChangeBatch: Sendable {
 
     public var isEmpty: Bool {
         access.isEmpty && messages.isEmpty && notifications.isEmpty && tokens.isEmpty && messageChanges.isEmpty && replies.isEmpty
+            && receipts.isEmpty && reminders.isEmpty
     }
 }

@@ -11,10 +11,12 @@ extension Store {
                    (SELECT coalesce(max(seq), 0) FROM access_changes),
                    (SELECT coalesce(max(seq), 0) FROM token_changes),
                    (SELECT coalesce(max(seq), 0) FROM message_changes),
-                   (SELECT coalesce(max(seq), 0) FROM message_replies)
+                   (SELECT coalesce(max(seq), 0) FROM message_replies),
+                   (SELECT coalesce(max(seq), 0) FROM message_reads),
+                   (SELECT coalesce(max(seq), 0) FROM escalation_rounds)
             """)
         var cursors = ChangeCursors(message: r.int64(0, 0) ?? 0, notification: r.int64(0, 1) ?? 0, access: r.int64(0, 2) ?? 0,
-                                    token: r.int64(0, 3) ?? 0)
+                                    token: r.int64(0, 3) ?? 0, read: r.int64(0, 6) ?? 0, round: r.int64(0, 7) ?? 0)
         cursors.messageChange = r.int64(0, 4) ?? 0
         cursors.reply = r.int64(0, 5) ?? 0
         return cursors
@@ -71,9 +73,22 @@ extension Store {
             FROM message_replies r JOIN profiles p ON p.id = r.user_id
             WHERE r.seq > $1 AND \(backlogDrained) ORDER BY r.seq LIMIT $2
             """, [String(cursors.reply), String(limit), access, tokens]),
+            // Reads (receipts to admins), after the access backlog like messages.
+            ("""
+            SELECT r.seq, r.message_id, r.event_id, r.user_id, p.display_name, m.read_count
+            FROM message_reads r JOIN profiles p ON p.id = r.user_id JOIN staff_messages m ON m.id = r.message_id
+            WHERE r.seq > $1 AND \(backlogDrained) ORDER BY r.seq LIMIT $2
+            """, [String(cursors.read), String(limit), access, tokens]),
+            // Escalation rounds (reminders to non-readers), with their message.
+            ("""
+            SELECT \(Self.messageColumns(reader: "NULL")), e.seq, e.round, e.unread::text[]
+            FROM escalation_rounds e JOIN staff_messages m ON m.id = e.message_id JOIN profiles p ON p.id = m.sender_id
+            WHERE e.seq > $1 AND \(backlogDrained) ORDER BY e.seq LIMIT $2
+            """, [String(cursors.round), String(limit), access, tokens]),
         ], mode: "REPEATABLE READ READ ONLY")
         let (a, t, m, n, c) = (results[0], results[1], results[2], results[3], results[4])
         let rp = results[5]
+        let (reads, rounds) = (results[6], results[7])
         var batch = ChangeBatch(cursors: cursors)
         for i in 0..<a.rowCount {
             guard let seq = a.int64(i, 0), let event = a.uuid(i, 1), let user = a.uuid(i, 2) else { continue }
@@ -96,14 +111,14 @@ extension Store {
         }
         let messages = try Self.messages(m)
         for (i, message) in messages.enumerated() {
-            if m.bool(i, 13) == true { batch.messages.append(message) }
+            if m.bool(i, Self.messageColumnCount) == true { batch.messages.append(message) }
             batch.cursors.message = message.seq
         }
         batch.notifications = try Self.notifications(n)
         if n.rowCount > 0, let last = n.int64(n.rowCount - 1, 9) { batch.cursors.notification = last }
         let changed = try Self.messages(c)
         for (i, message) in changed.enumerated() {
-            guard let seq = c.int64(i, 13), let action = c.string(i, 14).flatMap(MessageChange.Action.init) else { continue }
+            guard let seq = c.int64(i, Self.messageColumnCount), let action = c.string(i, Self.messageColumnCount + 1).flatMap(MessageChange.Action.init) else { continue }
             batch.messageChanges.append(MessageChange(seq: seq, action: action, messageID: message.id, eventID: message.eventID,
                                                       message: action == .edit ? message : nil))
             batch.cursors.messageChange = seq
@@ -115,9 +130,24 @@ extension Store {
             batch.replies.append((reply, organisers))
             batch.cursors.reply = seq
         }
+        for i in 0..<reads.rowCount {
+            guard let seq = reads.int64(i, 0), let message = reads.uuid(i, 1), let event = reads.uuid(i, 2),
+                  let user = reads.uuid(i, 3) else { continue }
+            batch.receipts.append(ReadReceipt(messageID: message, eventID: event, userID: user,
+                                              displayName: reads.string(i, 4) ?? "", readCount: reads.int(i, 5) ?? 0))
+            batch.cursors.read = seq
+        }
+        let reminded = try Self.messages(rounds)
+        let k = Self.messageColumnCount
+        for (i, message) in reminded.enumerated() {
+            guard let seq = rounds.int64(i, k) else { continue }
+            batch.reminders.append(ReminderChange(seq: seq, round: rounds.int(i, k + 1) ?? 1,
+                                                  unread: Self.uuidArray(rounds.string(i, k + 2)), message: message))
+            batch.cursors.round = seq
+        }
         // A full page of access or token changes held messages back: read again at once.
         batch.hasMore = a.rowCount == limit || m.rowCount == limit || n.rowCount == limit || t.rowCount == limit
-            || c.rowCount == limit || rp.rowCount == limit
+            || c.rowCount == limit || rp.rowCount == limit || reads.rowCount == limit || rounds.rowCount == limit
         return batch
     }
 }

@@ -37,6 +37,13 @@ extension Store {
                       array(rows.map { Self.id($0.eventID) }),
                       array(rows.map { String(Int64($0.connectedSince.timeIntervalSince1970 * 1_000_000)) }),
                       array(rows.map { $0.rttMs.map { String($0) } ?? "NULL" })])
+            // Last seen (reach): each user and event at most about every 20 s.
+            try tx.query("""
+                INSERT INTO presence_seen (user_id, event_id, seen_at)
+                SELECT DISTINCT user_id, event_id, now() FROM presence WHERE node = $1
+                ON CONFLICT (event_id, user_id) DO UPDATE SET seen_at = excluded.seen_at
+                WHERE presence_seen.seen_at < now() - interval '20 seconds'
+                """, [node])
         }
     }
 

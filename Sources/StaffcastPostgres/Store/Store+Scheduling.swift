@@ -109,7 +109,8 @@ extension Store {
     /// under row-level security, then the row marked `sent` (late when more than a minute after
     /// its time, `SendSchedule.isLate`). The message reaches subscribers through the change
     /// feed like any other. Runs as the server's own login, on a database worker.
-    public func dispatchDueScheduled(limit: Int = 100) throws -> DispatchResult {
+    /// `emergencyEscalation`: the `escalate_after_minutes` a scheduled emergency gets (sql/007).
+    public func dispatchDueScheduled(limit: Int = 100, emergencyEscalation: Int? = nil) throws -> DispatchResult {
         try conn.transaction { tx in
             let due = try Self.scheduled(tx.query("""
                 SELECT \(Self.scheduledColumns) FROM scheduled_messages s
@@ -125,12 +126,15 @@ extension Store {
                 try tx.query("SET LOCAL ROLE staffcast_app")
                 try tx.query("SELECT set_config('staffcast.user_id', $1, true)", [Self.id(row.senderID)])
                 let inserted = try tx.query("""
-                    INSERT INTO staff_messages (event_id, sender_id, message, message_type, priority, expires_at)
-                    SELECT $1::uuid, $2::uuid, $3::text, $4::text, $5::text, now() + make_interval(mins => $6::int)
+                    INSERT INTO staff_messages (event_id, sender_id, message, message_type, priority, expires_at,
+                                                escalate_after_minutes)
+                    SELECT $1::uuid, $2::uuid, $3::text, $4::text, $5::text, now() + make_interval(mins => $6::int),
+                           CASE WHEN $4::text = 'emergency' THEN $7::int END
                     WHERE staffcast_has_access($1::uuid, ARRAY['admin','owner'])
                     RETURNING id
                     """, [Self.id(row.eventID), Self.id(row.senderID), row.message, row.messageType.rawValue,
-                          row.priority.rawValue, row.expiresInMinutes.map(String.init)]).uuid(0, 0)
+                          row.priority.rawValue, row.expiresInMinutes.map(String.init),
+                          emergencyEscalation.map(String.init)]).uuid(0, 0)
                 try tx.query("RESET ROLE")
                 try tx.query("SELECT set_config('staffcast.user_id', '', true)")
                 if let messageID = inserted {

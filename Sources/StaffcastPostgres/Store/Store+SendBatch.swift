@@ -60,6 +60,7 @@ extension Store {
                     "force": s.request.force,
                 ]
                 if let minutes = s.request.expiresInMinutes { row["expires_in"] = minutes }
+                if let minutes = s.request.escalateAfterMinutes { row["escalate_after"] = minutes }
                 return row
             }
             let json = String(decoding: try JSONSerialization.data(withJSONObject: rows), as: UTF8.self)
@@ -68,15 +69,18 @@ extension Store {
             statements.append(("""
                 WITH x AS (
                     SELECT * FROM jsonb_to_recordset($1::jsonb)
-                        AS x(ord int, id uuid, event_id uuid, message text, message_type text, priority text, expires_in int, force bool)),
+                        AS x(ord int, id uuid, event_id uuid, message text, message_type text, priority text, expires_in int, force bool,
+                               escalate_after int)),
                 ok AS (
                     SELECT x.* FROM x JOIN event_access a
                         ON a.event_id = x.event_id AND a.user_id = $2::uuid AND a.access_level IN ('admin', 'owner')
                     WHERE x.force OR NOT \(Self.duplicateExists(event: "x.event_id", text: "x.message", window: "$3::int",
                                                                 excluding: "$4::uuid[]"))),
                 m AS (
-                    INSERT INTO staff_messages (id, event_id, sender_id, message, message_type, priority, expires_at)
-                    SELECT id, event_id, $2::uuid, message, message_type, priority, now() + make_interval(mins => expires_in)
+                    INSERT INTO staff_messages (id, event_id, sender_id, message, message_type, priority, expires_at,
+                                                escalate_after_minutes)
+                    SELECT id, event_id, $2::uuid, message, message_type, priority, now() + make_interval(mins => expires_in),
+                           escalate_after
                     FROM ok ORDER BY ord
                     RETURNING *)
                 SELECT \(Self.messageColumns(reader: "$2")) FROM m JOIN profiles p ON p.id = m.sender_id

@@ -24,9 +24,12 @@ public struct Store {
         m.id, m.seq, m.event_id, m.sender_id, p.display_name, m.message, m.message_type, m.priority,
         \(epochMicros("m.sent_at")), \(epochMicros("m.expires_at")),
         EXISTS (SELECT 1 FROM message_reads r WHERE r.message_id = m.id AND r.user_id = \(reader)::uuid), m.read_count,
-        \(epochMicros("m.edited_at"))
+        \(epochMicros("m.edited_at")), m.escalate_after_minutes
         """
     }
+
+    /// How many columns `messageColumns` has (a query may add its own after them).
+    static let messageColumnCount = 14
 
     /// Messages that count: not expired, and not retracted (sql/008). History, catch-up,
     /// live fan-out and unread counts all use it.
@@ -41,7 +44,8 @@ public struct Store {
             }
             var message = StaffMessage(id: id, seq: seq, eventID: event, senderID: sender, senderName: r.string(i, 4) ?? "",
                                        message: r.string(i, 5) ?? "", messageType: type, priority: prio, sentAt: sentAt,
-                                       expiresAt: r.date(i, 9), read: r.bool(i, 10) ?? false, readCount: r.int(i, 11) ?? 0)
+                                       expiresAt: r.date(i, 9), read: r.bool(i, 10) ?? false, readCount: r.int(i, 11) ?? 0,
+                                       escalateAfterMinutes: r.int(i, 13))
             message.editedAt = r.date(i, 12)
             return message
         }
@@ -65,4 +69,14 @@ public struct Store {
     }
 
     static func id(_ u: UUID) -> String { u.uuidString.lowercased() }
+
+    /// A `uuid[]` (or `text[]` of UUIDs) as PostgreSQL prints it: `{a,b,c}`.
+    static func uuidArray(_ text: String?) -> [UUID] {
+        guard let text else { return [] }
+        return text.trimmingCharacters(in: CharacterSet(charactersIn: "{}")).split(separator: ",")
+            .compactMap { UUID(uuidString: String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\""))) }
+    }
+
+    /// UUIDs as a PostgreSQL array literal.
+    static func arrayLiteral(_ ids: [UUID]) -> String { "{" + ids.map(id).joined(separator: ",") + "}" }
 }

@@ -53,6 +53,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Seconds a WebSocket may leave queued frames unread before it is dropped and its memory
     /// released (a reader whose receive window stays shut).
     public var writeStallTimeout = 15.0
+    /// Reminders and escalation: the emergency default (`escalate_after_minutes`, 5),
+    /// `max_escalation_rounds` (3), and the test/ops knob `escalation_interval_seconds`.
+    public var escalation = EscalationPolicy()
     /// The double-send guard: the same text to the same event within this many minutes is
     /// refused with `conflict` unless the send says `force`. 0 turns the guard off.
     public var duplicateWindowMinutes = 10

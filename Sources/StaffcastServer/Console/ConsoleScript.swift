@@ -122,8 +122,16 @@ enum ConsoleScript {
     });
     renderMessages();
     detectFeatures();
+    loadEscalations(id);
     if (S.ws && S.wsOpen) subscribe(); else connect();
     poll(); clearInterval(S.pollTimer); S.pollTimer = setInterval(poll, 4000);
+  }
+
+  // Unread escalations already waiting (live ones arrive as notification frames).
+  async function loadEscalations(id) {
+    const res = await api("GET", "/v1/me/notifications?unread=true").catch(() => ({ ok: false }));
+    if (!res.ok || !res.data || id !== S.eventId) return;
+    for (const n of (res.data.notifications || []).slice().reverse()) if (n.type === "escalation") addNotification(n);
   }
 
   // Optional APIs: used when this server has them.
@@ -231,7 +239,7 @@ enum ConsoleScript {
   // ---- rendering --------------------------------------------------------------------------
   function renderMessages() {
     const list = $("messages");
-    const items = Array.from(S.messages.values()).filter((m) => !m.retracted || true).sort((a, b) => b.seq - a.seq).slice(0, 200);
+    const items = Array.from(S.messages.values()).sort((a, b) => b.seq - a.seq).slice(0, 200);
     list.textContent = "";
     $("no-messages").hidden = items.length > 0;
     for (const m of items) list.appendChild(messageItem(m));

@@ -123,6 +123,12 @@ final class HTTPAPI: @unchecked Sendable {
                     done(.json(200, server.eventStatus(eventID, loops: loops, roster: roster, elsewhere: elsewhere)))
                 }
             }
+        case .reach(let eventID):
+            let node = configuration.nodeID
+            runAsUserThenLoops(token, respond) { [server] store, identity, done in
+                let facts = try store.reachFacts(as: identity.userID, event: eventID, excludingNode: node)
+                server.collectLoops { loops in done(.json(200, server.reach(eventID, facts: facts, loops: loops))) }
+            }
         case .sendMessage(let eventID):
             if let token, !token.isEmpty {
                 let now = ServiceLoop.monotonicNow()
@@ -297,6 +303,15 @@ final class HTTPAPI: @unchecked Sendable {
             // Without the ops token `runOnWorker` always has an identity.
             guard let identity else { throw StaffcastError(.unauthorized, "The token is not valid.") }
             done(try work(store, identity))
+        }
+    }
+
+    /// `runAsUser` for answers that also need the loops' state: `work` calls `done` once.
+    private func runAsUserThenLoops(_ token: String?, _ respond: @escaping Respond,
+                                    _ work: @escaping @Sendable (Store, Identity, @escaping Respond) throws -> Void) {
+        runOnWorker(token, allowOpsToken: false, respond) { store, identity, done in
+            guard let identity else { throw StaffcastError(.unauthorized, "The token is not valid.") }
+            try work(store, identity, done)
         }
     }
 

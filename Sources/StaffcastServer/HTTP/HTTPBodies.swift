@@ -15,8 +15,10 @@ enum HTTPBodies {
                 throw .invalid("The JSON body needs a \"message\" field with the text to send.")
             }
             let minutes = try fields.int64("expires_in_minutes", min: Int64.min).map { Int(clamping: $0) }
+            let escalate = try fields.int64("escalate_after_minutes", min: Int64.min).map { Int(clamping: $0) }
             var send = try SendRequest(eventID: eventID, message: message, messageType: try fields.string("message_type"),
-                                       priority: try fields.string("priority"), expiresInMinutes: minutes)
+                                       priority: try fields.string("priority"), expiresInMinutes: minutes,
+                                       escalateAfterMinutes: escalate)
             send.schedule = try SendSchedule.from(sendAt: try fields.string("send_at"), beforeStart: try fields.string("before_start"))
             send.force = try fields.bool("force") ?? false
             return send
@@ -29,8 +31,14 @@ enum HTTPBodies {
             guard let m = Int(raw) else { throw .invalid("expires_in_minutes must be a whole number; got '\(raw)'.") }
             minutes = m
         }
+        var escalate: Int?
+        if let raw = query["escalate_after_minutes"] {
+            guard let m = Int(raw) else { throw .invalid("escalate_after_minutes must be a whole number; got '\(raw.prefix(40))'.") }
+            escalate = m
+        }
         var send = try SendRequest(eventID: eventID, message: text, messageType: query["message_type"],
-                                   priority: query["priority"], expiresInMinutes: minutes)
+                                   priority: query["priority"], expiresInMinutes: minutes,
+                                   escalateAfterMinutes: escalate)
         send.schedule = try SendSchedule.from(sendAt: query["send_at"], beforeStart: query["before_start"])
         switch query["force"] {
         case nil, "", "false", "0": send.force = false

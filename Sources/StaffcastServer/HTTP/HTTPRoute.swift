@@ -13,6 +13,7 @@ enum HTTPRoute: Equatable {
     case receipts(messageID: UUID)
     case notify(userID: UUID)
     case eventStatus(eventID: UUID)
+    case reach(eventID: UUID)
     case myNotifications
     case myEvents
     case createInvite(eventID: UUID)
@@ -88,6 +89,8 @@ enum HTTPRoute: Equatable {
             return only("DELETE") { id(parts[2]).map { .cancelScheduled(id: $0) } }
         case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "status":
             return only("GET") { id(parts[2]).map { .eventStatus(eventID: $0) } }
+        case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "reach":
+            return only("GET") { id(parts[2]).map { .reach(eventID: $0) } }
         case 4 where parts[0] == "v1" && parts[1] == "messages" && parts[3] == "replies":
             return only("GET") { id(parts[2]).map { .replies(messageID: $0) } }
         case 4 where parts[0] == "v1" && parts[1] == "messages" && parts[3] == "receipts":
@@ -120,6 +123,7 @@ enum HTTPRoute: Equatable {
         case .retractMessage: return "DELETE /v1/messages/{id}"
         case .notify: return "POST /v1/users/{id}/notifications"
         case .eventStatus: return "GET /v1/events/{id}/status"
+        case .reach: return "GET /v1/events/{id}/reach"
         case .myNotifications: return "GET /v1/me/notifications"
         case .myEvents: return "GET /v1/me/events"
         case .userTokens: return "GET|DELETE /v1/users/{id}/tokens"

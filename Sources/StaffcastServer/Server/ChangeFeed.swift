@@ -43,6 +43,11 @@ final class ChangeFeed: Sendable {
                 return .init(eventID: change.eventID, frame: OutFrame(text: frame.encoded()))
             } + batch.replies.map { r in
                 .init(eventID: r.reply.eventID, frame: OutFrame(text: ServerFrame.reply(r.reply).encoded()), audience: r.organisers)
+            },
+            receipts: batch.receipts.map { .init(eventID: $0.eventID, frame: OutFrame(text: ServerFrame.receipt($0).encoded())) },
+            reminders: batch.reminders.map { r in
+                .init(eventID: r.message.eventID, users: r.unread,
+                      frame: OutFrame(text: ServerFrame.reminder(message: r.message, round: r.round).encoded()))
             })
         metrics.listenerBatches.increment()
         while isRunning(), loops.contains(where: { $0.inboxDepth > Self.maxInboxDepth }) { usleep(1_000) }

@@ -93,7 +93,8 @@ final class JobRunner: Sendable {
                         let bytes = builder.frame(ref: job.ref, event: summary, history: entry.history,
                                                   readIndices: entry.read, unreadCount: entry.unreadCount, more: entry.more)
                         outcomes.append(.subscribed(eventID: event, generation: generation, reply: OutFrame(text: bytes),
-                                                    historyThrough: batch.historyThrough, accessThrough: batch.accessThrough))
+                                                    historyThrough: batch.historyThrough, accessThrough: batch.accessThrough,
+                                                    level: summary.accessLevel))
                     case .noAccess, .noEvent:
                         // The same answer: an event one cannot see is one that does not exist.
                         outcomes.append(.failed(.noSuchEvent(event)))

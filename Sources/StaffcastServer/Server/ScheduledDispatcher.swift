@@ -15,8 +15,11 @@ final class ScheduledDispatcher: Sendable {
     private let logger: Logger
     private let metrics: ServerMetrics
     private let busy = Mutex(false)
+    /// A scheduled emergency escalates like one sent now (`EscalationPolicy`).
+    private let emergencyEscalation: Int?
 
-    init(workers: DatabaseWorkers, logger: Logger, metrics: ServerMetrics) {
+    init(workers: DatabaseWorkers, logger: Logger, metrics: ServerMetrics, emergencyEscalation: Int? = nil) {
+        self.emergencyEscalation = emergencyEscalation
         self.workers = workers
         self.logger = logger
         self.metrics = metrics
@@ -38,7 +41,7 @@ final class ScheduledDispatcher: Sendable {
                 let store = try session.store()
                 // A backlog (after every server was down) goes out in passes of 100.
                 for _ in 0..<50 {
-                    let result = try store.dispatchDueScheduled()
+                    let result = try store.dispatchDueScheduled(emergencyEscalation: emergencyEscalation)
                     for s in result.sent {
                         metrics.messageSent(type: s.messageType.rawValue, priority: s.priority.rawValue)
                         logger.info("scheduled send went out", metadata: [

@@ -25,8 +25,12 @@ final class SendBatcher: Sendable {
     }
 
     private let queue: GroupCommitQueue<Item>
+    /// Fills in an emergency's default `escalate_after_minutes`.
+    private let escalation: EscalationPolicy
 
-    init(workers: DatabaseWorkers, capacity: Int, duplicateWindowMinutes: Int = 0, logger: Logger, metrics: ServerMetrics) {
+    init(workers: DatabaseWorkers, capacity: Int, duplicateWindowMinutes: Int = 0, logger: Logger, metrics: ServerMetrics,
+         escalation: EscalationPolicy = EscalationPolicy()) {
+        self.escalation = escalation
         let context = Context(logger: logger, metrics: metrics, duplicateWindowMinutes: duplicateWindowMinutes)
         queue = GroupCommitQueue(workers: workers, capacity: capacity, maxBatch: 256, maxConcurrent: 1,
                                  commit: { batch, session in context.commit(batch, session) },
@@ -39,7 +43,8 @@ final class SendBatcher: Sendable {
     /// Queues a send; `done` is called once, on a database worker, after its batch committed
     /// (or failed). False when too many sends are waiting: nothing was queued.
     func submit(sender: UUID, _ request: SendRequest, via: String, done: @escaping Completion) -> Bool {
-        queue.submit(Item(send: Store.PendingSend(sender: sender, request: request), via: via, done: done))
+        queue.submit(Item(send: Store.PendingSend(sender: sender, request: escalation.applyingDefault(to: request)),
+                          via: via, done: done))
     }
 
     /// What committing needs, apart from the batcher itself (the queue is made in `init`).

@@ -29,6 +29,8 @@ public final class StaffcastServer: @unchecked Sendable {
     let startedAt = Date()
     private(set) var loops: [ServiceLoop] = []
     private var listener: ChangeListener?
+    /// Runs due reminder/escalation rounds (claimed in the database; see `EscalationRunner`).
+    private var escalations: EscalationRunner?
     /// Sends scheduled messages when due (one pass per tick, on a worker).
     private var scheduler: ScheduledDispatcher?
     private let shared = Mutex<(state: State, port: Int)>((.idle, 0))
@@ -70,8 +72,11 @@ public final class StaffcastServer: @unchecked Sendable {
         }
 
         let sends = SendBatcher(workers: workers, capacity: configuration.jobQueueCapacity,
-                                duplicateWindowMinutes: configuration.duplicateWindowMinutes, logger: logger, metrics: metrics)
-        scheduler = ScheduledDispatcher(workers: workers, logger: logger, metrics: metrics)
+                                duplicateWindowMinutes: configuration.duplicateWindowMinutes, logger: logger, metrics: metrics,
+                                escalation: configuration.escalation)
+        scheduler = ScheduledDispatcher(workers: workers, logger: logger, metrics: metrics,
+                                        emergencyEscalation: configuration.escalation.emergencyDefaultMinutes)
+        escalations = EscalationRunner(workers: workers, policy: configuration.escalation, logger: logger)
         let reads = ReadBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
         let runner = JobRunner(workers: workers, sends: sends, reads: reads, logger: logger, metrics: metrics)
         let api = HTTPAPI(server: self, configuration: configuration, gatekeeper: gatekeeper, workers: workers, sends: sends,
@@ -198,6 +203,7 @@ public final class StaffcastServer: @unchecked Sendable {
                     lastPresence = now
                     publishPresence()
                 }
+                escalations?.tick(now: now)
                 if now - lastUse >= Self.tokenUseInterval {
                     lastUse = now
                     flushTokenUse()

@@ -284,9 +284,13 @@ private func ids(_ event: String, _ user: String) throws -> (UUID, UUID) {
 
 struct AuditCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "audit", abstract: "List grants, revokes, token issues and token revokes, newest first.",
+        commandName: "audit", abstract: "List grants, revokes, token issues and revokes, sends, emergency reads, reminders and escalations, newest first.",
         discussion: """
             Every grant, revoke, token issue and token revoke is recorded with the operating-system user who ran it.
+            Every send (message_send, by its sender), every read of an emergency or urgent message
+            (message_read, by its reader), every reminder (one per person reminded) and every
+            escalation (naming who had not read) is recorded too, in the same transaction as the
+            act itself, so an organiser can show afterwards who knew what and when.
             Examples:
               staffcast admin audit
               staffcast admin audit --event $EVENT --limit 20 --json

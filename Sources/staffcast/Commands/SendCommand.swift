@@ -10,11 +10,21 @@ struct SendCommand: ParsableCommand {
         discussion: """
             Sends as the token's user, who must be admin or owner of the event. The id is printed only
             after the message is stored; on any failure the exit status is 1 with a one-line reason.
+            Then one line on standard error says whom it reached live, e.g.
+              delivered live to 37 of 40 staff; not connected: Sam (gate 3), Ana, Li
+            (stdout holds only the id, so scripts keep working; --quiet leaves the line out).
+
+            Escalation: with --escalate-after MINUTES (emergencies: the server's default, 5), staff who
+            have not read it by then are reminded (their terminal shows it again and rings), and every
+            admin and owner gets an "escalation" notification naming them; again each interval, at most
+            max_escalation_rounds times (3), until everyone has read it.
+              staffcast receipts MESSAGE_ID --watch    # who has read it, live
 
             Examples:
               staffcast send --event $EVENT "Gates open in 15 minutes"
               staffcast send --event $EVENT --type emergency --priority urgent "Evacuate hall B"
               staffcast send --event $EVENT --expires 30 "Shuttle bus leaves from gate 2"
+              staffcast send --event $EVENT --priority urgent --escalate-after 10 "Medical team to stage 2"
               echo "Lunch is served" | staffcast send --event $EVENT -
 
             Later instead of now (prints the scheduled send's id; see `staffcast scheduled`):
@@ -37,6 +47,11 @@ struct SendCommand: ParsableCommand {
             help: ArgumentHelp("Send this long before the event's start instead of now: 1d, 2h or 30m.", valueName: "duration"))
     var beforeStart: String?
     @Flag(help: "Send even if the same text went to this event within the duplicate window.") var force = false
+    @Option(name: .customLong("escalate-after"), help: ArgumentHelp(
+        "Remind non-readers and tell admins after this many minutes, and again each interval (1 to 1440; emergencies default to the server's setting, 5).",
+        valueName: "minutes"))
+    var escalateAfter: Int?
+    @Flag(help: "Do not print the delivery line on standard error.") var quiet = false
     @Argument(help: "The message, or - to read it from standard input.") var message: String
 
     func run() throws {
@@ -51,22 +66,35 @@ struct SendCommand: ParsableCommand {
             // Validate here too, so a mistake is explained without a round trip.
             let schedule: SendSchedule?
             do throws(StaffcastError) {
-                _ = try SendRequest(eventID: eventID, message: text, messageType: type, priority: priority, expiresInMinutes: expires)
+                _ = try SendRequest(eventID: eventID, message: text, messageType: type, priority: priority, expiresInMinutes: expires,
+                                    escalateAfterMinutes: escalateAfter)
                 schedule = try SendSchedule.from(sendAt: at, beforeStart: beforeStart)
             } catch {
                 throw CommandFailure(error.message.replacingOccurrences(of: "send_at", with: "--at")
                     .replacingOccurrences(of: "before_start", with: "--before-start"))
             }
             if schedule != nil {
+                if escalateAfter != nil {
+                    throw CommandFailure("--escalate-after applies to a message sent now; a scheduled emergency gets the server's default escalation when it is sent")
+                }
                 let scheduled = try client.api().scheduleMessage(event: eventID, message: text, type: type, priority: priority,
                                                                  expiresInMinutes: expires, sendAt: at, beforeStart: beforeStart)
                 print(scheduled.id.uuidString.lowercased())
                 printError("scheduled for \(RFC3339.format(scheduled.sendAt)) (staffcast scheduled list --event \(event); cancel with staffcast scheduled cancel ID)")
                 return
             }
-            let sent = try client.api().sendMessage(event: eventID, message: text, type: type, priority: priority,
-                                                    expiresInMinutes: expires, force: force)
+            let api = try client.api()
+            let sent = try api.sendMessage(event: eventID, message: text, type: type, priority: priority,
+                                           expiresInMinutes: expires, force: force, escalateAfterMinutes: escalateAfter)
             print(sent.id.uuidString.lowercased())
+            fflush(nil)
+            guard !quiet else { return }
+            // The message is stored whatever happens now: a failure here changes no exit status.
+            do {
+                printError(try api.reach(event: eventID).deliveryLine(excluding: sent.senderID))
+            } catch {
+                printError("staffcast: sent; reach unknown (\(error))")
+            }
         }
     }
 }

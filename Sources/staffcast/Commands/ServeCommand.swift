@@ -144,6 +144,9 @@ struct ServeCommand: ParsableCommand {
             ("idle_timeout", "\(c.idleTimeout)"),
             ("duplicate_window_minutes", "\(c.duplicateWindowMinutes)"),
             ("write_stall_timeout", "\(c.writeStallTimeout)"),
+            ("escalate_after_minutes", c.escalation.emergencyDefaultMinutes.map(String.init) ?? "0 (emergencies do not escalate by default)"),
+            ("max_escalation_rounds", "\(c.escalation.maxRounds)"),
+            ("escalation_interval_seconds", c.escalation.intervalSecondsOverride.map(String.init) ?? "(none: each message's own minutes)"),
             ("tls_cert", c.tlsCertificate ?? "(none: plain http:// and ws://)"),
             ("tls_key", c.tlsKey ?? "(none)"),
         ]

@@ -17,6 +17,12 @@ struct WatchCommand: ParsableCommand {
             Keys: ↑/↓ or j/k move, Enter marks read, a marks all read, d dismisses a banner,
             n shows notifications, e switches event, ? shows help, q or Ctrl-C quits.
             Urgent banners stay until dismissed; urgent and emergency messages ring the bell.
+            Emergency and urgent messages take the whole screen and ring every few seconds until
+            acknowledged with Shift+A (a deliberate key; acknowledging marks the message read).
+            A reminder (the organiser's escalation: you have not read it yet) brings a message
+            back the same way. The top bar counts the messages still to acknowledge ("! 2 to
+            acknowledge") and the list marks them with "!". In --json mode reminders are printed
+            as {"op":"reminder",...} lines.
             Honours NO_COLOR.
 
             Examples:
@@ -80,7 +86,8 @@ struct LineWatcher {
                 deliver(m, encoder)
             case .frame(let frame):
                 switch frame {
-                case .notification, .accessRevoked, .read, .notificationRead, .error, .messageUpdated, .messageRetracted, .reply, .replied:
+                case .notification, .accessRevoked, .read, .notificationRead, .error, .messageUpdated, .messageRetracted, .reply, .replied,
+                     .reminder, .receipt:
                     emit(frame, encoder)
                 default: break
                 }

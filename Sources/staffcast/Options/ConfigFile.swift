@@ -23,6 +23,7 @@ struct ConfigFile {
         "node_id", "ops_token", "metrics_require_token", "service_threads", "max_connections",
         "max_connections_per_user", "header_timeout", "idle_timeout", "write_stall_timeout", "tls_cert", "tls_key",
         "duplicate_window_minutes",
+        "escalate_after_minutes", "max_escalation_rounds", "escalation_interval_seconds",
     ]
 
     static func load(path: String) throws -> ConfigFile {
@@ -94,6 +95,11 @@ struct ConfigFile {
         if let v = try double("idle_timeout", 1...3_600) { s.idleTimeout = v }
         if let v = try double("write_stall_timeout", 1...3_600) { s.writeStallTimeout = v }
         if let v = try int("duplicate_window_minutes", 0...1_440) { s.duplicateWindowMinutes = v }
+        // Emergencies: the default escalation of an emergency (0: none), rounds at most, and the
+        // test/ops knob that makes every interval this many seconds.
+        if let v = try int("escalate_after_minutes", 0...1_440) { s.escalation.emergencyDefaultMinutes = v == 0 ? nil : v }
+        if let v = try int("max_escalation_rounds", 1...100) { s.escalation.maxRounds = v }
+        if let v = try int("escalation_interval_seconds", 1...86_400) { s.escalation.intervalSecondsOverride = v }
         if let v = try string("ops_token") {
             // An empty secret would open status to anyone who sends an empty bearer token.
             guard v.trimmingCharacters(in: .whitespaces).count >= 16 else {

@@ -30,6 +30,8 @@ struct ScreenWatcher {
         func redraw(force: Bool = false) {
             let now = Date()
             state.tick(now: now)
+            // An alarm holding the screen rings again every few seconds until acknowledged.
+            for effect in state.ring(now: now) where effect == .bell { screen.bell() }
             guard force || state != lastState || now.timeIntervalSince(lastDraw) >= 1 else { return }
             let (w, h) = screen.size
             screen.draw(WatchRenderer.render(state, now: now, width: w, height: h))
@@ -88,6 +90,7 @@ struct ScreenWatcher {
                 case .replied(_, let r): state.replied(r)
                 case .reply(let r): state.replyArrived(r)
                 case .messageRetracted(_, let id, let event): state.retracted(messageID: id, eventID: event)
+                case .reminder(let m, let round): perform(state.reminder(m, round: round, now: now))
                 case .error(_, let e): state.status = " \(e.message)"
                 default: break
                 }

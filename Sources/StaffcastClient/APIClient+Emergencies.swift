@@ -1,0 +1,43 @@
+import Foundation
+import StaffcastCore
+
+/// Reach and receipts (docs/protocol.md, Emergencies).
+extension APIClient {
+    /// `GET /v1/events/{id}/reach`: who of the roster is connected now.
+    public func reach(event: UUID) throws(ClientError) -> Reach {
+        let data = try call("GET", "/v1/events/\(event.uuidString.lowercased())/reach")
+        do {
+            return try JSONDecoder().decode(Reach.self, from: data)
+        } catch {
+            throw ClientError.protocolViolation("the reply was not a reach report")
+        }
+    }
+
+    /// The JSON of `GET /v1/messages/{id}/receipts`, decoded.
+    public struct ReceiptList: Sendable, Decodable, Equatable {
+        public struct Person: Sendable, Decodable, Equatable {
+            public var userID: UUID
+            public var displayName: String
+            public var readAt: String?
+            enum CodingKeys: String, CodingKey { case userID = "user_id", displayName = "display_name", readAt = "read_at" }
+        }
+        public var messageID: UUID
+        public var eventID: UUID
+        public var readCount: Int
+        public var readBy: [Person]
+        public var unreadBy: [Person]
+        enum CodingKeys: String, CodingKey {
+            case messageID = "message_id", eventID = "event_id", readCount = "read_count", readBy = "read_by", unreadBy = "unread_by"
+        }
+    }
+
+    /// `GET /v1/messages/{id}/receipts` (admins and owners of its event); also the raw JSON.
+    public func receipts(message: UUID) throws(ClientError) -> (list: ReceiptList, json: Data) {
+        let data = try call("GET", "/v1/messages/\(message.uuidString.lowercased())/receipts")
+        do {
+            return (try JSONDecoder().decode(ReceiptList.self, from: data), data)
+        } catch {
+            throw ClientError.protocolViolation("the reply was not a receipts list")
+        }
+    }
+}

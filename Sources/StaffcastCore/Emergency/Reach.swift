@@ -1,0 +1,113 @@
+import Foundation
+
+/// Who of an event's roster a message reaches live: `GET /v1/events/{id}/reach`. Pure: built
+/// from the roster, the set of users connected (subscribed to the event) on any server, and
+/// when each was last seen.
+public struct Reach: Sendable, Equatable, Codable {
+    public struct Person: Sendable, Equatable, Codable {
+        public var userID: UUID
+        public var displayName: String
+        /// When they were last connected to the event (offline people only); nil: never seen.
+        public var lastSeen: Date?
+
+        public init(userID: UUID, displayName: String, lastSeen: Date? = nil) {
+            self.userID = userID
+            self.displayName = displayName
+            self.lastSeen = lastSeen
+        }
+
+        enum CodingKeys: String, CodingKey { case userID = "user_id", displayName = "display_name", lastSeen = "last_seen" }
+
+        public init(from decoder: Decoder) throws {
+            let c = try decoder.container(keyedBy: CodingKeys.self)
+            userID = try c.decode(UUID.self, forKey: .userID)
+            displayName = try c.decode(String.self, forKey: .displayName)
+            lastSeen = try c.decodeIfPresent(String.self, forKey: .lastSeen).flatMap(RFC3339.parse)
+        }
+
+        public func encode(to encoder: Encoder) throws {
+            var c = encoder.container(keyedBy: CodingKeys.self)
+            try c.encode(userID.uuidString.lowercased(), forKey: .userID)
+            try c.encode(displayName, forKey: .displayName)
+            try c.encode(lastSeen.map(RFC3339.format), forKey: .lastSeen)
+        }
+    }
+
+    public var eventID: UUID
+    /// Everyone with access to the event.
+    public var roster: Int
+    /// Of them, those with a live WebSocket subscribed to the event on any server.
+    public var connected: Int
+    /// Those not connected, longest gone first (never seen first of all), then by name.
+    public var offline: [Person]
+    /// Those connected (an extension of the contract's shape: lets a sender leave themself out).
+    public var online: [Person]
+
+    enum CodingKeys: String, CodingKey { case eventID = "event_id", roster, connected, offline, online }
+
+    public init(eventID: UUID, roster: Int, connected: Int, offline: [Person], online: [Person]) {
+        self.eventID = eventID
+        self.roster = roster
+        self.connected = connected
+        self.offline = offline
+        self.online = online
+    }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        eventID = try c.decode(UUID.self, forKey: .eventID)
+        roster = try c.decode(Int.self, forKey: .roster)
+        connected = try c.decode(Int.self, forKey: .connected)
+        offline = try c.decode([Person].self, forKey: .offline)
+        online = try c.decodeIfPresent([Person].self, forKey: .online) ?? []
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(eventID.uuidString.lowercased(), forKey: .eventID)
+        try c.encode(roster, forKey: .roster)
+        try c.encode(connected, forKey: .connected)
+        try c.encode(offline, forKey: .offline)
+        try c.encode(online, forKey: .online)
+    }
+
+    /// `roster`: every user with access and their name; `connected`: users with a live
+    /// subscription to the event anywhere; `lastSeen`: when each was last connected.
+    public static func compute(eventID: UUID, roster: [(userID: UUID, displayName: String)], connected: Set<UUID>,
+                               lastSeen: [UUID: Date]) -> Reach {
+        var online: [Person] = []
+        var offline: [Person] = []
+        for member in roster {
+            if connected.contains(member.userID) {
+                online.append(Person(userID: member.userID, displayName: member.displayName))
+            } else {
+                offline.append(Person(userID: member.userID, displayName: member.displayName, lastSeen: lastSeen[member.userID]))
+            }
+        }
+        offline.sort { a, b in
+            switch (a.lastSeen, b.lastSeen) {
+            case (nil, nil): return a.displayName < b.displayName
+            case (nil, _): return true
+            case (_, nil): return false
+            case let (x?, y?): return x == y ? a.displayName < b.displayName : x < y
+            }
+        }
+        online.sort { $0.displayName < $1.displayName }
+        return Reach(eventID: eventID, roster: roster.count, connected: online.count, offline: offline, online: online)
+    }
+
+    /// The line `staffcast send` prints: "delivered live to 37 of 40 staff; not connected: Sam
+    /// (gate 3), Ana, Li", leaving the sender out (at most `maxNames` names, then "and N more").
+    public func deliveryLine(excluding sender: UUID?, maxNames: Int = 10) -> String {
+        let others = offline.filter { $0.userID != sender }
+        let live = online.filter { $0.userID != sender }.count
+        let total = others.count + live
+        var line = "delivered live to \(live) of \(total) staff"
+        if !others.isEmpty {
+            let names = others.prefix(maxNames).map(\.displayName)
+            line += "; not connected: " + names.joined(separator: ", ")
+            if others.count > maxNames { line += " and \(others.count - maxNames) more" }
+        }
+        return line
+    }
+}

@@ -1,0 +1,100 @@
+import ArgumentParser
+import Foundation
+import StaffcastClient
+import StaffcastCore
+
+struct ReceiptsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "receipts",
+        abstract: "List who has read a message and who has not.",
+        discussion: """
+            For admins and owners of the message's event. "Not read" is everyone with access to the
+            event (but the sender) who has not read it.
+
+            With --watch it stays open and redraws as reads come in (live `receipt` frames over the
+            WebSocket), until everyone has read it or Ctrl-C; the exit status is 0 when everyone has
+            read it. With --json it prints the server's JSON (with --watch: one object a line, on
+            each change).
+
+            Examples:
+              ID=$(staffcast send --event $EVENT --type emergency "Evacuate hall B")
+              staffcast receipts $ID
+              staffcast receipts $ID --watch
+              staffcast receipts $ID --json | jq '.unread_by[].display_name'
+            """)
+
+    @OptionGroup var client: ClientOptions
+    @Argument(help: "The message id (printed by staffcast send).") var messageID: String
+    @Flag(help: "Keep it open, redrawn as staff read, until everyone has read or Ctrl-C.") var watch = false
+    @Flag(help: "Print the server's JSON instead.") var json = false
+
+    func run() throws {
+        try reportingFailures {
+            guard let id = UUID(uuidString: messageID) else { throw CommandFailure("'\(messageID)' is not a message id (a UUID)") }
+            let api = try client.api()
+            var current = try api.receipts(message: id)
+            let screen = !json && isatty(STDOUT_FILENO) == 1
+            show(current, redraw: false, screen: screen)
+            guard watch, !current.list.unreadBy.isEmpty else { return }
+            guard let token = api.token else { throw ClientError.missingToken }
+            StopFlag.shared.install()
+            let session = SubscriberSession(webSocketURL: api.webSocketURL, token: token, eventID: current.list.eventID, cursors: nil)
+            var changed = false
+            var lastFetch = Date()
+            var failure: String?
+            let refresh = {
+                guard let next = try? api.receipts(message: id) else { return }
+                lastFetch = Date()
+                if next.list != current.list {
+                    current = next
+                    show(current, redraw: true, screen: screen)
+                }
+            }
+            session.run(shouldStop: { StopFlag.shared.isSet || current.list.unreadBy.isEmpty || failure != nil }, tick: {
+                // A receipt arrived, or (safety net, e.g. while reconnecting) 5 s passed.
+                if changed || Date().timeIntervalSince(lastFetch) >= 5 {
+                    changed = false
+                    refresh()
+                }
+            }) { update in
+                switch update {
+                case .frame(.receipt(let r)) where r.messageID == id:
+                    changed = true
+                case .subscribed:
+                    changed = true // reads made while connecting
+                case .fatal(let reason):
+                    failure = reason
+                case .frame(.accessRevoked):
+                    failure = "your access to this event has ended"
+                default:
+                    break
+                }
+            }
+            if let failure { throw CommandFailure(failure) }
+            if !current.list.unreadBy.isEmpty { throw ExitCode(1) }
+        }
+    }
+
+    private func show(_ r: (list: APIClient.ReceiptList, json: Data), redraw: Bool, screen: Bool) {
+        if json {
+            var line = r.json
+            if line.last != 0x0A { line.append(0x0A) }
+            FileHandle.standardOutput.write(line)
+            return
+        }
+        var out = ""
+        if redraw && screen { out += "\u{1B}[H\u{1B}[2J" } else if redraw { out += "\n" }
+        let total = r.list.readBy.count + r.list.unreadBy.count
+        out += "read by \(r.list.readBy.count) of \(total)\n"
+        for p in r.list.readBy {
+            out += "  ✓ \(p.displayName)\(p.readAt.map { "  \($0)" } ?? "")\n"
+        }
+        if !r.list.unreadBy.isEmpty {
+            out += "not read by \(r.list.unreadBy.count):\n"
+            for p in r.list.unreadBy { out += "  · \(p.displayName)\n" }
+        } else {
+            out += "everyone has read it\n"
+        }
+        FileHandle.standardOutput.write(Data(out.utf8))
+    }
+}
