@@ -109,7 +109,7 @@ extension Store {
                 """, [json, Self.id(sender), String(duplicateWindowMinutes), batchIDs]))
         }
         // BEGIN, the role, each sender's user and rows, COMMIT: one round trip (pipeline mode).
-        let results = try conn.pipelinedTransaction(statements, customPlans: true)
+        let results = try conn.pipelinedTransaction(statements)
         var stored: [UUID: StaffMessage] = [:]
         for i in inserts {
             for message in try Self.messages(results[i]) { stored[message.id] = message }
@@ -126,14 +126,11 @@ extension Store {
     static let messageLogLock = (7_354_000, 1)
 
     /// SQL that is true when `text` went to `event` within `window` minutes (0: never) and was
-    /// not retracted (the double-send guard). Uses `staff_messages_event_text` (sql/008).
+    /// not retracted (the double-send guard): `staffcast_duplicate_exists` (sql/010), one probe
+    /// of `staff_messages_event_text` with the sender's access checked once, not one
+    /// row-level-security call per message of the window.
     static func duplicateExists(event: String, text: String, window: String, excluding: String? = nil) -> String {
-        """
-        (\(window) > 0 AND EXISTS (SELECT 1 FROM staff_messages d
-            WHERE d.event_id = \(event) AND md5(d.message) = md5(\(text)) AND d.message = \(text)
-              AND d.sent_at > now() - make_interval(mins => \(window)) AND d.retracted_at IS NULL
-              \(excluding.map { "AND d.id <> ALL(\($0))" } ?? "")))
-        """
+        "staffcast_duplicate_exists(\(event), \(text), \(window), \(excluding ?? "NULL::uuid[]"))"
     }
 
     /// The `conflict` a guarded send gets.
