@@ -19,7 +19,9 @@ extension APIClient {
             public var userID: UUID
             public var displayName: String
             public var readAt: String?
-            enum CodingKeys: String, CodingKey { case userID = "user_id", displayName = "display_name", readAt = "read_at" }
+            /// Their latest reply to the message (organiser's toolbox), if any.
+            public var reply: Reply?
+            enum CodingKeys: String, CodingKey { case userID = "user_id", displayName = "display_name", readAt = "read_at", reply }
         }
         public var messageID: UUID
         public var eventID: UUID

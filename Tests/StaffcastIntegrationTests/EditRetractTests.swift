@@ -16,7 +16,12 @@ final class EditRetractTests: XCTestCase {
         server = try TestServer(conninfo: fixture.conninfo)
     }
 
-    override func tearDown() { server?.stop() }
+    // XCTest keeps every test case object until the run ends: let go of the connections.
+    override func tearDown() {
+        server?.stop()
+        server = nil
+        fixture = nil
+    }
 
     func send(_ text: String, as user: UUID? = nil) throws -> StaffMessage {
         try fixture.store.send(as: user ?? fixture.admin, SendRequest(eventID: fixture.event, message: text))

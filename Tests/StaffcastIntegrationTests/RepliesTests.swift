@@ -15,7 +15,12 @@ final class RepliesTests: XCTestCase {
         server = try TestServer(conninfo: fixture.conninfo)
     }
 
-    override func tearDown() { server?.stop() }
+    // XCTest keeps every test case object until the run ends: let go of the connections.
+    override func tearDown() {
+        server?.stop()
+        server = nil
+        fixture = nil
+    }
 
     func send(_ text: String) throws -> StaffMessage {
         try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: text))

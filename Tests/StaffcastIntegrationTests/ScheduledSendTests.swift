@@ -14,7 +14,12 @@ final class ScheduledSendTests: XCTestCase {
         fixture = try Fixture(conninfo: try TestDatabase.create())
     }
 
-    override func tearDown() { servers.forEach { $0.stop() } }
+    // XCTest keeps every test case object until the run ends: let go of the connections.
+    override func tearDown() {
+        servers.forEach { $0.stop() }
+        servers = []
+        fixture = nil
+    }
 
     func start() throws -> TestServer {
         let s = try TestServer(conninfo: fixture.conninfo)

@@ -14,7 +14,12 @@ final class SearchAndGuardTests: XCTestCase {
         server = try TestServer(conninfo: fixture.conninfo) // duplicate_window_minutes: the default, 10
     }
 
-    override func tearDown() { server?.stop() }
+    // XCTest keeps every test case object until the run ends: let go of the connections.
+    override func tearDown() {
+        server?.stop()
+        server = nil
+        fixture = nil
+    }
 
     var messagesPath: String { "/v1/events/\(fixture.event.uuidString.lowercased())/messages" }
 

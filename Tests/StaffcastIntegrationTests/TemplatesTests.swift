@@ -16,7 +16,12 @@ final class TemplatesTests: XCTestCase {
         server = try TestServer(conninfo: fixture.conninfo)
     }
 
-    override func tearDown() { server?.stop() }
+    // XCTest keeps every test case object until the run ends: let go of the connections.
+    override func tearDown() {
+        server?.stop()
+        server = nil
+        fixture = nil
+    }
 
     var base: String { "/v1/events/\(fixture.event.uuidString.lowercased())" }
 

@@ -14,6 +14,12 @@ final class ToolboxAccessRulesSQLTests: XCTestCase {
         conn = try PGConnection(conninfo: fixture.conninfo)
     }
 
+    // XCTest keeps every test case object until the run ends: let go of the connections.
+    override func tearDown() {
+        conn = nil
+        fixture = nil
+    }
+
     func asUser<T>(_ user: UUID, _ body: (PGConnection) throws -> T) throws -> T {
         try conn.transaction(asUser: user, "READ COMMITTED", body)
     }

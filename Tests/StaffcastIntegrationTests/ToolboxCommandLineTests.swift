@@ -15,7 +15,12 @@ final class ToolboxCommandLineTests: XCTestCase {
         server = try TestServer(conninfo: fixture.conninfo)
     }
 
-    override func tearDown() { server?.stop() }
+    // XCTest keeps every test case object until the run ends: let go of the connections.
+    override func tearDown() {
+        server?.stop()
+        server = nil
+        fixture = nil
+    }
 
     func run(_ args: [String], token: String? = nil) throws -> CommandLineTests.Outcome {
         try CommandLineTests.execute(args, env: ["STAFFCAST_SERVER": server.http, "STAFFCAST_TOKEN": token ?? fixture.ownerToken,
@@ -97,5 +102,15 @@ final class ToolboxCommandLineTests: XCTestCase {
         let bad = try run(["history", "--event", id, "--type", "gossip"], token: fixture.staffToken)
         XCTAssertEqual(bad.status, 1)
         XCTAssertEqual(try run(["history", "--event", id], token: fixture.outsiderToken).status, 1)
+    }
+
+    func testReceiptsShowEachPersonsLatestReply() throws {
+        let m = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "Shift at 9"))
+        _ = try fixture.store.reply(as: fixture.staff, ReplyRequest(messageID: m.id, status: "on_my_way", text: nil))
+        _ = try fixture.store.reply(as: fixture.staff, ReplyRequest(messageID: m.id, status: "running_late", text: "10 min"))
+        let out = try run(["receipts", m.id.uuidString.lowercased()])
+        XCTAssertEqual(out.status, 1, "staff have not read it yet: \(out.stderr)")
+        XCTAssertTrue(out.stdout.contains("Sam Staff  — running late: 10 min"), out.stdout)
+        XCTAssertFalse(out.stdout.contains("on my way"), out.stdout)
     }
 }

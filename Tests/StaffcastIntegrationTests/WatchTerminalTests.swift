@@ -22,6 +22,9 @@ final class WatchTerminalTests: XCTestCase {
         _ = try? tmux(["kill-server"])
         server?.stop()
         try? FileManager.default.removeItem(atPath: home)
+        // XCTest keeps every test case object until the run ends: let go of the connections.
+        server = nil
+        fixture = nil
     }
 
     @discardableResult

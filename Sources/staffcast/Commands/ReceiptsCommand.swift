@@ -75,6 +75,12 @@ struct ReceiptsCommand: ParsableCommand {
         }
     }
 
+    /// "  — running late: 10 min" when the person replied (their latest reply).
+    static func reply(_ p: APIClient.ReceiptList.Person) -> String {
+        guard let r = p.reply else { return "" }
+        return "  — " + Strings.english.describe(r)
+    }
+
     private func show(_ r: (list: APIClient.ReceiptList, json: Data), redraw: Bool, screen: Bool) {
         if json {
             var line = r.json
@@ -87,11 +93,11 @@ struct ReceiptsCommand: ParsableCommand {
         let total = r.list.readBy.count + r.list.unreadBy.count
         out += "read by \(r.list.readBy.count) of \(total)\n"
         for p in r.list.readBy {
-            out += "  ✓ \(p.displayName)\(p.readAt.map { "  \($0)" } ?? "")\n"
+            out += "  ✓ \(p.displayName)\(p.readAt.map { "  \($0)" } ?? "")\(Self.reply(p))\n"
         }
         if !r.list.unreadBy.isEmpty {
             out += "not read by \(r.list.unreadBy.count):\n"
-            for p in r.list.unreadBy { out += "  · \(p.displayName)\n" }
+            for p in r.list.unreadBy { out += "  · \(p.displayName)\(Self.reply(p))\n" }
         } else {
             out += "everyone has read it\n"
         }
