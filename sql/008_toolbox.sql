@@ -180,3 +180,27 @@ CREATE POLICY reply_to_messages ON message_replies FOR INSERT TO staffcast_app
                                 WHERE m.id = message_id AND m.retracted_at IS NULL));
 GRANT SELECT, INSERT ON message_replies TO staffcast_app;
 GRANT SELECT ON message_replies TO staffcast_server;
+
+-- Named templates per event (CONTRACT §6, Templates): the announcements made every day.
+-- Only the event's admins and owners see, create and delete them.
+CREATE TABLE message_templates (
+    event_id           uuid NOT NULL REFERENCES events(id) ON DELETE CASCADE,
+    name               text NOT NULL CHECK (length(name) BETWEEN 1 AND 100),
+    message            text NOT NULL CHECK (length(message) > 0 AND octet_length(message) <= 4096),
+    message_type       text NOT NULL CHECK (message_type IN ('broadcast','alert','emergency')),
+    priority           text NOT NULL CHECK (priority IN ('low','normal','high','urgent')),
+    expires_in_minutes integer CHECK (expires_in_minutes BETWEEN 1 AND 43200),
+    created_by         uuid NOT NULL REFERENCES profiles(id),
+    created_at         timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (event_id, name)
+);
+ALTER TABLE message_templates ENABLE ROW LEVEL SECURITY;
+ALTER TABLE message_templates FORCE ROW LEVEL SECURITY;
+CREATE POLICY owner_all ON message_templates TO PUBLIC USING (current_user <> 'staffcast_app');
+CREATE POLICY read_templates ON message_templates FOR SELECT TO staffcast_app
+    USING (staffcast_has_access(event_id, ARRAY['admin','owner']));
+CREATE POLICY create_templates ON message_templates FOR INSERT TO staffcast_app
+    WITH CHECK (created_by = staffcast_current_user() AND staffcast_has_access(event_id, ARRAY['admin','owner']));
+CREATE POLICY delete_templates ON message_templates FOR DELETE TO staffcast_app
+    USING (staffcast_has_access(event_id, ARRAY['admin','owner']));
+GRANT SELECT, INSERT, DELETE ON message_templates TO staffcast_app;

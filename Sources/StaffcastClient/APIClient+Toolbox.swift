@@ -80,3 +80,47 @@ extension APIClient {
         }
     }
 }
+
+extension APIClient {
+    private struct TemplateList: Decodable { var templates: [MessageTemplate] }
+
+    public func createTemplate(event: UUID, name: String, message: String, type: String?, priority: String?,
+                               expiresInMinutes: Int?) throws(ClientError) -> MessageTemplate {
+        var body: [String: Any] = ["name": name, "message": message]
+        if let type { body["message_type"] = type }
+        if let priority { body["priority"] = priority }
+        if let expiresInMinutes { body["expires_in_minutes"] = expiresInMinutes }
+        let data = try call("POST", "/v1/events/\(event.uuidString.lowercased())/templates",
+                            body: try? JSONSerialization.data(withJSONObject: body), contentType: "application/json")
+        do { return try JSONDecoder().decode(MessageTemplate.self, from: data) } catch {
+            throw ClientError.protocolViolation("the reply was not a Template")
+        }
+    }
+
+    public func templates(event: UUID) throws(ClientError) -> [MessageTemplate] {
+        let data = try call("GET", "/v1/events/\(event.uuidString.lowercased())/templates")
+        do { return try JSONDecoder().decode(TemplateList.self, from: data).templates } catch {
+            throw ClientError.protocolViolation("the reply was not a list of templates")
+        }
+    }
+
+    public func deleteTemplate(event: UUID, name: String) throws(ClientError) {
+        // URLComponents percent-encodes the path (a name has no '/').
+        _ = try call("DELETE", "/v1/events/\(event.uuidString.lowercased())/templates/\(name)")
+    }
+
+    /// A send of the template `name` (201 + Message).
+    public func sendTemplate(event: UUID, name: String, type: String?, priority: String?, expiresInMinutes: Int?,
+                             force: Bool) throws(ClientError) -> StaffMessage {
+        var body: [String: Any] = ["template": name]
+        if let type { body["message_type"] = type }
+        if let priority { body["priority"] = priority }
+        if let expiresInMinutes { body["expires_in_minutes"] = expiresInMinutes }
+        if force { body["force"] = true }
+        let data = try call("POST", "/v1/events/\(event.uuidString.lowercased())/messages",
+                            body: try? JSONSerialization.data(withJSONObject: body), contentType: "application/json")
+        do { return try JSONDecoder().decode(StaffMessage.self, from: data) } catch {
+            throw ClientError.protocolViolation("the reply was not a Message")
+        }
+    }
+}

@@ -143,3 +143,31 @@ final class ReplyRulesTests: XCTestCase {
         }
     }
 }
+
+/// Sends by template and template names (pure).
+final class TemplateRulesTests: XCTestCase {
+    func testByTemplateKeepsOnlyTheGivenOverrides() throws {
+        let event = UUID()
+        let plain = try SendRequest.byTemplate(eventID: event, name: "gates-open")
+        XCTAssertEqual(plain.template, TemplateUse(name: "gates-open"))
+        let over = try SendRequest.byTemplate(eventID: event, name: "gates-open", priority: "urgent", expiresInMinutes: 5)
+        XCTAssertEqual(over.template, TemplateUse(name: "gates-open", priority: .urgent, expiresInMinutes: 5))
+        let template = MessageTemplate(eventID: event, name: "gates-open", message: "Gates are open", messageType: .alert,
+                                       priority: .high, expiresInMinutes: 60, createdAt: Date())
+        let resolved = over.template!.resolve(template, into: over)
+        XCTAssertEqual(resolved.message, "Gates are open")
+        XCTAssertEqual(resolved.messageType, .alert)
+        XCTAssertEqual(resolved.priority, .urgent)
+        XCTAssertEqual(resolved.expiresInMinutes, 5)
+        XCTAssertNil(resolved.template)
+        XCTAssertThrowsError(try SendRequest.byTemplate(eventID: event, name: "x", priority: "extreme"))
+        XCTAssertThrowsError(try SendRequest.byTemplate(eventID: event, name: "x", expiresInMinutes: 0))
+    }
+
+    func testTemplateNames() {
+        for good in ["gates-open", "Lunch time", "día 2"] { XCTAssertNoThrow(try MessageTemplate.validateName(good), good) }
+        for bad in ["", " lead", "trail ", "a/b", "two\nlines", "tab\there", String(repeating: "x", count: 101), "nul\u{0}"] {
+            XCTAssertThrowsError(try MessageTemplate.validateName(bad), bad)
+        }
+    }
+}

@@ -38,16 +38,23 @@ public enum ClientFrameDecoder {
             return .unsubscribe(eventID: try f.requiredUUID("event_id"))
         case "send":
             let eventID = try f.requiredUUID("event_id")
-            guard let message = try f.string("message") else {
-                throw .invalid("send needs a \"message\" field with the text to send.")
-            }
             let minutes = try f.int64("expires_in_minutes", min: Int64.min).map { Int(clamping: $0) }
-            var send = try SendRequest(eventID: eventID, message: message,
-                                       messageType: try f.string("message_type"),
-                                       priority: try f.string("priority"),
-                                       expiresInMinutes: minutes,
-                                       escalateAfterMinutes: try f.int64("escalate_after_minutes", min: Int64.min)
-                                           .map { Int(clamping: $0) })
+            let escalate = try f.int64("escalate_after_minutes", min: Int64.min).map { Int(clamping: $0) }
+            var send: SendRequest
+            switch (try f.string("message"), try f.string("template")) {
+            case (let message?, nil):
+                send = try SendRequest(eventID: eventID, message: message, messageType: try f.string("message_type"),
+                                       priority: try f.string("priority"), expiresInMinutes: minutes,
+                                       escalateAfterMinutes: escalate)
+            case (nil, let name?):
+                send = try SendRequest.byTemplate(eventID: eventID, name: name, messageType: try f.string("message_type"),
+                                                  priority: try f.string("priority"), expiresInMinutes: minutes,
+                                                  escalateAfterMinutes: escalate)
+            case (.some, .some):
+                throw .invalid("send takes \"message\" or \"template\", not both.")
+            case (nil, nil):
+                throw .invalid("send needs a \"message\" field with the text to send (or a \"template\" name).")
+            }
             send.schedule = try SendSchedule.from(sendAt: try f.string("send_at"), beforeStart: try f.string("before_start"))
             send.force = try f.bool("force") ?? false
             return .send(send)

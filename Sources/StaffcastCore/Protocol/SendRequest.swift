@@ -16,6 +16,9 @@ public struct SendRequest: Sendable, Equatable {
     public var schedule: SendSchedule?
     /// Send even when the same text went to the same event within the duplicate window.
     public var force = false
+    /// Send a named template of the event instead of `message` (which is then empty until the
+    /// template is resolved, in the database transaction that stores the send).
+    public var template: TemplateUse?
 
     public init(eventID: UUID, message: String, messageType: String? = nil, priority: String? = nil,
                 expiresInMinutes: Int? = nil, escalateAfterMinutes: Int? = nil) throws(StaffcastError) {

@@ -97,11 +97,12 @@ extension Store {
     /// Stores a message as `user` and returns it once committed.
     /// With `duplicateWindowMinutes` > 0 the double-send guard applies (unless `request.force`):
     /// `conflict` when the same text went to the event within that many minutes.
-    public func send(as user: UUID, _ request: SendRequest, duplicateWindowMinutes: Int = 0) throws -> StaffMessage {
-        let stored = try withAccess(user, request.eventID) { tx, summary in
+    public func send(as user: UUID, _ asked: SendRequest, duplicateWindowMinutes: Int = 0) throws -> StaffMessage {
+        let stored = try withAccess(user, asked.eventID) { tx, summary in
             guard summary.accessLevel.maySend else {
                 throw StaffcastError.forbidden("Only admins and owners of an event may send to it; you are staff.")
             }
+            let request = try resolvingTemplate(asked, in: tx)
             if duplicateWindowMinutes > 0 && !request.force {
                 try tx.query("SELECT pg_advisory_xact_lock(\(Self.messageLogLock.0), \(Self.messageLogLock.1))")
                 let dup = try tx.query("SELECT \(Self.duplicateExists(event: "$1::uuid", text: "$2::text", window: "$3::int"))",

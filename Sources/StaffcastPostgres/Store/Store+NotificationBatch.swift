@@ -59,7 +59,7 @@ extension Store {
                 SELECT x.id FROM x WHERE staffcast_may_notify(x.user_id)
                 """, [json, Self.id(sender)]))
         }
-        let results = try conn.pipelinedTransaction(statements, customPlans: true)
+        let results = try conn.pipelinedTransaction(statements)
         var stored: Set<UUID> = []
         for i in inserts {
             let r = results[i]

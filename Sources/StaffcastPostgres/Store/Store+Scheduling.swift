@@ -26,14 +26,16 @@ extension Store {
     /// Stores a send with `request.schedule` for later, as `user` (admin or owner). The time
     /// is checked against the database's clock and the event's `starts_at`
     /// (`SendSchedule.resolve`): a past time, or `before_start` without a start, is `invalid`.
-    public func schedule(as user: UUID, _ request: SendRequest) throws -> ScheduledMessage {
-        guard let schedule = request.schedule else {
+    public func schedule(as user: UUID, _ asked: SendRequest) throws -> ScheduledMessage {
+        guard let schedule = asked.schedule else {
             throw StaffcastError(.internal, "The server asked to schedule a send that has no time.")
         }
-        return try withAccess(user, request.eventID) { tx, summary in
+        return try withAccess(user, asked.eventID) { tx, summary in
             guard summary.accessLevel.maySend else {
                 throw StaffcastError.forbidden("Only admins and owners of an event may schedule sends to it; you are staff.")
             }
+            // A template is resolved now: the scheduled send keeps the text it had when scheduled.
+            let request = try resolvingTemplate(asked, in: tx)
             guard let now = try tx.query("SELECT \(Self.epochMicros("now()"))").date(0, 0) else {
                 throw PostgresError(.unexpectedResult, "the database's clock could not be read")
             }

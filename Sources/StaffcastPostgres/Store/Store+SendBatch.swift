@@ -40,7 +40,8 @@ extension Store {
         var included = [Bool](repeating: true, count: sends.count)
         if duplicateWindowMinutes > 0 {
             for (i, s) in sends.enumerated() {
-                let key = DuplicateKey(event: s.request.eventID, text: s.request.message)
+                // A template's text is read in the transaction: its copies are keyed by name.
+                let key = DuplicateKey(event: s.request.eventID, text: s.request.template.map { "\u{0}template:\($0.name)" } ?? s.request.message)
                 if !seen.insert(key).inserted && !s.request.force { included[i] = false }
             }
         }
@@ -61,6 +62,15 @@ extension Store {
                 ]
                 if let minutes = s.request.expiresInMinutes { row["expires_in"] = minutes }
                 if let minutes = s.request.escalateAfterMinutes { row["escalate_after"] = minutes }
+                if let use = s.request.template {
+                    // By template: its text, and its defaults where the send says nothing (SQL below).
+                    row["template"] = use.name
+                    row["message"] = NSNull()
+                    row["message_type"] = use.messageType?.rawValue ?? NSNull()
+                    row["priority"] = use.priority?.rawValue ?? NSNull()
+                    row["expires_in"] = use.expiresInMinutes ?? NSNull()
+                    row["emergency_default"] = use.emergencyEscalationDefault ?? NSNull()
+                }
                 return row
             }
             let json = String(decoding: try JSONSerialization.data(withJSONObject: rows), as: UTF8.self)
@@ -70,9 +80,21 @@ extension Store {
                 WITH x AS (
                     SELECT * FROM jsonb_to_recordset($1::jsonb)
                         AS x(ord int, id uuid, event_id uuid, message text, message_type text, priority text, expires_in int, force bool,
-                               escalate_after int)),
+                              escalate_after int, template text, emergency_default int)),
+                -- Sends by template take its text and defaults; one whose template is missing is left out.
+                -- An emergency template escalates by default like any emergency (EscalationPolicy).
+                r AS (
+                    SELECT x.ord, x.id, x.event_id, coalesce(x.message, t.message) AS message,
+                           coalesce(x.message_type, t.message_type) AS message_type, coalesce(x.priority, t.priority) AS priority,
+                           CASE WHEN x.template IS NULL THEN x.expires_in ELSE coalesce(x.expires_in, t.expires_in_minutes) END AS expires_in,
+                           x.force,
+                           CASE WHEN x.template IS NULL THEN x.escalate_after
+                                ELSE coalesce(x.escalate_after, CASE WHEN coalesce(x.message_type, t.message_type) = 'emergency'
+                                                                     THEN x.emergency_default END) END AS escalate_after
+                    FROM x LEFT JOIN message_templates t ON x.template IS NOT NULL AND t.event_id = x.event_id AND t.name = x.template
+                    WHERE x.template IS NULL OR t.name IS NOT NULL),
                 ok AS (
-                    SELECT x.* FROM x JOIN event_access a
+                    SELECT x.* FROM r x JOIN event_access a
                         ON a.event_id = x.event_id AND a.user_id = $2::uuid AND a.access_level IN ('admin', 'owner')
                     WHERE x.force OR NOT \(Self.duplicateExists(event: "x.event_id", text: "x.message", window: "$3::int",
                                                                 excluding: "$4::uuid[]"))),
@@ -87,7 +109,7 @@ extension Store {
                 """, [json, Self.id(sender), String(duplicateWindowMinutes), batchIDs]))
         }
         // BEGIN, the role, each sender's user and rows, COMMIT: one round trip (pipeline mode).
-        let results = try conn.pipelinedTransaction(statements, customPlans: true)
+        let results = try conn.pipelinedTransaction(statements)
         var stored: [UUID: StaffMessage] = [:]
         for i in inserts {
             for message in try Self.messages(results[i]) { stored[message.id] = message }
@@ -104,14 +126,11 @@ extension Store {
     static let messageLogLock = (7_354_000, 1)
 
     /// SQL that is true when `text` went to `event` within `window` minutes (0: never) and was
-    /// not retracted (the double-send guard). Uses `staff_messages_event_text` (sql/008).
+    /// not retracted (the double-send guard): `staffcast_duplicate_exists` (sql/010), one probe
+    /// of `staff_messages_event_text` with the sender's access checked once, not one
+    /// row-level-security call per message of the window.
     static func duplicateExists(event: String, text: String, window: String, excluding: String? = nil) -> String {
-        """
-        (\(window) > 0 AND EXISTS (SELECT 1 FROM staff_messages d
-            WHERE d.event_id = \(event) AND md5(d.message) = md5(\(text)) AND d.message = \(text)
-              AND d.sent_at > now() - make_interval(mins => \(window)) AND d.retracted_at IS NULL
-              \(excluding.map { "AND d.id <> ALL(\($0))" } ?? "")))
-        """
+        "staffcast_duplicate_exists(\(event), \(text), \(window), \(excluding ?? "NULL::uuid[]"))"
     }
 
     /// The `conflict` a guarded send gets.

@@ -200,6 +200,26 @@ final class HTTPAPI: @unchecked Sendable {
             runAsUser(token, respond) { store, identity in
                 .json(200, try store.editMessage(as: identity.userID, messageID: messageID, text: text))
             }
+        case .createTemplate(let eventID):
+            let made: (name: String, send: SendRequest)
+            do {
+                made = try HTTPBodies.templateRequest(eventID: eventID, body: request.body)
+            } catch {
+                respond(.error(error))
+                return
+            }
+            runAsUser(token, respond) { store, identity in
+                .json(201, try store.createTemplate(as: identity.userID, name: made.name, made.send))
+            }
+        case .listTemplates(let eventID):
+            runAsUser(token, respond) { store, identity in
+                .json(200, ["templates": try store.templates(as: identity.userID, event: eventID)])
+            }
+        case .deleteTemplate(let eventID, let name):
+            runAsUser(token, respond) { store, identity in
+                try store.deleteTemplate(as: identity.userID, event: eventID, name: name)
+                return .json(200, ["deleted": name])
+            }
         case .replies(let messageID):
             runAsUser(token, respond) { store, identity in
                 .json(200, ["replies": try store.replies(as: identity.userID, messageID: messageID)])

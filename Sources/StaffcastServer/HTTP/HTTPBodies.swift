@@ -9,16 +9,25 @@ enum HTTPBodies {
     static func sendRequest(eventID: UUID, contentType: String, body: [UInt8],
                             query: [String: String]) throws(StaffcastError) -> SendRequest {
         if let object = try jsonObject(body, required: contentType.lowercased().hasPrefix("application/json")),
-           contentType.lowercased().hasPrefix("application/json") || object["message"] != nil {
+           contentType.lowercased().hasPrefix("application/json") || object["message"] != nil || object["template"] != nil {
             let fields = JSONFields(object)
-            guard let message = try fields.string("message") else {
-                throw .invalid("The JSON body needs a \"message\" field with the text to send.")
-            }
             let minutes = try fields.int64("expires_in_minutes", min: Int64.min).map { Int(clamping: $0) }
             let escalate = try fields.int64("escalate_after_minutes", min: Int64.min).map { Int(clamping: $0) }
-            var send = try SendRequest(eventID: eventID, message: message, messageType: try fields.string("message_type"),
+            var send: SendRequest
+            switch (try fields.string("message"), try fields.string("template")) {
+            case (let message?, nil):
+                send = try SendRequest(eventID: eventID, message: message, messageType: try fields.string("message_type"),
                                        priority: try fields.string("priority"), expiresInMinutes: minutes,
                                        escalateAfterMinutes: escalate)
+            case (nil, let name?):
+                send = try SendRequest.byTemplate(eventID: eventID, name: name, messageType: try fields.string("message_type"),
+                                                  priority: try fields.string("priority"), expiresInMinutes: minutes,
+                                                  escalateAfterMinutes: escalate)
+            case (.some, .some):
+                throw .invalid("The JSON body takes \"message\" or \"template\", not both.")
+            case (nil, nil):
+                throw .invalid("The JSON body needs a \"message\" field with the text to send (or a \"template\" name).")
+            }
             send.schedule = try SendSchedule.from(sendAt: try fields.string("send_at"), beforeStart: try fields.string("before_start"))
             send.force = try fields.bool("force") ?? false
             return send
@@ -36,9 +45,18 @@ enum HTTPBodies {
             guard let m = Int(raw) else { throw .invalid("escalate_after_minutes must be a whole number; got '\(raw.prefix(40))'.") }
             escalate = m
         }
-        var send = try SendRequest(eventID: eventID, message: text, messageType: query["message_type"],
+        var send: SendRequest
+        if let name = query["template"] {
+            guard text.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else {
+                throw .invalid("Send the template (?template=) or a text body, not both.")
+            }
+            send = try SendRequest.byTemplate(eventID: eventID, name: name, messageType: query["message_type"],
+                                              priority: query["priority"], expiresInMinutes: minutes, escalateAfterMinutes: escalate)
+        } else {
+            send = try SendRequest(eventID: eventID, message: text, messageType: query["message_type"],
                                    priority: query["priority"], expiresInMinutes: minutes,
                                    escalateAfterMinutes: escalate)
+        }
         send.schedule = try SendSchedule.from(sendAt: query["send_at"], beforeStart: query["before_start"])
         switch query["force"] {
         case nil, "", "false", "0": send.force = false
@@ -46,6 +64,21 @@ enum HTTPBodies {
         case let other?: throw .invalid("force must be true or false; got '\(other.prefix(20))'.")
         }
         return send
+    }
+
+    /// `POST /v1/events/{id}/templates`: `{"name","message","message_type"?,"priority"?,"expires_in_minutes"?}`.
+    static func templateRequest(eventID: UUID, body: [UInt8]) throws(StaffcastError) -> (name: String, send: SendRequest) {
+        guard let object = try jsonObject(body, required: true) else {
+            throw .invalid("Send a JSON object with name and message.")
+        }
+        let fields = JSONFields(object)
+        guard let name = try fields.string("name"), let message = try fields.string("message") else {
+            throw .invalid("A template needs the string fields name and message.")
+        }
+        try MessageTemplate.validateName(name)
+        let minutes = try fields.int64("expires_in_minutes", min: Int64.min).map { Int(clamping: $0) }
+        return (name, try SendRequest(eventID: eventID, message: message, messageType: try fields.string("message_type"),
+                                      priority: try fields.string("priority"), expiresInMinutes: minutes))
     }
 
     /// `PATCH /v1/messages/{id}`: `{"message"}`, or the corrected text as a plain body.

@@ -9,6 +9,9 @@ enum HTTPRoute: Equatable {
     case cancelScheduled(id: UUID)
     case editMessage(messageID: UUID)
     case replies(messageID: UUID)
+    case createTemplate(eventID: UUID)
+    case listTemplates(eventID: UUID)
+    case deleteTemplate(eventID: UUID, name: String)
     case retractMessage(messageID: UUID)
     case receipts(messageID: UUID)
     case notify(userID: UUID)
@@ -77,6 +80,15 @@ enum HTTPRoute: Equatable {
             case "GET", "HEAD": return id(parts[2]).map { .listMessages(eventID: $0) }
             default: return .failure(.methodNotAllowed(allowed: "GET, POST"))
             }
+        case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "templates":
+            switch method {
+            case "POST": return id(parts[2]).map { .createTemplate(eventID: $0) }
+            case "GET", "HEAD": return id(parts[2]).map { .listTemplates(eventID: $0) }
+            default: return .failure(.methodNotAllowed(allowed: "GET, POST"))
+            }
+        case 5 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "templates":
+            let name = parts[4].removingPercentEncoding ?? parts[4]
+            return only("DELETE") { id(parts[2]).map { .deleteTemplate(eventID: $0, name: name) } }
         case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "scheduled":
             return only("GET") { id(parts[2]).map { .listScheduled(eventID: $0) } }
         case 3 where parts[0] == "v1" && parts[1] == "messages":
@@ -120,6 +132,9 @@ enum HTTPRoute: Equatable {
         case .cancelScheduled: return "DELETE /v1/scheduled/{id}"
         case .editMessage: return "PATCH /v1/messages/{id}"
         case .replies: return "GET /v1/messages/{id}/replies"
+        case .createTemplate: return "POST /v1/events/{id}/templates"
+        case .listTemplates: return "GET /v1/events/{id}/templates"
+        case .deleteTemplate: return "DELETE /v1/events/{id}/templates/{name}"
         case .retractMessage: return "DELETE /v1/messages/{id}"
         case .notify: return "POST /v1/users/{id}/notifications"
         case .eventStatus: return "GET /v1/events/{id}/status"

@@ -43,8 +43,10 @@ final class SendBatcher: Sendable {
     /// Queues a send; `done` is called once, on a database worker, after its batch committed
     /// (or failed). False when too many sends are waiting: nothing was queued.
     func submit(sender: UUID, _ request: SendRequest, via: String, done: @escaping Completion) -> Bool {
-        queue.submit(Item(send: Store.PendingSend(sender: sender, request: escalation.applyingDefault(to: request)),
-                          via: via, done: done))
+        var stored = escalation.applyingDefault(to: request)
+        // A template's type is known only in the transaction: it takes the default there.
+        stored.template?.emergencyEscalationDefault = escalation.emergencyDefaultMinutes
+        return queue.submit(Item(send: Store.PendingSend(sender: sender, request: stored), via: via, done: done))
     }
 
     /// What committing needs, apart from the batcher itself (the queue is made in `init`).

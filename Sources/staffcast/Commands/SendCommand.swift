@@ -31,6 +31,9 @@ struct SendCommand: ParsableCommand {
               staffcast send --event $EVENT --at 2026-06-01T08:30:00Z "Doors open in 30 minutes"
               staffcast send --event $EVENT --before-start 2h "Briefing at the main stage"
 
+            A template of the event (staffcast template create) instead of a text:
+              staffcast send --event $EVENT --template gates-open
+
             The same text to the same event again within the server's duplicate_window_minutes
             (default 10) is refused so that two organisers do not both announce it; --force sends
             it anyway.
@@ -52,11 +55,31 @@ struct SendCommand: ParsableCommand {
         valueName: "minutes"))
     var escalateAfter: Int?
     @Flag(help: "Do not print the delivery line on standard error.") var quiet = false
-    @Argument(help: "The message, or - to read it from standard input.") var message: String
+    @Option(help: ArgumentHelp("Send the event's template of this name instead of MESSAGE (see staffcast template).",
+                               valueName: "name"))
+    var template: String?
+    @Argument(help: "The message, or - to read it from standard input (none with --template).") var message: String?
 
     func run() throws {
         try reportingFailures {
             guard let eventID = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
+            if let template {
+                guard message == nil else { throw CommandFailure("give --template NAME or a MESSAGE, not both") }
+                guard at == nil && beforeStart == nil else {
+                    throw CommandFailure("--template sends now; schedule a template's text with --at and the text itself")
+                }
+                do throws(StaffcastError) {
+                    _ = try SendRequest.byTemplate(eventID: eventID, name: template, messageType: type, priority: priority,
+                                                   expiresInMinutes: expires)
+                } catch {
+                    throw CommandFailure(error.message)
+                }
+                let sent = try client.api().sendTemplate(event: eventID, name: template, type: type, priority: priority,
+                                                         expiresInMinutes: expires, force: force)
+                print(sent.id.uuidString.lowercased())
+                return
+            }
+            guard let message else { throw CommandFailure("give the MESSAGE to send (or - to read it from standard input, or --template NAME)") }
             var text = message
             if message == "-" {
                 let data = FileHandle.standardInput.readDataToEndOfFile()

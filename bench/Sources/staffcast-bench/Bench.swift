@@ -709,8 +709,10 @@ final class Bench {
         case .success(let c):
             let distinct = Set(c.seqs).count
             let ordered = zip(c.seqs, c.seqs.dropFirst()).allSatisfy { $0 < $1 }
-            let expected = Int(through - base) // every message of the event after the cursor
-            let exact = distinct == c.seqs.count && ordered && c.seqs.count == expected && c.seqs.first == base + 1
+            // Every message published to the event after the cursor (seqs are shared by all
+            // events, so they are counted, not subtracted), each once, in seq order.
+            let expected = p.acked
+            let exact = distinct == c.seqs.count && ordered && c.seqs.count == expected && c.seqs.allSatisfy { $0 > base && $0 <= through }
             log("  \(grouped(c.seqs.count)) messages in \(c.pages) pages, \(d(c.seconds, 2)) s; expected \(grouped(expected)); "
                 + "\(c.seqs.count - distinct) duplicates; in order: \(ordered); CPU: server \(d(cpu, 2)) s, PostgreSQL \(d(pg, 2)) s")
             rows.append(Row(scenario: "catch-up of \(grouped(n)) missed messages (subscribe since_seq + history pages)",

@@ -1,0 +1,92 @@
+import ArgumentParser
+import Foundation
+import StaffcastClient
+import StaffcastCore
+
+struct TemplateCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "template",
+        abstract: "Named messages of an event, sent with staffcast send --template NAME (admins and owners).",
+        discussion: """
+            The same announcements come every day ("Gates open", "Lunch is served"): keep them as
+            templates with their type, priority and expiry, and send them by name. A send's own
+            --type, --priority and --expires override the template's.
+
+            Examples:
+              staffcast template create --event $EVENT --name gates-open --priority high "Gates are open"
+              staffcast template list --event $EVENT
+              staffcast send --event $EVENT --template gates-open
+              staffcast template delete --event $EVENT gates-open
+            """,
+        subcommands: [Create.self, List.self, Delete.self])
+
+    struct Create: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Store a template; prints its name.")
+        @OptionGroup var client: ClientOptions
+        @Option(help: "Event id.") var event: String
+        @Option(help: ArgumentHelp("The template's name (1 to 100 bytes, no '/').", valueName: "name")) var name: String
+        @Option(name: .long, help: ArgumentHelp("broadcast (default), alert or emergency.", valueName: "type")) var type: String?
+        @Option(help: ArgumentHelp("low, normal (default), high or urgent.", valueName: "priority")) var priority: String?
+        @Option(help: ArgumentHelp("Minutes until each message sent from it expires (1 to 43200).", valueName: "minutes"))
+        var expires: Int?
+        @Argument(help: "The template's text.") var message: String
+
+        func run() throws {
+            try reportingFailures {
+                guard let eventID = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
+                do throws(StaffcastError) {
+                    try MessageTemplate.validateName(name)
+                    _ = try SendRequest(eventID: eventID, message: message, messageType: type, priority: priority, expiresInMinutes: expires)
+                } catch {
+                    throw CommandFailure(error.message)
+                }
+                let t = try client.api().createTemplate(event: eventID, name: name, message: message, type: type,
+                                                        priority: priority, expiresInMinutes: expires)
+                print(t.name)
+            }
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "The event's templates: name, type, priority, expiry, text.")
+        @OptionGroup var client: ClientOptions
+        @Option(help: "Event id.") var event: String
+        @Flag(help: "Print the JSON list instead of a table.") var json = false
+
+        func run() throws {
+            try reportingFailures {
+                guard let eventID = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
+                let list = try client.api().templates(event: eventID)
+                if json {
+                    let encoder = JSONEncoder()
+                    encoder.outputFormatting = [.sortedKeys]
+                    print(String(decoding: try encoder.encode(["templates": list]), as: UTF8.self))
+                    return
+                }
+                if list.isEmpty {
+                    print("No templates for this event (staffcast template create makes one).")
+                    return
+                }
+                print(TextTable.render(header: ["NAME", "TYPE", "PRIORITY", "EXPIRES", "MESSAGE"], rows: list.map { t in
+                    [t.name, t.messageType.rawValue, t.priority.rawValue, t.expiresInMinutes.map { "\($0) min" } ?? "-",
+                     TextTable.oneLine(t.message, max: 60)]
+                }))
+            }
+        }
+    }
+
+    struct Delete: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Delete a template; prints its name.")
+        @OptionGroup var client: ClientOptions
+        @Option(help: "Event id.") var event: String
+        @Argument(help: "The template's name.") var name: String
+
+        func run() throws {
+            try reportingFailures {
+                guard let eventID = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
+                try client.api().deleteTemplate(event: eventID, name: name)
+                print(name)
+            }
+        }
+    }
+}
