@@ -34,7 +34,9 @@ fi
 # The transport tests also check that a standard WebSocket client (python's `websockets`)
 # reads the 401 before the upgrade as a 401.
 if command -v python3 >/dev/null 2>&1 && ! python3 -c "import websockets" >/dev/null 2>&1; then
-  python3 -m pip install -q websockets >/dev/null 2>&1 || echo "staffcast: note: could not install python websockets (one test check is skipped)"
+  python3 -m pip install -q websockets >/dev/null 2>&1 \
+    || python3 -m pip install -q --break-system-packages websockets >/dev/null 2>&1 \
+    || { echo "staffcast: could not install python websockets (pip install websockets); a transport test needs it" >&2; exit 1; }
 fi
 
 # Selenium (PyPI) drives chromium for the console's browser test; Debian's python3 is

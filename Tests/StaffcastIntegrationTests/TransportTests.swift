@@ -492,8 +492,10 @@ final class TransportTests: XCTestCase {
                 XCTAssertEqual(extra, 0, "\(context): nothing after the 401's body")
             }
         }
-        // A third-party client sees the 401 too, when python3 has `websockets`.
-        if Self.python(["-c", "import websockets.sync.client"])?.status == 0 {
+        // A third-party client sees the 401 too (python's `websockets`, which make test installs).
+        XCTAssertEqual(Self.python(["-c", "import websockets.sync.client"])?.status, 0,
+                       "python3 cannot import websockets.sync.client: run scripts/install-deps.sh (pip install websockets)")
+        do {
             let script = """
                 import sys
                 from websockets.sync.client import connect
@@ -507,8 +509,6 @@ final class TransportTests: XCTestCase {
             let out = try XCTUnwrap(Self.python(["-c", script, server.ws, wrong]), "python3 did not finish within 30 s")
             XCTAssertFalse(out.output.contains("CONNECTED"), out.output)
             XCTAssertTrue(out.output.contains("401"), "python websockets: \(out.output)")
-        } else {
-            print("note: python3 `websockets` is not importable; the third-party client check was skipped")
         }
         _ = try server.connect(fixture.staffToken) // and the server is still up
     }

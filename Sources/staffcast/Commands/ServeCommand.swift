@@ -69,6 +69,9 @@ struct ServeCommand: ParsableCommand {
                 target.release(onlyIfStartedHere: false, logger: logger)
                 throw error
             }
+            // Armed before the banner: whoever reads "serving on" may signal at once, and a signal
+            // between the two would otherwise be ignored (SIG_IGN set, handler not yet resumed).
+            let stopRequested = armSignals(logger: logger)
             let host = configuration.host == "0.0.0.0" ? "127.0.0.1" : configuration.host
             let secure = configuration.tlsEnabled ? "s" : ""
             FileHandle.standardOutput.write(Data("""
@@ -79,7 +82,7 @@ struct ServeCommand: ParsableCommand {
                 Stop with Ctrl-C (or SIGTERM).
 
                 """.utf8))
-            waitForSignal(logger: logger)
+            stopRequested.wait()
             server.stop()
             target.release(onlyIfStartedHere: false, logger: logger)
         }
@@ -179,8 +182,9 @@ struct ServeCommand: ParsableCommand {
         }
     }
 
-    /// Blocks until SIGINT or SIGTERM; a second signal exits at once.
-    private func waitForSignal(logger: Logger) {
+    /// Routes SIGINT and SIGTERM to the returned semaphore (wait on it); a second signal exits at
+    /// once. The handlers stay installed for the life of the process.
+    private func armSignals(logger: Logger) -> DispatchSemaphore {
         let stop = DispatchSemaphore(value: 0)
         let count = SignalCount()
         var sources: [DispatchSourceSignal] = []
@@ -197,9 +201,15 @@ struct ServeCommand: ParsableCommand {
             source.resume()
             sources.append(source)
         }
-        stop.wait()
-        _ = sources
+        SignalSources.keep(sources)
+        return stop
     }
+}
+
+/// Keeps the signal sources alive (a released source stops delivering).
+private enum SignalSources {
+    nonisolated(unsafe) static var all: [DispatchSourceSignal] = []
+    static func keep(_ sources: [DispatchSourceSignal]) { all += sources }
 }
 
 private final class SignalCount: @unchecked Sendable {

@@ -30,8 +30,22 @@ enum TestDatabase {
             ?? packageRoot.appendingPathComponent(".build/test-cluster").path
         let c = try EmbeddedCluster(dataDir: dir)
         try c.ensureRunning()
+        try raiseConnectionLimit(c)
         clusterStorage = c
         return c
+    }
+
+    /// Room for the whole run's connections. XCTest keeps every test case object until the run
+    /// ends, so each fixture's connection stays open: with ~400 tests the embedded cluster's 200
+    /// slots ran out near the end of the run ("remaining connection slots are reserved").
+    static let testMaxConnections = 1_000
+
+    private static func raiseConnectionLimit(_ c: EmbeddedCluster) throws {
+        let admin = try PGConnection(conninfo: c.conninfo(database: "postgres"))
+        guard (try admin.query("SHOW max_connections").int(0, 0) ?? 0) < testMaxConnections else { return }
+        try admin.execute("ALTER SYSTEM SET max_connections = \(testMaxConnections)")
+        try c.stop()
+        try c.ensureRunning()
     }
 
     static func migrations() throws -> [Migration] { try Migration.load(from: sqlDirectory) }
