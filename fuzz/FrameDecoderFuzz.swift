@@ -1,5 +1,5 @@
 // libFuzzer target: the WebSocket client-frame decoder (ClientFrameDecoder, and through it
-// JSONFields, SendRequest and TextRules). Built by scripts/fuzz.sh together with the sources of
+// JSONFields, SendRequest, ReplyRequest and TextRules). Built by scripts/fuzz.sh together with the sources of
 // StaffcastCore into one module, so no `import StaffcastCore`.
 //
 // Every input is decoded as one client text frame. Besides "never traps", it checks what a
@@ -23,7 +23,17 @@ public func staffcastFuzzFrameDecoder(_ data: UnsafePointer<UInt8>?, _ size: Int
             fuzzRequire((before ?? 1) >= 1 && (after ?? 0) >= 0, "history sequence below its minimum")
         case .subscribe(_, let since):
             fuzzRequire((since ?? 0) >= 0, "negative since_seq")
-        case .unsubscribe, .markRead, .markNotificationRead, .listEvents, .ping:
+        case .edit(_, let message):
+            fuzzRequire(!message.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, "empty edit accepted")
+            fuzzRequire(message.utf8.count <= Limits.maxMessageBytes, "edit over \(Limits.maxMessageBytes) bytes accepted")
+            fuzzRequire(TextRules.forbiddenControlCharacter(in: message) == nil, "control character in an edit accepted")
+        case .reply(let reply):
+            if let text = reply.text {
+                fuzzRequire(text.utf8.count <= ReplyRequest.maxTextBytes, "reply text over \(ReplyRequest.maxTextBytes) bytes accepted")
+                fuzzRequire(TextRules.forbiddenControlCharacter(in: text) == nil, "control character in a reply accepted")
+            }
+            fuzzRequire(reply.status != .custom || !(reply.text ?? "").isEmpty, "custom reply without text accepted")
+        case .unsubscribe, .markRead, .markNotificationRead, .listEvents, .ping, .retract:
             break
         }
         fuzzRequire(!frame.request.op.isEmpty, "empty op")

@@ -3,7 +3,8 @@
 # AddressSanitizer, on the two parsers that take bytes straight from the network:
 #
 #   frames  fuzz/FrameDecoderFuzz.swift  ClientFrameDecoder.decode (and JSONFields, SendRequest,
-#                                        TextRules behind it), plus SendRequest on the raw bytes
+#                                        ReplyRequest, TextRules behind it), plus SendRequest on
+#                                        the raw bytes
 #   http    fuzz/HTTPParserFuzz.swift    HTTPRequestParser.parse as a keep-alive connection uses
 #                                        it (parse, drop `consumed`, parse again), with the
 #                                        server's limits and tiny ones; HTTPRequestHead's
@@ -44,8 +45,10 @@ CORE=Sources/StaffcastCore
 target_sources() {
   case "$1" in
     frames) echo fuzz/FrameDecoderFuzz.swift \
-              $CORE/Protocol/{ClientFrameDecoder,ClientFrame,JSONFields,SendRequest,TextRules}.swift \
-              $CORE/Model/{Limits,MessageType,Priority}.swift $CORE/Errors/{ErrorCode,StaffcastError}.swift ;;
+              $CORE/Protocol/{ClientFrameDecoder,ClientFrame,JSONFields,JSONValue,RFC3339,SendRequest,TextRules,WireModels}.swift \
+              $CORE/Model/{Limits,MessageType,Priority,StaffMessage,StaffNotification}.swift \
+              $CORE/Errors/{ErrorCode,StaffcastError}.swift \
+              $CORE/Toolbox/{LeadTime,MessageTemplate,Reply,ReplyRequest,SendSchedule,TemplateUse}.swift ;;
     http)   echo fuzz/HTTPParserFuzz.swift \
               $CORE/HTTP/{HTTPRequestParser,HTTPRequestHead}.swift $CORE/Model/Limits.swift ;;
     *) echo "unknown fuzz target '$1' (frames, http)" >&2; return 1 ;;
