@@ -3,7 +3,7 @@ import StaffcastCore
 import StaffcastPostgres
 import XCTest
 
-/// The access rules of CONTRACT.md §1 checked directly in PostgreSQL, acting as each user
+/// The access rules of docs/protocol.md (access levels) checked directly in PostgreSQL, acting as each user
 /// the way the server does (SET LOCAL ROLE staffcast_app + staffcast.user_id): row-level
 /// security refuses even if the server's own checks had a bug.
 final class AccessRulesSQLTests: XCTestCase {
@@ -93,7 +93,7 @@ final class AccessRulesSQLTests: XCTestCase {
                 try $0.query("UPDATE staff_messages SET read_count = 1000 WHERE id = $1", [message.id.uuidString])
             }
         }
-        // Changing the text is an edit: the event's admins' and owners' right (CONTRACT §6,
+        // Changing the text is an edit: the event's admins' and owners' right (docs/protocol.md, edit and retract;
         // sql/008; EditRetractTests), never staff's.
         assertRLSRefuses {
             _ = try asUser(fixture.staff) {

@@ -3,7 +3,7 @@ import StaffcastClient
 import StaffcastCore
 import XCTest
 
-/// Each route of the HTTP API (CONTRACT.md §3) against a real server.
+/// Each route of the HTTP API (docs/protocol.md, HTTP API) against a real server.
 final class HTTPAPITests: XCTestCase {
     var fixture: Fixture!
     var server: TestServer!
