@@ -1,7 +1,7 @@
 import Foundation
 import StaffcastCore
 
-/// The organiser's toolbox over HTTP (docs/protocol.md, CONTRACT §6): scheduled sends and search.
+/// The organiser's toolbox over HTTP (docs/protocol.md): scheduled sends and search.
 extension APIClient {
     private static func path(_ id: UUID) -> String { id.uuidString.lowercased() }
 

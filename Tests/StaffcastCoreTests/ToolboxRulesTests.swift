@@ -2,7 +2,7 @@ import Foundation
 import StaffcastCore
 import XCTest
 
-/// The pure rules of the organiser's toolbox (CONTRACT §6): lead times, scheduling time
+/// The pure rules of the organiser's toolbox (docs/protocol.md): lead times, scheduling time
 /// checks, search filters, and the `send` fields that carry them.
 final class ToolboxRulesTests: XCTestCase {
     let now = Date(timeIntervalSince1970: 1_800_000_000)

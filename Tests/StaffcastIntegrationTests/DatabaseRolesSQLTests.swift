@@ -110,7 +110,7 @@ final class DatabaseRolesSQLTests: XCTestCase {
             XCTAssertNotNil(failure("RESET ROLE; " + sql, asUser: fixture.admin), "after RESET ROLE: \(sql)")
             XCTAssertNotNil(failure(sql), "as the login: \(sql)")
         }
-        // Correcting a message's text is its event's admins' and owners' right (CONTRACT §6,
+        // Correcting a message's text is its event's admins' and owners' right (docs/protocol.md,
         // sql/008), never staff's, nor the login's after RESET ROLE.
         let edit = "UPDATE staff_messages SET message = 'changed'"
         XCTAssertNotNil(failure(edit, asUser: fixture.staff), "as staff: \(edit)")

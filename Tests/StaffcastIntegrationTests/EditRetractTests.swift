@@ -4,7 +4,7 @@ import StaffcastCore
 import StaffcastPostgres
 import XCTest
 
-/// Edit and retract (CONTRACT §6) through the WebSocket protocol and HTTP, with their access
+/// Edit and retract (docs/protocol.md) through the WebSocket protocol and HTTP, with their access
 /// rules, what history, catch-up and unread counts show afterwards, the audit of every version,
 /// and the rules in SQL under row-level security.
 final class EditRetractTests: XCTestCase {

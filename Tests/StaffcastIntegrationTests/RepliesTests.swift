@@ -4,7 +4,7 @@ import StaffcastCore
 import StaffcastPostgres
 import XCTest
 
-/// Staff replies (CONTRACT §6) through the WebSocket protocol and HTTP, with their access
+/// Staff replies (docs/protocol.md) through the WebSocket protocol and HTTP, with their access
 /// rules, live to the event's subscribed admins and owners only, and in SQL under RLS.
 final class RepliesTests: XCTestCase {
     var fixture: Fixture!

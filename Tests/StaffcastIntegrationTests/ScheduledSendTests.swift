@@ -4,7 +4,7 @@ import StaffcastCore
 import StaffcastPostgres
 import XCTest
 
-/// Scheduled sends and reminders (CONTRACT §6, Scheduling) through the WebSocket protocol and
+/// Scheduled sends and reminders (docs/protocol.md) through the WebSocket protocol and
 /// HTTP, with their access rules; exactly once with two servers; late after every server was down.
 final class ScheduledSendTests: XCTestCase {
     var fixture: Fixture!

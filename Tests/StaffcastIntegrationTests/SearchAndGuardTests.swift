@@ -4,7 +4,7 @@ import StaffcastCore
 import StaffcastPostgres
 import XCTest
 
-/// Search and the archive, and the double-send guard (CONTRACT §6), against a real server.
+/// Search and the archive, and the double-send guard (docs/protocol.md), against a real server.
 final class SearchAndGuardTests: XCTestCase {
     var fixture: Fixture!
     var server: TestServer!

@@ -4,7 +4,7 @@ import StaffcastCore
 import StaffcastPostgres
 import XCTest
 
-/// Templates per event (CONTRACT §6): HTTP create/list/delete with access rules, sends by
+/// Templates per event (docs/protocol.md): HTTP create/list/delete with access rules, sends by
 /// template over the WebSocket and HTTP (inside the group commit, a bad one failing alone),
 /// the duplicate guard on a template's text, the CLI, and RLS in SQL.
 final class TemplatesTests: XCTestCase {

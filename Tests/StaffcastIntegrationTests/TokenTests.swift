@@ -4,7 +4,7 @@ import StaffcastCore
 import StaffcastPostgres
 import XCTest
 
-/// Tokens as servers keep them in memory (CONTRACT §8): loaded from one snapshot, followed
+/// Tokens as servers keep them in memory (docs/protocol.md): loaded from one snapshot, followed
 /// through the token change log, expiring, revoked per user or one at a time, and the
 /// `staffcast admin token` commands.
 final class TokenTests: XCTestCase {

@@ -13,7 +13,7 @@ public struct ErrorCode: Hashable, Sendable, CustomStringConvertible {
     public static let rateLimited = ErrorCode("rate_limited")
     public static let unavailable = ErrorCode("unavailable")
     public static let `internal` = ErrorCode("internal")
-    /// The same text went to the same event moments ago (the double-send guard, CONTRACT §6).
+    /// The same text went to the same event moments ago (the double-send guard, docs/protocol.md).
     public static let conflict = ErrorCode("conflict")
     /// An invite that expired, was used up or was revoked (HTTP 410).
     public static let gone = ErrorCode("gone")

@@ -12,7 +12,7 @@ public struct SendRequest: Sendable, Equatable {
     /// Remind non-readers and tell admins after this many minutes (and each such interval);
     /// nil: the server's default (emergencies escalate, others do not; `EscalationPolicy`).
     public var escalateAfterMinutes: Int?
-    /// Send later instead of now (CONTRACT §6, Scheduling); nil: now.
+    /// Send later instead of now (docs/protocol.md); nil: now.
     public var schedule: SendSchedule?
     /// Send even when the same text went to the same event within the duplicate window.
     public var force = false

@@ -1,6 +1,6 @@
 import Foundation
 
-/// The filters of `GET /v1/events/{id}/messages` (CONTRACT §6, Search), read from its query
+/// The filters of `GET /v1/events/{id}/messages` (docs/protocol.md), read from its query
 /// and validated. Pure.
 public struct MessageSearch: Sendable, Equatable {
     /// Text the message contains (case-insensitive).

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A named message of one event, sent with `send` + `template` (CONTRACT §6, Templates).
+/// A named message of one event, sent with `send` + `template` (docs/protocol.md).
 public struct MessageTemplate: Sendable, Equatable {
     public var eventID: UUID
     public var name: String

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A staff member's answer to a message (CONTRACT §6, Replies).
+/// A staff member's answer to a message (docs/protocol.md).
 public struct Reply: Sendable, Equatable {
     public enum Status: String, Sendable, Codable, CaseIterable {
         case onMyWay = "on_my_way", runningLate = "running_late", cannotMakeIt = "cannot_make_it", done, custom

@@ -1,6 +1,6 @@
 import Foundation
 
-/// A send waiting for its time (CONTRACT §6, Scheduled), as admins and owners of its event see it.
+/// A send waiting for its time (docs/protocol.md), as admins and owners of its event see it.
 public struct ScheduledMessage: Sendable, Equatable {
     public enum Status: String, Sendable, Codable, CaseIterable {
         case pending, sent, cancelled

@@ -8,7 +8,7 @@ public struct Receipts: Sendable, Equatable {
         public var displayName: String
         /// When they read it (people in `readBy` only).
         public var readAt: Date?
-        /// Their latest reply to the message (CONTRACT §6, Replies), if any.
+        /// Their latest reply to the message (docs/protocol.md), if any.
         public var reply: Reply?
         enum CodingKeys: String, CodingKey { case userID = "user_id", displayName = "display_name", readAt = "read_at", reply }
         public init(userID: UUID, displayName: String, readAt: Date? = nil) {

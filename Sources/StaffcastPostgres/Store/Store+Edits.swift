@@ -1,7 +1,7 @@
 import Foundation
 import StaffcastCore
 
-/// Edit and retract (CONTRACT §6), as the user under row-level security. The triggers of
+/// Edit and retract (docs/protocol.md), as the user under row-level security. The triggers of
 /// sql/008 keep every version in `message_changes` (the audit, and the log that servers follow
 /// to send `message_updated` / `message_retracted` live) and refuse staff even if these checks
 /// had a bug.

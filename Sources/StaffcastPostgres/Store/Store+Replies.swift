@@ -1,7 +1,7 @@
 import Foundation
 import StaffcastCore
 
-/// Staff replies (CONTRACT §6, Replies), as the user under row-level security.
+/// Staff replies (docs/protocol.md), as the user under row-level security.
 extension Store {
     static let replyColumns = """
         r.message_id, r.event_id, r.user_id, p.display_name, r.status, r.text, \(epochMicros("r.replied_at"))

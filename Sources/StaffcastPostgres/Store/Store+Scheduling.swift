@@ -1,7 +1,7 @@
 import Foundation
 import StaffcastCore
 
-/// Scheduled sends (CONTRACT §6, Scheduling): stored as the organiser under row-level
+/// Scheduled sends (docs/protocol.md): stored as the organiser under row-level
 /// security, listed and cancelled by the event's admins and owners, and sent by whichever
 /// server's scheduler claims them first.
 extension Store {

@@ -1,7 +1,7 @@
 import Foundation
 import StaffcastCore
 
-/// Search and the archive (CONTRACT §6, Search): one event's messages by text, type,
+/// Search and the archive (docs/protocol.md): one event's messages by text, type,
 /// priority, sender and time, expired ones too when asked. Runs as the user (RLS).
 extension Store {
     /// The newest `search.limit` matches (before `search.beforeSeq`), oldest first, and

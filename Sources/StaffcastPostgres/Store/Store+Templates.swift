@@ -1,7 +1,7 @@
 import Foundation
 import StaffcastCore
 
-/// Templates per event (CONTRACT §6, Templates), as the user under row-level security.
+/// Templates per event (docs/protocol.md), as the user under row-level security.
 extension Store {
     static let templateColumns = """
         t.event_id, t.name, t.message, t.message_type, t.priority, t.expires_in_minutes, \(epochMicros("t.created_at"))

@@ -4,7 +4,7 @@ import StaffcastCore
 import StaffcastPostgres
 import Synchronization
 
-/// This server's share of sending scheduled messages (CONTRACT §6, Scheduling). Once a second
+/// This server's share of sending scheduled messages (docs/protocol.md). Once a second
 /// the ticker calls `tick`, which hands one pass to a database worker (never more than one at a
 /// time): `Store.dispatchDueScheduled` claims due rows with `FOR UPDATE SKIP LOCKED`, so with
 /// several servers each row is sent by exactly one of them, and a row that fell due while
