@@ -135,8 +135,9 @@ public struct APIClient: Sendable {
 
     public func sendMessage(event: UUID, message: String, type: String?, priority: String?,
                             expiresInMinutes: Int?, force: Bool = false,
-                            escalateAfterMinutes: Int? = nil) throws(ClientError) -> StaffMessage {
+                            escalateAfterMinutes: Int? = nil, teams: [String] = []) throws(ClientError) -> StaffMessage {
         var body: [String: Any] = ["message": message]
+        if !teams.isEmpty { body["teams"] = teams }
         if force { body["force"] = true }
         if let type { body["message_type"] = type }
         if let priority { body["priority"] = priority }

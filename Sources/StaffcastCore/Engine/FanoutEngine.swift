@@ -284,7 +284,8 @@ public final class FanoutEngine<Frame: WireFrame> {
             }
         }
         for message in batch.messages {
-            let recipients = hub.publish(seq: message.seq, eventID: message.eventID, expiresAt: message.expiresAt, frame: message.frame)
+            let recipients = hub.publish(seq: message.seq, eventID: message.eventID, expiresAt: message.expiresAt, frame: message.frame,
+                                         audience: message.audience)
             for id in recipients {
                 if let connection = connections[id] { enqueue(connection, message.frame, now: now, into: &actions) }
             }

@@ -57,6 +57,7 @@ public enum ClientFrameDecoder {
             }
             send.schedule = try SendSchedule.from(sendAt: try f.string("send_at"), beforeStart: try f.string("before_start"))
             send.force = try f.bool("force") ?? false
+            send = try send.withTeams(try f.strings("teams") ?? [])
             return .send(send)
         case "mark_read":
             return .markRead(messageID: try f.requiredUUID("message_id"))

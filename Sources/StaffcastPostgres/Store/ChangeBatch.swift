@@ -94,6 +94,9 @@ public struct ChangeBatch: Sendable {
     /// Replies in seq order, each with its event's admins and owners (who get it live) as of
     /// this snapshot.
     public var replies: [(reply: Reply, organisers: Set<UUID>)] = []
+    /// The audience of each targeted message in `messages` and `messageChanges` (fixed when it
+    /// was sent: sql/011), by message id; a message not here went to the whole event.
+    public var audiences: [UUID: Set<UUID>] = [:]
     /// The cursors after this batch.
     public var cursors: ChangeCursors
     /// True when a log had more rows than one batch takes; read again at once.

@@ -3,6 +3,12 @@ import StaffcastCore
 
 /// The change feed every server follows (see `ChangeListener`), as the server's own login.
 extension Store {
+    /// A targeted message's audience as `{id,…}` (NULL for a message to the whole event): one
+    /// index range scan of message_audience, only for targeted messages.
+    static let audienceColumn = """
+        CASE WHEN cardinality(m.teams) > 0 THEN ARRAY(SELECT ma.user_id FROM message_audience ma WHERE ma.message_id = m.id)::text END
+        """
+
     /// Where the logs end now; a server starts following from here.
     public func currentCursors() throws -> ChangeCursors {
         let r = try conn.query("""
@@ -53,7 +59,7 @@ extension Store {
             // The message log by seq, expired or not, so the cursor passes every row; only
             // unexpired ones are handed on.
             ("""
-            SELECT \(Self.messageColumns(reader: "NULL")), \(Self.unexpired)
+            SELECT \(Self.messageColumns(reader: "NULL")), \(Self.unexpired), \(Self.audienceColumn)
             FROM staff_messages m JOIN profiles p ON p.id = m.sender_id
             WHERE m.seq > $1 AND \(backlogDrained) ORDER BY m.seq LIMIT $2
             """, [String(cursors.message), String(limit), access, tokens]),
@@ -63,7 +69,7 @@ extension Store {
             """, [String(cursors.notification), String(limit), access, tokens]),
             // Edits and retracts (sql/008), each with the message as it is in this snapshot.
             ("""
-            SELECT \(Self.messageColumns(reader: "NULL")), c.seq, c.action
+            SELECT \(Self.messageColumns(reader: "NULL")), c.seq, c.action, \(Self.audienceColumn)
             FROM message_changes c JOIN staff_messages m ON m.id = c.message_id JOIN profiles p ON p.id = m.sender_id
             WHERE c.seq > $1 AND \(backlogDrained) ORDER BY c.seq LIMIT $2
             """, [String(cursors.messageChange), String(limit), access, tokens]),
@@ -114,6 +120,7 @@ extension Store {
         let messages = try Self.messages(m)
         for (i, message) in messages.enumerated() {
             if m.bool(i, Self.messageColumnCount) == true { batch.messages.append(message) }
+            if let audience = m.string(i, Self.messageColumnCount + 1) { batch.audiences[message.id] = Set(Self.uuidArray(audience)) }
             batch.cursors.message = message.seq
         }
         batch.notifications = try Self.notifications(n)
@@ -121,6 +128,7 @@ extension Store {
         let changed = try Self.messages(c)
         for (i, message) in changed.enumerated() {
             guard let seq = c.int64(i, Self.messageColumnCount), let action = c.string(i, Self.messageColumnCount + 1).flatMap(MessageChange.Action.init) else { continue }
+            if let audience = c.string(i, Self.messageColumnCount + 2) { batch.audiences[message.id] = Set(Self.uuidArray(audience)) }
             batch.messageChanges.append(MessageChange(seq: seq, action: action, messageID: message.id, eventID: message.eventID,
                                                       message: action == .edit ? message : nil))
             batch.cursors.messageChange = seq

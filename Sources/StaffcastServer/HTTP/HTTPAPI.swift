@@ -125,8 +125,17 @@ final class HTTPAPI: @unchecked Sendable {
             }
         case .reach(let eventID):
             let node = configuration.nodeID
+            // reach?teams=a,b: the audience a message to those teams would have.
+            let teams: [String]
+            do {
+                teams = try SendRequest(eventID: eventID, message: "-")
+                    .withTeams((head.query["teams"] ?? "").split(separator: ",").map(String.init)).teams
+            } catch {
+                respond(.error(error))
+                return
+            }
             runAsUserThenLoops(token, respond) { [server] store, identity, done in
-                let facts = try store.reachFacts(as: identity.userID, event: eventID, excludingNode: node)
+                let facts = try store.reachFacts(as: identity.userID, event: eventID, excludingNode: node, teams: teams)
                 server.collectLoops { loops in done(.json(200, server.reach(eventID, facts: facts, loops: loops))) }
             }
         case .sendMessage(let eventID):
@@ -289,6 +298,8 @@ final class HTTPAPI: @unchecked Sendable {
             runAsUser(token, respond) { store, identity in
                 .json(200, ["events": try store.events(of: identity.userID)])
             }
+        case .createTeam, .listTeams, .deleteTeam, .teamMembers, .teamMember, .zoneCheckin:
+            teams(route, request, respond)
         case .createInvite, .revokeInvite, .redeemInvite:
             invites(route, request, peer: peer, respond)
         case .console(let asset):

@@ -13,6 +13,14 @@ enum HTTPRoute: Equatable {
     case listTemplates(eventID: UUID)
     case deleteTemplate(eventID: UUID, name: String)
     case retractMessage(messageID: UUID)
+    /// Teams and zones (docs/protocol.md, Audiences): HTTPAPI+Teams.
+    case createTeam(eventID: UUID)
+    case listTeams(eventID: UUID)
+    case deleteTeam(eventID: UUID, name: String)
+    case teamMembers(eventID: UUID, name: String)
+    /// PUT adds, DELETE removes.
+    case teamMember(eventID: UUID, name: String, userID: UUID)
+    case zoneCheckin(eventID: UUID, name: String)
     case receipts(messageID: UUID)
     case notify(userID: UUID)
     case eventStatus(eventID: UUID)
@@ -89,6 +97,25 @@ enum HTTPRoute: Equatable {
         case 5 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "templates":
             let name = parts[4].removingPercentEncoding ?? parts[4]
             return only("DELETE") { id(parts[2]).map { .deleteTemplate(eventID: $0, name: name) } }
+        case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "teams":
+            switch method {
+            case "POST": return id(parts[2]).map { .createTeam(eventID: $0) }
+            case "GET", "HEAD": return id(parts[2]).map { .listTeams(eventID: $0) }
+            default: return .failure(.methodNotAllowed(allowed: "GET, POST"))
+            }
+        case 5 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "teams":
+            let name = parts[4].removingPercentEncoding ?? parts[4]
+            return only("DELETE") { id(parts[2]).map { .deleteTeam(eventID: $0, name: name) } }
+        case 6 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "teams" && parts[5] == "members":
+            let name = parts[4].removingPercentEncoding ?? parts[4]
+            return only("GET") { id(parts[2]).map { .teamMembers(eventID: $0, name: name) } }
+        case 7 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "teams" && parts[5] == "members":
+            let name = parts[4].removingPercentEncoding ?? parts[4]
+            guard method == "PUT" || method == "DELETE" else { return .failure(.methodNotAllowed(allowed: "PUT, DELETE")) }
+            return id(parts[2]).flatMap { event in id(parts[6]).map { .teamMember(eventID: event, name: name, userID: $0) } }
+        case 6 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "zones" && parts[5] == "checkin":
+            let name = parts[4].removingPercentEncoding ?? parts[4]
+            return only("POST") { id(parts[2]).map { .zoneCheckin(eventID: $0, name: name) } }
         case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "scheduled":
             return only("GET") { id(parts[2]).map { .listScheduled(eventID: $0) } }
         case 3 where parts[0] == "v1" && parts[1] == "messages":
@@ -136,6 +163,12 @@ enum HTTPRoute: Equatable {
         case .listTemplates: return "GET /v1/events/{id}/templates"
         case .deleteTemplate: return "DELETE /v1/events/{id}/templates/{name}"
         case .retractMessage: return "DELETE /v1/messages/{id}"
+        case .createTeam: return "POST /v1/events/{id}/teams"
+        case .listTeams: return "GET /v1/events/{id}/teams"
+        case .deleteTeam: return "DELETE /v1/events/{id}/teams/{name}"
+        case .teamMembers: return "GET /v1/events/{id}/teams/{name}/members"
+        case .teamMember: return "PUT|DELETE /v1/events/{id}/teams/{name}/members/{id}"
+        case .zoneCheckin: return "POST /v1/events/{id}/zones/{name}/checkin"
         case .notify: return "POST /v1/users/{id}/notifications"
         case .eventStatus: return "GET /v1/events/{id}/status"
         case .reach: return "GET /v1/events/{id}/reach"

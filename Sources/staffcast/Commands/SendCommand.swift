@@ -31,6 +31,9 @@ struct SendCommand: ParsableCommand {
               staffcast send --event $EVENT --at 2026-06-01T08:30:00Z "Doors open in 30 minutes"
               staffcast send --event $EVENT --before-start 2h "Briefing at the main stage"
 
+            Only to some teams or zones of the event (staffcast team), and its admins and owners:
+              staffcast send --event $EVENT --team Security --team Medical "Fight at gate 3"
+
             A template of the event (staffcast template create) instead of a text:
               staffcast send --event $EVENT --template gates-open
 
@@ -58,6 +61,9 @@ struct SendCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Send the event's template of this name instead of MESSAGE (see staffcast template).",
                                valueName: "name"))
     var template: String?
+    @Option(name: .customLong("team"), help: ArgumentHelp(
+        "Send only to this team or zone of the event (repeatable); its admins and owners get it too.", valueName: "name"))
+    var teams: [String] = []
     @Argument(help: "The message, or - to read it from standard input (none with --template).") var message: String?
 
     func run() throws {
@@ -75,7 +81,7 @@ struct SendCommand: ParsableCommand {
                     throw CommandFailure(error.message)
                 }
                 let sent = try client.api().sendTemplate(event: eventID, name: template, type: type, priority: priority,
-                                                         expiresInMinutes: expires, force: force)
+                                                         expiresInMinutes: expires, force: force, teams: teams)
                 print(sent.id.uuidString.lowercased())
                 return
             }
@@ -92,6 +98,7 @@ struct SendCommand: ParsableCommand {
                 _ = try SendRequest(eventID: eventID, message: text, messageType: type, priority: priority, expiresInMinutes: expires,
                                     escalateAfterMinutes: escalateAfter)
                 schedule = try SendSchedule.from(sendAt: at, beforeStart: beforeStart)
+                _ = try SendRequest(eventID: eventID, message: "-").withTeams(teams)
             } catch {
                 throw CommandFailure(error.message.replacingOccurrences(of: "send_at", with: "--at")
                     .replacingOccurrences(of: "before_start", with: "--before-start"))
@@ -101,20 +108,22 @@ struct SendCommand: ParsableCommand {
                     throw CommandFailure("--escalate-after applies to a message sent now; a scheduled emergency gets the server's default escalation when it is sent")
                 }
                 let scheduled = try client.api().scheduleMessage(event: eventID, message: text, type: type, priority: priority,
-                                                                 expiresInMinutes: expires, sendAt: at, beforeStart: beforeStart)
+                                                                 expiresInMinutes: expires, sendAt: at, beforeStart: beforeStart,
+                                                                 teams: teams)
                 print(scheduled.id.uuidString.lowercased())
                 printError("scheduled for \(RFC3339.format(scheduled.sendAt)) (staffcast scheduled list --event \(event); cancel with staffcast scheduled cancel ID)")
                 return
             }
             let api = try client.api()
             let sent = try api.sendMessage(event: eventID, message: text, type: type, priority: priority,
-                                           expiresInMinutes: expires, force: force, escalateAfterMinutes: escalateAfter)
+                                           expiresInMinutes: expires, force: force, escalateAfterMinutes: escalateAfter,
+                                           teams: teams)
             print(sent.id.uuidString.lowercased())
             fflush(nil)
             guard !quiet else { return }
             // The message is stored whatever happens now: a failure here changes no exit status.
             do {
-                printError(try api.reach(event: eventID).deliveryLine(excluding: sent.senderID))
+                printError(try api.reach(event: eventID, teams: teams).deliveryLine(excluding: sent.senderID))
             } catch {
                 printError("staffcast: sent; reach unknown (\(error))")
             }
