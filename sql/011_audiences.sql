@@ -302,3 +302,89 @@ END $$;
 -- Scheduled sends and templates carry their audience by team name (resolved when sent).
 ALTER TABLE scheduled_messages ADD COLUMN teams text[] NOT NULL DEFAULT '{}';
 ALTER TABLE message_templates ADD COLUMN teams text[] NOT NULL DEFAULT '{}';
+
+-- ---------------------------------------------------------------------------------------
+-- Polls. A message may ask a question with 2 to 6 options (poll_options; NULL: no poll). The
+-- safety check is the poll ["I am safe", "I need help"]. Each person's answer is one row of
+-- poll_answers (answering again changes it); every answer is also a row of poll_answer_log,
+-- in commit order, that every server follows (like message_reads) to send live tallies.
+ALTER TABLE staff_messages ADD COLUMN poll_options text[]
+    CHECK (poll_options IS NULL OR cardinality(poll_options) BETWEEN 2 AND 6);
+ALTER TABLE scheduled_messages ADD COLUMN poll_options text[]
+    CHECK (poll_options IS NULL OR cardinality(poll_options) BETWEEN 2 AND 6);
+
+CREATE TABLE poll_answers (
+    message_id  uuid NOT NULL REFERENCES staff_messages(id) ON DELETE CASCADE,
+    user_id     uuid NOT NULL,
+    event_id    uuid NOT NULL,
+    option      integer NOT NULL CHECK (option BETWEEN 0 AND 5),
+    answered_at timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (message_id, user_id)
+);
+
+CREATE TABLE poll_answer_log (
+    seq         bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    message_id  uuid NOT NULL REFERENCES staff_messages(id) ON DELETE CASCADE,
+    event_id    uuid NOT NULL,
+    user_id     uuid NOT NULL,
+    option      integer NOT NULL,
+    answered_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TRIGGER poll_answer_log_serialize BEFORE INSERT ON poll_answer_log
+    FOR EACH STATEMENT EXECUTE FUNCTION staffcast_serialize_log('82');
+CREATE TRIGGER poll_answer_log_notify AFTER INSERT ON poll_answer_log
+    FOR EACH STATEMENT EXECUTE FUNCTION staffcast_notify('answer');
+
+ALTER TABLE poll_answers ENABLE ROW LEVEL SECURITY;
+ALTER TABLE poll_answers FORCE ROW LEVEL SECURITY;
+ALTER TABLE poll_answer_log ENABLE ROW LEVEL SECURITY;
+ALTER TABLE poll_answer_log FORCE ROW LEVEL SECURITY;
+CREATE POLICY owner_all ON poll_answers TO PUBLIC USING (current_user <> 'staffcast_app');
+CREATE POLICY owner_all ON poll_answer_log TO PUBLIC USING (current_user <> 'staffcast_app');
+-- One's own answers; the event's admins and owners see everyone's. Answers are written by the
+-- server's login (group commit, explicit checks) or through staffcast_answer_poll.
+CREATE POLICY read_poll_answers ON poll_answers FOR SELECT TO staffcast_app
+    USING (user_id = staffcast_current_user() OR staffcast_has_access(event_id, ARRAY['admin','owner']));
+CREATE POLICY read_poll_answer_log ON poll_answer_log FOR SELECT TO staffcast_app
+    USING (user_id = staffcast_current_user() OR staffcast_has_access(event_id, ARRAY['admin','owner']));
+GRANT SELECT ON poll_answers, poll_answer_log TO staffcast_app;
+GRANT SELECT, INSERT, UPDATE (option, answered_at) ON poll_answers TO staffcast_server;
+GRANT SELECT, INSERT ON poll_answer_log TO staffcast_server;
+
+-- Each "I need help" answer to a safety check: at once a `help` notification to every admin
+-- and owner of the event (SECURITY DEFINER: the server's login may not write notifications).
+CREATE FUNCTION staffcast_after_answer() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+BEGIN
+    INSERT INTO notifications (user_id, type, title, message, data)
+        SELECT a.user_id, 'help', left(p.display_name || ' needs help', 200),
+               p.display_name || ' answered "I need help" to: ' || left(m.message, 500),
+               jsonb_build_object('message_id', n.message_id, 'user_id', n.user_id, 'display_name', p.display_name)
+        FROM new_rows n
+        JOIN staff_messages m ON m.id = n.message_id
+        JOIN profiles p ON p.id = n.user_id
+        JOIN event_access a ON a.event_id = n.event_id AND a.access_level IN ('admin','owner')
+        WHERE m.poll_options = ARRAY['I am safe','I need help'] AND n.option = 1
+        ORDER BY n.seq, a.user_id;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER poll_answer_log_after_answer AFTER INSERT ON poll_answer_log
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT EXECUTE FUNCTION staffcast_after_answer();
+
+-- ---------------------------------------------------------------------------------------
+-- Reports: an event's audit log for its admins and owners (GET /v1/events/{id}/audit, JSON or
+-- CSV), newest first. Neither the users nor the server's login read audit_log itself; this
+-- checks the caller's level once and returns that event's entries only.
+CREATE FUNCTION staffcast_event_audit(p_event uuid, p_limit integer)
+RETURNS TABLE (at timestamptz, actor text, action text, event_id uuid, user_id uuid, detail text)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
+BEGIN
+    IF NOT staffcast_has_access(p_event, ARRAY['admin','owner']) THEN
+        RETURN;
+    END IF;
+    RETURN QUERY
+        SELECT l.at, l.actor, l.action, l.event_id, l.user_id, l.detail FROM audit_log l
+        WHERE l.event_id = p_event ORDER BY l.id DESC LIMIT p_limit;
+END $$;
+REVOKE ALL ON FUNCTION staffcast_event_audit(uuid, integer) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION staffcast_event_audit(uuid, integer) TO staffcast_app;

@@ -53,3 +53,27 @@ extension APIClient {
         _ = try call("POST", Self.eventPath(event) + "/zones/\(Self.segment(zone))/checkin")
     }
 }
+
+/// Polls over HTTP (docs/protocol.md, Polls).
+extension APIClient {
+    /// `POST /v1/messages/{id}/answers`.
+    public func answer(message: UUID, option: Int) throws(ClientError) {
+        _ = try call("POST", "/v1/messages/\(message.uuidString.lowercased())/answers",
+                     body: try? JSONSerialization.data(withJSONObject: ["option": option]), contentType: "application/json")
+    }
+
+    /// `GET /v1/messages/{id}/answers`, decoded and as the server sent it.
+    public func answers(message: UUID) throws(ClientError) -> (report: PollAnswers, json: Data) {
+        let data = try call("GET", "/v1/messages/\(message.uuidString.lowercased())/answers")
+        do {
+            return (try JSONDecoder().decode(PollAnswers.self, from: data), data)
+        } catch {
+            throw ClientError.protocolViolation("the reply was not a poll's answers")
+        }
+    }
+
+    /// A report as CSV (`?format=csv`): receipts, answers, replies or the audit log.
+    public func csv(_ path: String) throws(ClientError) -> Data {
+        try call("GET", path, query: ["format": "csv"])
+    }
+}

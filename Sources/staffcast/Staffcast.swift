@@ -37,5 +37,5 @@ struct Staffcast: ParsableCommand {
                       WatchCommand.self, JoinCommand.self, StatusCommand.self, ClusterCommand.self,
                       HistoryCommand.self, RemindCommand.self, ScheduledCommand.self, EditCommand.self, RetractCommand.self,
                       RepliesCommand.self, ReachCommand.self, ReceiptsCommand.self, TemplateCommand.self,
-                      TeamCommand.self, CheckinCommand.self])
+                      TeamCommand.self, CheckinCommand.self, AnswersCommand.self])
 }

@@ -167,6 +167,8 @@ public final class FanoutEngine<Frame: WireFrame> {
             run(connection, ref: ref, .retract(messageID: messageID), now: now, into: &actions)
         case .reply(let request):
             run(connection, ref: ref, .reply(request), now: now, into: &actions)
+        case .answer(let messageID, let option):
+            run(connection, ref: ref, .answer(messageID: messageID, option: option), now: now, into: &actions)
         }
     }
 

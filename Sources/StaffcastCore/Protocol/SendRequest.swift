@@ -22,6 +22,8 @@ public struct SendRequest: Sendable, Equatable {
     /// Send only to these teams and zones of the event (and its admins and owners); empty: the
     /// whole event. Validated by `withTeams`.
     public var teams: [String] = []
+    /// Ask this question with the message (docs/protocol.md, Polls); nil: no poll.
+    public var poll: Poll?
 
     /// At most this many team names on one send.
     public static let maxTeams = 20

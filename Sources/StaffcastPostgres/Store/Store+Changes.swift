@@ -19,12 +19,14 @@ extension Store {
                    (SELECT coalesce(max(seq), 0) FROM message_changes),
                    (SELECT coalesce(max(seq), 0) FROM message_replies),
                    (SELECT coalesce(max(seq), 0) FROM message_reads),
-                   (SELECT coalesce(max(seq), 0) FROM escalation_rounds)
+                   (SELECT coalesce(max(seq), 0) FROM escalation_rounds),
+                   (SELECT coalesce(max(seq), 0) FROM poll_answer_log)
             """)
         var cursors = ChangeCursors(message: r.int64(0, 0) ?? 0, notification: r.int64(0, 1) ?? 0, access: r.int64(0, 2) ?? 0,
                                     token: r.int64(0, 3) ?? 0, read: r.int64(0, 6) ?? 0, round: r.int64(0, 7) ?? 0)
         cursors.messageChange = r.int64(0, 4) ?? 0
         cursors.reply = r.int64(0, 5) ?? 0
+        cursors.answer = r.int64(0, 8) ?? 0
         return cursors
     }
 
@@ -93,6 +95,8 @@ extension Store {
             FROM escalation_rounds e JOIN staff_messages m ON m.id = e.message_id JOIN profiles p ON p.id = m.sender_id
             WHERE e.seq > $1 AND \(backlogDrained) ORDER BY e.seq LIMIT $2
             """, [String(cursors.round), String(limit), access, tokens]),
+            // Poll answers (sql/011): one tally per poll answered since the cursor.
+            (Self.pollTallies, [String(cursors.answer), String(limit)]),
         ], mode: "REPEATABLE READ READ ONLY", customPlans: true)
         let (a, t, m, n, c) = (results[0], results[1], results[2], results[3], results[4])
         let rp = results[5]
@@ -155,9 +159,19 @@ extension Store {
                                                   unread: Self.uuidArray(rounds.string(i, k + 2)), message: message))
             batch.cursors.round = seq
         }
+        let tallies = results[8]
+        for i in 0..<tallies.rowCount {
+            guard let message = tallies.uuid(i, 1), let event = tallies.uuid(i, 2) else { continue }
+            let counts = (tallies.string(i, 3) ?? "{}").trimmingCharacters(in: CharacterSet(charactersIn: "{}"))
+                .split(separator: ",").compactMap { Int($0) }
+            batch.tallies.append(PollTally(messageID: message, eventID: event, counts: counts,
+                                           answered: tallies.int(i, 4) ?? 0, audience: tallies.int(i, 5) ?? 0))
+            if let last = tallies.int64(i, 6) { batch.cursors.answer = max(batch.cursors.answer, last) }
+        }
         // A full page of access or token changes held messages back: read again at once.
         batch.hasMore = a.rowCount == limit || m.rowCount == limit || n.rowCount == limit || t.rowCount == limit
             || c.rowCount == limit || rp.rowCount == limit || reads.rowCount == limit || rounds.rowCount == limit
+            || (tallies.rowCount > 0 && tallies.int(0, 7) == limit)
         return batch
     }
 }

@@ -46,12 +46,13 @@ extension Store {
             let when = try schedule.resolve(eventStartsAt: summary.startsAt, now: now)
             let r = try tx.query("""
                 INSERT INTO scheduled_messages AS s (event_id, sender_id, message, message_type, priority, expires_in_minutes, send_at,
-                                                     teams)
-                VALUES ($1, $2, $3, $4, $5, $6::int, to_timestamp($7::float8), $8::text[])
+                                                     teams, poll_options)
+                VALUES ($1, $2, $3, $4, $5, $6::int, to_timestamp($7::float8), $8::text[], $9::text[])
                 RETURNING \(Self.scheduledColumns)
                 """, [Self.id(request.eventID), Self.id(user), request.message, request.messageType.rawValue,
                       request.priority.rawValue, request.expiresInMinutes.map(String.init),
-                      String(when.timeIntervalSince1970), Self.textArray(request.teams)])
+                      String(when.timeIntervalSince1970), Self.textArray(request.teams),
+                      request.poll.map { Self.textArray($0.options) }])
             guard let stored = try Self.scheduled(r).first else {
                 throw PostgresError(.unexpectedResult, "the scheduled send was not returned")
             }
@@ -134,14 +135,15 @@ extension Store {
                 try tx.query("SELECT set_config('staffcast.user_id', $1, true)", [Self.id(row.senderID)])
                 let inserted = try tx.query("""
                     INSERT INTO staff_messages (event_id, sender_id, message, message_type, priority, expires_at,
-                                                escalate_after_minutes, teams)
+                                                escalate_after_minutes, teams, poll_options)
                     SELECT $1::uuid, $2::uuid, $3::text, $4::text, $5::text, now() + make_interval(mins => $6::int),
-                           CASE WHEN $4::text = 'emergency' THEN $7::int END, $8::text[]
+                           CASE WHEN $4::text = 'emergency' THEN $7::int END, $8::text[],
+                           (SELECT s.poll_options FROM scheduled_messages s WHERE s.id = $9::uuid)
                     WHERE staffcast_has_access($1::uuid, ARRAY['admin','owner'])
                     RETURNING id
                     """, [Self.id(row.eventID), Self.id(row.senderID), row.message, row.messageType.rawValue,
                           row.priority.rawValue, row.expiresInMinutes.map(String.init),
-                          emergencyEscalation.map(String.init), Self.textArray(row.teams)]).uuid(0, 0)
+                          emergencyEscalation.map(String.init), Self.textArray(row.teams), Self.id(row.id)]).uuid(0, 0)
                 try tx.query("RESET ROLE")
                 try tx.query("SELECT set_config('staffcast.user_id', '', true)")
                 if let messageID = inserted {

@@ -194,4 +194,21 @@ extension Store {
                                                  WHERE ma.message_id = m.id AND ma.user_id = \(user))))
         """
     }
+
+    /// The event's audit entries, newest first, for its admins and owners (as the user, through
+    /// staffcast_event_audit: nobody reads audit_log directly, sql/011).
+    public func eventAudit(as user: UUID, event: UUID, limit: Int) throws -> [AuditEntry] {
+        try withAccess(user, event) { tx, summary in
+            guard summary.accessLevel.maySeeReceipts else {
+                throw StaffcastError.forbidden("Only admins and owners of the event may read its audit log.")
+            }
+            let r = try tx.query("""
+                SELECT \(Self.epochMicros("at")), actor, action, event_id, user_id, detail FROM staffcast_event_audit($1, $2)
+                """, [Self.id(event), String(limit)])
+            return (0..<r.rowCount).map { i in
+                AuditEntry(at: r.date(i, 0).map(RFC3339.format) ?? "", actor: r.string(i, 1) ?? "", action: r.string(i, 2) ?? "",
+                           eventID: r.string(i, 3), userID: r.string(i, 4), detail: r.string(i, 5))
+            }
+        }
+    }
 }

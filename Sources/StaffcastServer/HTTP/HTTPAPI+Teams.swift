@@ -48,6 +48,52 @@ extension HTTPAPI {
                 let zone = try store.checkIn(as: identity.userID, event: eventID, zone: name)
                 return .json(200, CheckedIn(zone: zone.name, eventID: eventID, userID: identity.userID))
             }
+        case .answers(let messageID) where head.method == "POST":
+            let option: Int
+            do {
+                guard let object = (try? JSONSerialization.jsonObject(with: Data(request.body), options: [])) as? [String: Any],
+                      let n = try JSONFields(object).int64("option", min: 0) else {
+                    throw StaffcastError.invalid("Send {\"option\": N}, the 0-based index of the chosen option.")
+                }
+                guard n <= 5 else { throw StaffcastError.invalid("option must be from 0 to 5; got \(n).") }
+                option = Int(n)
+            } catch {
+                respond(.error(StaffcastError.from(error, logger: logger)))
+                return
+            }
+            guard !server.isDraining else {
+                respond(.error(.unavailable("This server is shutting down; try again in a moment.")))
+                return
+            }
+            guard let identity = caller(token, respond) else { return }
+            let accepted = answers.submit(user: identity.userID, message: messageID, option: option) { result in
+                switch result {
+                case .success: respond(.json(201, Answered(messageID: messageID, option: option)))
+                case .failure(let e): respond(.error(e))
+                }
+            }
+            if !accepted {
+                respond(.error(.unavailable("The server is overloaded right now; your answer was not stored. Try again in a moment.")))
+            }
+        case .answers(let messageID):
+            let csv = CSVReports.wanted(head)
+            runAsUser(token, respond) { store, identity in
+                let report = try store.pollAnswers(as: identity.userID, message: messageID)
+                return csv ? CSVReports.answers(report) : .json(200, report)
+            }
+        case .audit(let eventID):
+            let csv = CSVReports.wanted(head)
+            let limit: Int
+            do {
+                limit = Int(try HTTPBodies.intParameter(head.query, "limit", range: 1...100_000) ?? 1_000)
+            } catch {
+                respond(.error(error))
+                return
+            }
+            runAsUser(token, respond) { store, identity in
+                let entries = try store.eventAudit(as: identity.userID, event: eventID, limit: limit)
+                return csv ? CSVReports.audit(entries, eventID: eventID) : .json(200, ["entries": entries])
+            }
         default:
             respond(.error(.notFound("There is no such route.")))
         }
@@ -81,6 +127,18 @@ struct TeamMembership: Encodable {
         try c.encode(team, forKey: .team)
         try c.encode(userID.uuidString.lowercased(), forKey: .userID)
         try c.encode(member, forKey: .member)
+    }
+}
+
+/// The answer to `POST /v1/messages/{id}/answers`.
+struct Answered: Encodable {
+    var messageID: UUID
+    var option: Int
+    enum CodingKeys: String, CodingKey { case option, messageID = "message_id" }
+    func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(messageID.uuidString.lowercased(), forKey: .messageID)
+        try c.encode(option, forKey: .option)
     }
 }
 

@@ -17,6 +17,8 @@ final class HTTPAPI: @unchecked Sendable {
     private let gatekeeper: Gatekeeper
     let workers: DatabaseWorkers
     private let sends: SendBatcher
+    /// Group commit of poll answers, shared with the WebSocket path.
+    let answers: AnswerBatcher
     /// Group commit of notifications; only this API creates them.
     private let notifications: NotificationBatcher
     let logger: Logger
@@ -26,8 +28,9 @@ final class HTTPAPI: @unchecked Sendable {
     private let sendBuckets = Mutex<[String: TokenBucket]>([:])
 
     init(server: StaffcastServer, configuration: ServerConfiguration, gatekeeper: Gatekeeper, workers: DatabaseWorkers,
-         sends: SendBatcher, logger: Logger, metrics: ServerMetrics) {
+         sends: SendBatcher, answers: AnswerBatcher, logger: Logger, metrics: ServerMetrics) {
         self.sends = sends
+        self.answers = answers
         notifications = NotificationBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
         self.server = server
         self.configuration = configuration
@@ -230,8 +233,10 @@ final class HTTPAPI: @unchecked Sendable {
                 return .json(200, ["deleted": name])
             }
         case .replies(let messageID):
+            let csv = CSVReports.wanted(head)
             runAsUser(token, respond) { store, identity in
-                .json(200, ["replies": try store.replies(as: identity.userID, messageID: messageID)])
+                let replies = try store.replies(as: identity.userID, messageID: messageID)
+                return csv ? CSVReports.replies(replies, messageID: messageID) : .json(200, ["replies": replies])
             }
         case .retractMessage(let messageID):
             runAsUser(token, respond) { store, identity in
@@ -267,9 +272,11 @@ final class HTTPAPI: @unchecked Sendable {
                 return .json(200, MessagesPage(messages: Array(page.suffix(n)), more: page.count > n))
             }
         case .receipts(let messageID):
+            let csv = CSVReports.wanted(head)
             runAsUser(token, respond) { store, identity in
-                HTTPResponse(status: 200, contentType: "application/json",
-                             body: ReceiptsBody(try store.receipts(as: identity.userID, message: messageID)).jsonBytes)
+                let receipts = try store.receipts(as: identity.userID, message: messageID)
+                return csv ? CSVReports.receipts(receipts)
+                    : HTTPResponse(status: 200, contentType: "application/json", body: ReceiptsBody(receipts).jsonBytes)
             }
         case .notify(let userID):
             let notification: NotificationRequest
@@ -298,7 +305,7 @@ final class HTTPAPI: @unchecked Sendable {
             runAsUser(token, respond) { store, identity in
                 .json(200, ["events": try store.events(of: identity.userID)])
             }
-        case .createTeam, .listTeams, .deleteTeam, .teamMembers, .teamMember, .zoneCheckin:
+        case .createTeam, .listTeams, .deleteTeam, .teamMembers, .teamMember, .zoneCheckin, .answers, .audit:
             teams(route, request, respond)
         case .createInvite, .revokeInvite, .redeemInvite:
             invites(route, request, peer: peer, respond)
@@ -315,7 +322,7 @@ final class HTTPAPI: @unchecked Sendable {
     /// any failure becomes the JSON error body with its status.
     /// The user a bearer token belongs to, from the gatekeeper's table in memory; nil after
     /// answering 401 when there is none.
-    private func caller(_ token: String?, _ respond: Respond) -> Identity? {
+    func caller(_ token: String?, _ respond: Respond) -> Identity? {
         guard let token, !token.isEmpty else {
             respond(.error(StaffcastError(.unauthorized,
                 "No token: send the header Authorization: Bearer TOKEN (staffcast admin token issue makes one).")))

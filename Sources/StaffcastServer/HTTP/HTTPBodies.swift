@@ -30,6 +30,7 @@ enum HTTPBodies {
             }
             send.schedule = try SendSchedule.from(sendAt: try fields.string("send_at"), beforeStart: try fields.string("before_start"))
             send.force = try fields.bool("force") ?? false
+            send.poll = try Poll.fromJSON(object["poll"])
             return try send.withTeams(try fields.strings("teams") ?? [])
         }
         guard let text = String(validating: body, as: UTF8.self) else {

@@ -21,6 +21,10 @@ enum HTTPRoute: Equatable {
     /// PUT adds, DELETE removes.
     case teamMember(eventID: UUID, name: String, userID: UUID)
     case zoneCheckin(eventID: UUID, name: String)
+    /// POST answers a poll, GET reports its answers (HTTPAPI+Teams).
+    case answers(messageID: UUID)
+    /// The event's audit log (admins and owners), JSON or CSV.
+    case audit(eventID: UUID)
     case receipts(messageID: UUID)
     case notify(userID: UUID)
     case eventStatus(eventID: UUID)
@@ -116,6 +120,8 @@ enum HTTPRoute: Equatable {
         case 6 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "zones" && parts[5] == "checkin":
             let name = parts[4].removingPercentEncoding ?? parts[4]
             return only("POST") { id(parts[2]).map { .zoneCheckin(eventID: $0, name: name) } }
+        case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "audit":
+            return only("GET") { id(parts[2]).map { .audit(eventID: $0) } }
         case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "scheduled":
             return only("GET") { id(parts[2]).map { .listScheduled(eventID: $0) } }
         case 3 where parts[0] == "v1" && parts[1] == "messages":
@@ -130,6 +136,11 @@ enum HTTPRoute: Equatable {
             return only("GET") { id(parts[2]).map { .eventStatus(eventID: $0) } }
         case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "reach":
             return only("GET") { id(parts[2]).map { .reach(eventID: $0) } }
+        case 4 where parts[0] == "v1" && parts[1] == "messages" && parts[3] == "answers":
+            switch method {
+            case "POST", "GET", "HEAD": return id(parts[2]).map { .answers(messageID: $0) }
+            default: return .failure(.methodNotAllowed(allowed: "GET, POST"))
+            }
         case 4 where parts[0] == "v1" && parts[1] == "messages" && parts[3] == "replies":
             return only("GET") { id(parts[2]).map { .replies(messageID: $0) } }
         case 4 where parts[0] == "v1" && parts[1] == "messages" && parts[3] == "receipts":
@@ -169,6 +180,8 @@ enum HTTPRoute: Equatable {
         case .teamMembers: return "GET /v1/events/{id}/teams/{name}/members"
         case .teamMember: return "PUT|DELETE /v1/events/{id}/teams/{name}/members/{id}"
         case .zoneCheckin: return "POST /v1/events/{id}/zones/{name}/checkin"
+        case .answers: return "GET|POST /v1/messages/{id}/answers"
+        case .audit: return "GET /v1/events/{id}/audit"
         case .notify: return "POST /v1/users/{id}/notifications"
         case .eventStatus: return "GET /v1/events/{id}/status"
         case .reach: return "GET /v1/events/{id}/reach"

@@ -46,7 +46,9 @@ final class ChangeFeed: Sendable {
             } + batch.replies.map { r in
                 .init(eventID: r.reply.eventID, frame: OutFrame(text: ServerFrame.reply(r.reply).encoded()), audience: r.organisers)
             },
-            receipts: batch.receipts.map { .init(eventID: $0.eventID, frame: OutFrame(text: ServerFrame.receipt($0).encoded())) },
+            // Poll tallies go where receipts go: the event's subscribed admins and owners.
+            receipts: batch.receipts.map { .init(eventID: $0.eventID, frame: OutFrame(text: ServerFrame.receipt($0).encoded())) }
+                + batch.tallies.map { .init(eventID: $0.eventID, frame: OutFrame(text: ServerFrame.pollTally($0).encoded())) },
             reminders: batch.reminders.map { r in
                 .init(eventID: r.message.eventID, users: r.unread,
                       frame: OutFrame(text: ServerFrame.reminder(message: r.message, round: r.round).encoded()))

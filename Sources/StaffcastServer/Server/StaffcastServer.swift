@@ -78,9 +78,10 @@ public final class StaffcastServer: @unchecked Sendable {
                                         emergencyEscalation: configuration.escalation.emergencyDefaultMinutes)
         escalations = EscalationRunner(workers: workers, policy: configuration.escalation, logger: logger)
         let reads = ReadBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
-        let runner = JobRunner(workers: workers, sends: sends, reads: reads, logger: logger, metrics: metrics)
+        let answers = AnswerBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
+        let runner = JobRunner(workers: workers, sends: sends, reads: reads, answers: answers, logger: logger, metrics: metrics)
         let api = HTTPAPI(server: self, configuration: configuration, gatekeeper: gatekeeper, workers: workers, sends: sends,
-                          logger: logger, metrics: metrics)
+                          answers: answers, logger: logger, metrics: metrics)
         loops = (0..<configuration.resolvedServiceThreads).map {
             ServiceLoop(index: $0, configuration: configuration, publishedThrough: cursors.message, logger: logger,
                         metrics: metrics, gatekeeper: gatekeeper, runner: runner, api: api)

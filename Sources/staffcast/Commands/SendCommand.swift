@@ -31,6 +31,10 @@ struct SendCommand: ParsableCommand {
               staffcast send --event $EVENT --at 2026-06-01T08:30:00Z "Doors open in 30 minutes"
               staffcast send --event $EVENT --before-start 2h "Briefing at the main stage"
 
+            A poll (staff answer with keys 1-6 in staffcast watch; see staffcast answers ID):
+              staffcast send --event $EVENT --poll "Yes,No" "Is there water at your gate?"
+              staffcast send --event $EVENT --poll safe --priority urgent "Are you safe?"
+
             Only to some teams or zones of the event (staffcast team), and its admins and owners:
               staffcast send --event $EVENT --team Security --team Medical "Fight at gate 3"
 
@@ -64,12 +68,26 @@ struct SendCommand: ParsableCommand {
     @Option(name: .customLong("team"), help: ArgumentHelp(
         "Send only to this team or zone of the event (repeatable); its admins and owners get it too.", valueName: "name"))
     var teams: [String] = []
+    @Option(help: ArgumentHelp("""
+        Ask a question: 2 to 6 comma-separated options ("Yes,No"), or "safe" for the safety check \
+        ("I am safe", "I need help": each "I need help" notifies the event's admins and owners at once).
+        """, valueName: "options"))
+    var poll: String?
     @Argument(help: "The message, or - to read it from standard input (none with --template).") var message: String?
 
     func run() throws {
         try reportingFailures {
             guard let eventID = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
+            var pollOptions: [String]?
+            if let poll {
+                do throws(StaffcastError) {
+                    pollOptions = try Poll.parse(poll).options
+                } catch {
+                    throw CommandFailure("--poll: " + error.message)
+                }
+            }
             if let template {
+                guard pollOptions == nil else { throw CommandFailure("--poll asks a question with its own text; not with --template") }
                 guard message == nil else { throw CommandFailure("give --template NAME or a MESSAGE, not both") }
                 guard at == nil && beforeStart == nil else {
                     throw CommandFailure("--template sends now; schedule a template's text with --at and the text itself")
@@ -107,6 +125,7 @@ struct SendCommand: ParsableCommand {
                 if escalateAfter != nil {
                     throw CommandFailure("--escalate-after applies to a message sent now; a scheduled emergency gets the server's default escalation when it is sent")
                 }
+                guard pollOptions == nil else { throw CommandFailure("--poll is for a message sent now, not with --at or --before-start") }
                 let scheduled = try client.api().scheduleMessage(event: eventID, message: text, type: type, priority: priority,
                                                                  expiresInMinutes: expires, sendAt: at, beforeStart: beforeStart,
                                                                  teams: teams)
@@ -117,7 +136,7 @@ struct SendCommand: ParsableCommand {
             let api = try client.api()
             let sent = try api.sendMessage(event: eventID, message: text, type: type, priority: priority,
                                            expiresInMinutes: expires, force: force, escalateAfterMinutes: escalateAfter,
-                                           teams: teams)
+                                           teams: teams, poll: pollOptions)
             print(sent.id.uuidString.lowercased())
             fflush(nil)
             guard !quiet else { return }
