@@ -238,6 +238,14 @@ public struct WatchState: Equatable {
                 return [.markRead(m.id)]
             case .resize:
                 return []
+            case .char(let c) where Self.pollOption(c, of: m) != nil:
+                // A poll holding the screen ("Are you safe?"): an answer acknowledges it.
+                guard let option = Self.pollOption(c, of: m) else { return [] }
+                alarms.removeAll { $0.messageID == m.id }
+                banners.removeAll { $0.message.id == m.id }
+                status = nil
+                answered(messageID: m.id, option: option)
+                return [.answer(m.id, option)]
             default:
                 status = strings[.alarmHint]
                 return []
@@ -265,6 +273,14 @@ public struct WatchState: Equatable {
             // Newest first on screen: row `selected` is messages[count - 1 - selected].
             guard let m = message(atRow: selected), !m.read else { return [] }
             return [.markRead(m.id)]
+        case (.messages, .char(let c)) where message(atRow: selected).flatMap({ Self.pollOption(c, of: $0) }) != nil:
+            // A poll: keys 1-6 answer it (instead of replying).
+            guard let m = message(atRow: selected), let option = Self.pollOption(c, of: m) else { return [] }
+            answered(messageID: m.id, option: option)
+            return [.answer(m.id, option)]
+        case (.messages, .char(let c)) where c.isNumber && message(atRow: selected)?.poll != nil:
+            // On a poll, digits are its options only (no status reply by mistake).
+            return []
         case (.messages, .char(let c)) where Self.replyKeys[c] != nil:
             // Answer the selected message (the organisers subscribed to the event see it live).
             guard let m = message(atRow: selected), let status = Self.replyKeys[c] else { return [] }
@@ -298,6 +314,21 @@ public struct WatchState: Equatable {
 
     /// The keys that answer the selected message.
     public static let replyKeys: [Character: Reply.Status] = ["1": .onMyWay, "2": .runningLate, "3": .cannotMakeIt, "4": .done]
+
+    /// The 0-based option key `c` (1 to 6) chooses in `m`'s poll; nil when it is no option of it.
+    public static func pollOption(_ c: Character, of m: StaffMessage) -> Int? {
+        guard let poll = m.poll, let n = c.wholeNumberValue, (1...poll.options.count).contains(n) else { return nil }
+        return n - 1
+    }
+
+    /// Our answer to a poll (chosen here, or confirmed by `answered`): shown on the message,
+    /// which answering also marks read.
+    public mutating func answered(messageID: UUID, option: Int) {
+        guard let i = messages.firstIndex(where: { $0.id == messageID }) else { return }
+        if !messages[i].read && messages[i].senderID != user?.userID { unreadCount = max(0, unreadCount - 1) }
+        messages[i].answer = option
+        messages[i].read = true
+    }
 
     /// Our reply was stored (`replied`): said in the footer.
     public mutating func replied(_ r: Reply) {
@@ -333,6 +364,8 @@ public enum WatchEffect: Equatable {
     case switchEvent(EventSummary)
     /// Answer a message with a status (op `reply`).
     case reply(UUID, Reply.Status)
+    /// Answer a poll with a 0-based option (op `answer`).
+    case answer(UUID, Int)
     case bell
     case quit
 }
