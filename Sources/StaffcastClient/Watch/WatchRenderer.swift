@@ -101,7 +101,7 @@ public enum WatchRenderer {
         let room = max(1, rows - 6)
         for text in body.prefix(room) { out.append(line("   " + text)) }
         if body.count > room { out.append(line("   …")) }
-        if m.poll != nil { out.append(line("  " + pollLine(m))) }
+        if m.poll != nil { out.append(line("   " + pollLine(m))) }
         out.append(line(""))
         out.append(line(t[.alarmPress]))
         let waiting = state.alarms.count - 1
@@ -168,11 +168,11 @@ public enum WatchRenderer {
         return out
     }
 
-    /// A poll's options with their keys, the chosen one marked: "  [1 Yes · 2 No ✓]".
+    /// A poll's options with their keys, the chosen one marked: "[1 Yes · 2 No ✓]".
     static func pollLine(_ m: StaffMessage) -> String {
         guard let poll = m.poll else { return "" }
         let options = poll.options.enumerated().map { i, o in "\(i + 1) \(o)\(m.answer == i ? " ✓" : "")" }
-        return "  [" + options.joined(separator: " · ") + "]"
+        return "[" + options.joined(separator: " · ") + "]"
     }
 
     static func listRow(_ m: StaffMessage, now: Date, width: Int, selected: Bool, _ t: Strings = .english) -> ScreenLine {
@@ -186,8 +186,9 @@ public enum WatchRenderer {
         }
         let textWidth = max(0, width - TextWidth.columns(dot) - TextWidth.columns(ago) - TextWidth.columns(badge) - 1
                             - TextWidth.columns(warning))
-        let text = TextWidth.pad(" \(m.senderName): \(oneLine(m.message))\(m.editedAt == nil ? "" : " (edited)")\(pollLine(m))",
-                                 textWidth)
+        // A poll's options come before its text, so that a narrow screen cuts the question, not the keys.
+        let options = m.poll == nil ? "" : pollLine(m) + " "
+        let text = TextWidth.pad(" \(m.senderName): \(options)\(oneLine(m.message))\(m.editedAt == nil ? "" : " (edited)")", textWidth)
         if selected {
             return ScreenLine(segments: clip([Segment(dot + ago + badge + " " + text + warning, .selected)], width))
         }
