@@ -74,6 +74,7 @@ let package = Package(
         .testTarget(name: "StaffcastClientTests", dependencies: ["StaffcastCore", "StaffcastClient", "StaffcastQR"]),
         .testTarget(name: "StaffcastIntegrationTests", dependencies: [
             "StaffcastCore", "StaffcastPostgres", "StaffcastServer", "StaffcastClient",
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
     ]
 )
