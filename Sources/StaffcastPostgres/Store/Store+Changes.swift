@@ -162,8 +162,7 @@ extension Store {
         let tallies = results[8]
         for i in 0..<tallies.rowCount {
             guard let message = tallies.uuid(i, 1), let event = tallies.uuid(i, 2) else { continue }
-            let counts = (tallies.string(i, 3) ?? "{}").trimmingCharacters(in: CharacterSet(charactersIn: "{}"))
-                .split(separator: ",").compactMap { Int($0) }
+            let counts = Self.tallyCounts(tallies.string(i, 3), options: tallies.int(i, 8) ?? 0)
             batch.tallies.append(PollTally(messageID: message, eventID: event, counts: counts,
                                            answered: tallies.int(i, 4) ?? 0, audience: tallies.int(i, 5) ?? 0))
             if let last = tallies.int64(i, 6) { batch.cursors.answer = max(batch.cursors.answer, last) }
