@@ -164,6 +164,10 @@ final class AudienceTests: XCTestCase {
         XCTAssertEqual(r.status, 404)
         XCTAssertTrue(String(decoding: r.body, as: UTF8.self).contains("Nope"))
         XCTAssertEqual(try sendHTTP(fixture.ownerToken, ["message": "z", "teams": ["a/b"]]).status, 400)
+        // The plain-text form takes ?teams=a,b.
+        let text = try server.api(fixture.ownerToken).raw("POST", base + "/messages", query: ["teams": "Security,Nope"],
+                                                          body: Data("Plain text".utf8), contentType: "text/plain")
+        XCTAssertEqual(text.status, 404)
         XCTAssertEqual(try sendHTTP(fixture.ownerToken, ["message": "z", "teams": "Security"]).status, 400)
         XCTAssertEqual(try sendHTTP(fixture.ownerToken, ["message": "later", "teams": ["Nope"],
                                                          "send_at": RFC3339.format(Date().addingTimeInterval(3600))]).status, 404)
@@ -181,6 +185,10 @@ final class AudienceTests: XCTestCase {
         }
         XCTAssertEqual(outcomes, ["b0": "sent", "b1": "error", "b2": "sent"])
         XCTAssertEqual(fixture.messageCount, before + 2)
+        let plain = try server.api(fixture.ownerToken).raw("POST", base + "/messages", query: ["teams": "Security"],
+                                                           body: Data("Plain text to Security".utf8), contentType: "text/plain")
+        XCTAssertEqual(plain.status, 201, String(decoding: plain.body, as: UTF8.self))
+        XCTAssertEqual(try JSONDecoder().decode(StaffMessage.self, from: plain.body).teams, ["Security"])
     }
 
     func testTemplatesScheduledSendsAndTheCommandLineCarryTeams() throws {
