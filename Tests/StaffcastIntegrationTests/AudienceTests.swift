@@ -8,28 +8,21 @@ import XCTest
 /// PostgreSQL: a team message exists for its members and the event's admins and owners only —
 /// live, in history, catch-up, search, unread counts, receipts, the escalation audience and a
 /// direct SQL read under row-level security — and who it was for is fixed when it is sent.
-final class AudienceTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
+final class AudienceTests: IntegrationTestCase {
     /// Staff who are not in the team.
     var other: UUID!
     var otherToken: String!
 
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
+        try super.setUpWithError()
         other = try fixture.store.createUser(name: "Nora Nonmember")
         try fixture.store.grant(event: fixture.event, user: other, level: .staff)
         otherToken = try fixture.store.issueToken(user: other)
-        server = try TestServer(conninfo: fixture.conninfo)
+        try startServer()
         _ = try fixture.store.createTeam(as: fixture.owner, event: fixture.event, name: "Security", kind: .team)
         try fixture.store.addTeamMember(as: fixture.owner, event: fixture.event, team: "Security", member: fixture.staff)
     }
 
-    override func tearDown() {
-        server?.stop()
-        server = nil
-        fixture = nil
-    }
 
     var base: String { "/v1/events/\(fixture.event.uuidString.lowercased())" }
 

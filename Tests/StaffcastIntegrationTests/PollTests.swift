@@ -7,24 +7,16 @@ import XCTest
 /// Polls and reports (docs/protocol.md, Polls and Reports) with real sockets and PostgreSQL:
 /// answers over WebSocket and HTTP, re-answers, live tallies, the unanswered list, "I need
 /// help" notifications, and CSV reports read back with Python's csv module.
-final class PollTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
+final class PollTests: IntegrationTestCase {
     var li: UUID!
     var liToken: String!
 
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
+        try super.setUpWithError()
         li = try fixture.store.createUser(name: "=cmd()")
         try fixture.store.grant(event: fixture.event, user: li, level: .staff)
         liToken = try fixture.store.issueToken(user: li)
-        server = try TestServer(conninfo: fixture.conninfo)
-    }
-
-    override func tearDown() {
-        server?.stop()
-        server = nil
-        fixture = nil
+        try startServer()
     }
 
     func send(_ body: [String: Any]) throws -> APIClient.Response {

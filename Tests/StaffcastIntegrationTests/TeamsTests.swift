@@ -7,19 +7,10 @@ import XCTest
 /// Teams and zones (docs/protocol.md, Audiences) over real HTTP against real PostgreSQL: who
 /// may manage them, one zone per person (also in SQL), check-ins, reach per zone, the audit
 /// log and the command line.
-final class TeamsTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
-
+final class TeamsTests: IntegrationTestCase {
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-        server = try TestServer(conninfo: fixture.conninfo)
-    }
-
-    override func tearDown() {
-        server?.stop()
-        server = nil
-        fixture = nil
+        try super.setUpWithError()
+        try startServer()
     }
 
     var base: String { "/v1/events/\(fixture.event.uuidString.lowercased())" }
