@@ -53,7 +53,10 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
-        ]),
+        ],
+        // The web console's files, compiled in as byte arrays (PackageResources): no Bundle, so a
+        // copied binary serves them too.
+        resources: [.embedInCode("Web/Assets")]),
         .target(name: "StaffcastClient", dependencies: [
             "StaffcastCore", "CStaffcastTLS",
             .product(name: "Crypto", package: "swift-crypto"),

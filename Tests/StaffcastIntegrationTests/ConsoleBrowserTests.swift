@@ -109,6 +109,41 @@ final class ConsoleBrowserTests: XCTestCase {
         XCTAssertTrue(policy.hasPrefix("default-src 'none'; script-src 'self'; style-src 'self'"), policy)
         XCTAssertEqual(response.header("x-content-type-options"), "nosniff")
     }
+
+    /// The console's files (Web/Assets, compiled in) come with their content type and an ETag;
+    /// asking again with that tag answers 304 with no body on the same keep-alive connection.
+    func testTheConsoleFilesAreServedFromTheBinaryWithAValidator() throws {
+        let socket = try RawSocket(port: server.port)
+        defer { socket.close() }
+        let files = [("/console", "text/html; charset=utf-8", "<!doctype html>"),
+                     ("/console/console.js", "text/javascript; charset=utf-8", "\"use strict\";"),
+                     ("/console/console.css", "text/css; charset=utf-8", ":root")]
+        for (path, type, start) in files {
+            try socket.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            let first = try socket.readResponse(deadline: Date().addingTimeInterval(5))
+            XCTAssertEqual(first.status, 200, path)
+            XCTAssertEqual(first.header("content-type"), type, path)
+            XCTAssertEqual(first.header("cache-control"), "no-cache", path)
+            XCTAssertNotNil(first.header("content-security-policy"), path)
+            XCTAssertTrue(first.bodyText.contains(start), "\(path): \(first.bodyText.prefix(80))")
+            let tag = try XCTUnwrap(first.header("etag"), path)
+            XCTAssertTrue(tag.hasPrefix("\"") && tag.hasSuffix("\"") && tag.count == 18, tag)
+
+            try socket.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nIf-None-Match: W/\"x\", \(tag)\r\n\r\n")
+            let again = try socket.readResponse(deadline: Date().addingTimeInterval(5))
+            XCTAssertEqual(again.status, 304, path)
+            XCTAssertEqual(again.header("etag"), tag, path)
+            XCTAssertNil(again.header("content-length"), path)
+
+            try socket.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nIf-None-Match: \"0000000000000000\"\r\n\r\n")
+            let stale = try socket.readResponse(deadline: Date().addingTimeInterval(5))
+            XCTAssertEqual(stale.status, 200, path)
+            XCTAssertEqual(stale.body, first.body, path)
+        }
+        // The same page for a join link.
+        XCTAssertEqual(try server.api(nil).raw("GET", "/join/AAAAAAAAAAAAAAAAAAAAAA").body,
+                       try server.api(nil).raw("GET", "/console").body)
+    }
 }
 
 /// Collects a child's output from any thread and waits for a line in it.

@@ -24,7 +24,7 @@ enum HTTPRoute: Equatable {
     case redeemInvite(code: String)
     /// The organiser's web console (`GET /console`), its script and style, and the page a
     /// join URL opens (`GET /join/{code}`, the same page).
-    case console(ConsoleAsset)
+    case web(WebAsset)
     /// GET lists, DELETE revokes all (HTTPAPI+Tokens).
     case userTokens(userID: UUID)
     /// DELETE revokes one.
@@ -54,14 +54,14 @@ enum HTTPRoute: Equatable {
             case "healthz": return only("GET") { .success(.healthz) }
             case "readyz": return only("GET") { .success(.readyz) }
             case "metrics": return only("GET") { .success(.metrics) }
-            case "console": return only("GET") { .success(.console(.page)) }
+            case "console": return only("GET") { .success(.web(.consolePage)) }
             default: return .failure(.notFound)
             }
         case 2 where parts[0] == "console":
-            guard let asset = ConsoleAsset(fileName: parts[1]) else { return .failure(.notFound) }
-            return only("GET") { .success(.console(asset)) }
+            guard let asset = WebAsset(consoleFile: parts[1]) else { return .failure(.notFound) }
+            return only("GET") { .success(.web(asset)) }
         case 2 where parts[0] == "join":
-            return only("GET") { .success(.console(.page)) }
+            return only("GET") { .success(.web(.consolePage)) }
         case 3 where parts[0] == "v1" && parts[1] == "invites":
             return only("DELETE") { .success(.revokeInvite(code: parts[2])) }
         case 4 where parts[0] == "v1" && parts[1] == "invites" && parts[3] == "redeem":
@@ -150,7 +150,7 @@ enum HTTPRoute: Equatable {
         case .createInvite: return "POST /v1/events/{id}/invites"
         case .revokeInvite: return "DELETE /v1/invites/{code}"
         case .redeemInvite: return "POST /v1/invites/{code}/redeem"
-        case .console: return "GET /console"
+        case .web: return "GET /console"
         }
     }
 }

@@ -1,9 +1,7 @@
-/// The console's script (see ConsoleAsset): plain JavaScript, no library, no build step. It
-/// talks to this server only: the HTTP API with the token as a bearer header, and the
-/// WebSocket with the token as a `staffcast.bearer.` subprotocol (never in a URL). The token
-/// lives in the tab's sessionStorage.
-enum ConsoleScript {
-    static let source = #"""
+// The organiser's web console (docs/protocol.md, Web console): plain JavaScript, no library,
+// no build step. It talks to this server only: the HTTP API with the token as a bearer header,
+// and the WebSocket with the token as a `staffcast.bearer.` subprotocol (never in a URL). The
+// token lives in the tab's sessionStorage. Compiled into the binary (see WebAsset.swift).
 "use strict";
 (function () {
   const $ = (id) => document.getElementById(id);
@@ -408,5 +406,3 @@ enum ConsoleScript {
       .catch(() => signOut("The server cannot be reached."));
   } else signOut("");
 })();
-"""#
-}
