@@ -140,9 +140,6 @@ final class ConsoleBrowserTests: XCTestCase {
             XCTAssertEqual(stale.status, 200, path)
             XCTAssertEqual(stale.body, first.body, path)
         }
-        // The same page for a join link.
-        XCTAssertEqual(try server.api(nil).raw("GET", "/join/AAAAAAAAAAAAAAAAAAAAAA").body,
-                       try server.api(nil).raw("GET", "/console").body)
     }
 }
 
