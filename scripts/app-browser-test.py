@@ -146,6 +146,10 @@ try:
     wait(lambda: driver.title.startswith("(1) ") and driver.find_element(By.ID, "unread").text == "1 unread", "the unread count in the title and the badge")
     if "unread" not in item(text)["cls"]:
         fail("the message is not marked unread in the list")
+    colours = js("""const li = document.querySelector('#list li.unread'); const p = li.querySelector('.text');
+        return [getComputedStyle(p).color, getComputedStyle(li).backgroundColor, p.getBoundingClientRect().height]""")
+    if colours[0] == colours[1] or colours[2] < 10:
+        fail("the unread message's text cannot be seen: %r" % colours)
     step("the live message shows as a high-priority banner; title %r" % driver.title)
     shot("banner")
     axe_check("the app with a banner (390x844)")
@@ -205,6 +209,8 @@ try:
     wait(lambda: driver.find_element(By.ID, "home").is_displayed() and len(items()) == len(before), "the app to open from its cache, with its messages", timeout=30)
     if js("return document.getElementById('conn').dataset.state") == "live":
         fail("live although the server is down")
+    if driver.find_element(By.ID, "event-name").text != "Summer Festival":
+        fail("offline, the event's name is gone: %r" % driver.find_element(By.ID, "event-name").text)
     wait(lambda: "Offline" in driver.find_element(By.ID, "notice").text, "the offline notice")
     step("reloaded without a server: the service worker served the app; %d saved messages shown; %s" % (len(before), driver.find_element(By.ID, "notice").text))
     shot("offline")

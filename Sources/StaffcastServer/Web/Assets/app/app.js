@@ -12,6 +12,7 @@
   const saved = (() => { try { return JSON.parse(localStorage.getItem(KEY)) || {}; } catch (_) { return {}; } })();
   const S = {
     token: saved.token || null, userId: saved.user_id || null, name: saved.display_name || "", eventId: saved.event_id || null,
+    eventName: saved.event_name || "",
     lang: saved.lang || ((navigator.language || "en").toLowerCase().startsWith("tr") ? "tr" : "en"),
     events: [], ws: null, wsOpen: false, retry: 0, retryTimer: null, pingTimer: null, pongDue: null,
     msgs: new Map(), cursor: 0, paging: false, heldMax: 0, unread: null, alarms: [], acking: null,
@@ -35,7 +36,8 @@
 
   // ---- storage -------------------------------------------------------------------------------
   function save() {
-    localStorage.setItem(KEY, JSON.stringify({ token: S.token, user_id: S.userId, display_name: S.name, event_id: S.eventId, lang: S.lang }));
+    localStorage.setItem(KEY, JSON.stringify({ token: S.token, user_id: S.userId, display_name: S.name, event_id: S.eventId,
+      event_name: S.eventName, lang: S.lang }));
   }
   const cacheKey = () => KEY + ".cache." + S.eventId;
   function saveCache() {
@@ -53,6 +55,8 @@
   }
   const sorted = () => Array.from(S.msgs.values()).sort((a, b) => a.seq - b.seq);
   const expired = (m) => m.expires_at && new Date(m.expires_at).getTime() <= Date.now();
+
+  function setEventName(name) { S.eventName = name; save(); $("event-name").textContent = name || "staffcast"; }
 
   // ---- views ---------------------------------------------------------------------------------
   function show(id) { for (const s of ["join", "signed-out", "home"]) $(s).hidden = s !== id; }
@@ -91,7 +95,7 @@
           : t("joinFailed", { reason: (data && data.error && data.error.message) || (r ? "HTTP " + r.status : "") });
         $("join-error").textContent = why; return;
       }
-      S.token = data.token; S.userId = data.user_id; S.eventId = data.event_id; S.name = name;
+      S.token = data.token; S.userId = data.user_id; S.eventId = data.event_id; S.name = name; S.eventName = "";
       save();
       location.replace("/app");
     });
@@ -171,7 +175,7 @@
         S.userId = f.user_id; S.name = f.display_name; save(); break;
       case "subscribed":
         if (f.event_id !== S.eventId) break;
-        if (f.event_name) { $("event-name").textContent = f.event_name; }
+        if (f.event_name) setEventName(f.event_name);
         for (const m of f.history || []) put(m, false);
         for (const m of f.history || []) if (m.seq > S.cursor) S.cursor = m.seq;
         S.unread = f.unread_count;
@@ -389,11 +393,13 @@
   $("lang").addEventListener("change", () => { S.lang = $("lang").value; save(); applyText(); render(); setConn($("conn").dataset.state || "offline"); });
   $("sign-out").addEventListener("click", () => {
     if (S.eventId) localStorage.removeItem(cacheKey());
-    S.eventId = null; S.userId = null; S.name = ""; signedOut("");
+    S.eventId = null; S.userId = null; S.name = ""; S.eventName = ""; signedOut("");
   });
   $("event-pick").addEventListener("change", () => {
     if (S.wsOpen && S.eventId) send({ op: "unsubscribe", event_id: S.eventId });
-    S.eventId = $("event-pick").value; save(); loadCache(); hideBanner(); render();
+    S.eventId = $("event-pick").value;
+    const ev = S.events.find((e) => (e.event_id || e.id) === S.eventId);
+    setEventName(ev ? ev.name : ""); loadCache(); hideBanner(); render();
     if (S.wsOpen) subscribe();
   });
   async function loadEvents() {
@@ -407,7 +413,7 @@
       pick.value = S.eventId;
       $("event-row").hidden = S.events.length < 2;
       const cur = S.events.find((ev) => (ev.event_id || ev.id) === S.eventId);
-      if (cur) { $("event-name").textContent = cur.name; render(); }
+      if (cur) { setEventName(cur.name); render(); }
     } catch (_) { /* offline: the cached name stays */ }
   }
 
@@ -443,6 +449,7 @@
   if (join) { joinMode(join[1]); return; }
   if (!S.token || !S.eventId) { signedOut(""); return; }
   show("home");
+  $("event-name").textContent = S.eventName || "staffcast";
   loadCache(); render();
   connect(); loadEvents(); offerPush();
   window.addEventListener("online", () => { S.retry = 0; connect(); });
