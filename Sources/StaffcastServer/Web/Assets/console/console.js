@@ -29,7 +29,7 @@
   const errorText = (res) => (res.data && res.data.error && res.data.error.message) || ("HTTP " + res.status);
 
   // ---- sign in / out -------------------------------------------------------------------
-  function showOnly(id) { for (const s of ["sign-in", "join", "app"]) $(s).hidden = s !== id; }
+  function showOnly(id) { for (const s of ["sign-in", "app"]) $(s).hidden = s !== id; }
 
   function signOut(reason) {
     S.stopped = true;
@@ -56,29 +56,6 @@
     start(res.data.events || []);
   });
   $("sign-out").addEventListener("click", () => signOut(""));
-
-  // ---- joining with an invite (/join/CODE) ----------------------------------------------
-  function joinMode(code) {
-    showOnly("join");
-    setConn("invite");
-    $("join-name").focus();
-    $("join-form").addEventListener("submit", async (e) => {
-      e.preventDefault();
-      const name = $("join-name").value.trim();
-      if (!name) return;
-      const r = await fetch("/v1/invites/" + encodeURIComponent(code) + "/redeem", {
-        method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ display_name: name }) });
-      let data = null; try { data = await r.json(); } catch (_) {}
-      if (!r.ok) { $("join-error").textContent = (data && data.error && data.error.message) || ("HTTP " + r.status); return; }
-      sessionStorage.setItem(TOKEN_KEY, data.token);
-      sessionStorage.setItem(EVENT_KEY, data.event_id);
-      $("join-form").hidden = true;
-      $("join-done").hidden = false;
-      $("join-command").textContent = "# on a terminal: save the token (shown once) where staffcast looks for it\n"
-        + "mkdir -p ~/.config/staffcast && (umask 077; echo '" + data.token + "' > ~/.config/staffcast/token)\n"
-        + "staffcast watch --server " + location.origin + " --event " + data.event_id;
-    });
-  }
 
   // ---- events -----------------------------------------------------------------------------
   function start(events) {
@@ -490,8 +467,6 @@
   });
 
   // ---- boot ------------------------------------------------------------------------------
-  const join = location.pathname.match(/^\/join\/([A-Za-z0-9_-]{22})$/);
-  if (join) { joinMode(join[1]); return; }
   if (S.token) {
     api("GET", "/v1/me/events").then((res) => { if (res.ok) start(res.data.events || []); else if (res.status !== 401) signOut(errorText(res)); })
       .catch(() => signOut("The server cannot be reached."));
