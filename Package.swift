@@ -54,9 +54,10 @@ let package = Package(
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
         ],
-        // The web console's files, compiled in as byte arrays (PackageResources): no Bundle, so a
-        // copied binary serves them too.
-        resources: [.embedInCode("Web/Assets")]),
+        // Compiled into the binary (PackageResources), so a copied or installed binary needs no
+        // files beside it: the web console and the staff app (Web/Assets), and
+        // Docs/openapi.yaml (a link to docs/openapi.yaml).
+        resources: [.embedInCode("Web/Assets"), .embedInCode("Docs/openapi.yaml")]),
         .target(name: "StaffcastClient", dependencies: [
             "StaffcastCore", "CStaffcastTLS",
             .product(name: "Crypto", package: "swift-crypto"),
@@ -74,6 +75,7 @@ let package = Package(
         .testTarget(name: "StaffcastClientTests", dependencies: ["StaffcastCore", "StaffcastClient", "StaffcastQR"]),
         .testTarget(name: "StaffcastIntegrationTests", dependencies: [
             "StaffcastCore", "StaffcastPostgres", "StaffcastServer", "StaffcastClient",
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
     ]
 )
