@@ -53,6 +53,12 @@
     S.cursor = c.cursor || 0; S.unread = typeof c.unread === "number" ? c.unread : null;
     S.alarms = (c.alarms || []).filter((id) => S.msgs.has(id));
   }
+  // At most MAX messages in memory (a phone at a long event): the oldest go first.
+  const MAX = 2000;
+  function trim() {
+    if (S.msgs.size <= MAX) return;
+    for (const m of sorted().slice(0, S.msgs.size - MAX)) S.msgs.delete(m.id);
+  }
   const sorted = () => Array.from(S.msgs.values()).sort((a, b) => a.seq - b.seq);
   const expired = (m) => m.expires_at && new Date(m.expires_at).getTime() <= Date.now();
 
@@ -60,7 +66,10 @@
 
   // ---- views ---------------------------------------------------------------------------------
   function show(id) { for (const s of ["join", "signed-out", "home"]) $(s).hidden = s !== id; }
-  function setConn(key, vars, cls) { const c = $("conn"); c.textContent = t(key, vars); c.className = "conn " + (cls || ""); c.dataset.state = key; }
+  function setConn(key, vars, cls) {
+    const c = $("conn"); c.textContent = t(key, vars); c.className = "conn " + (cls || "");
+    c.dataset.state = key; S.conn = [key, vars, cls];
+  }
   function notice(text) { $("notice").textContent = text || ""; $("notice").hidden = !text; }
 
   function signedOut(reason) {
@@ -166,7 +175,7 @@
     S.paging = false;
     if (S.heldMax > S.cursor) S.cursor = S.heldMax;
     for (const id of S.pendingReads) send({ op: "mark_read", message_id: id });
-    saveCache();
+    trim(); saveCache();
   }
 
   function onFrame(f) {
@@ -197,7 +206,7 @@
           $(m.priority === "urgent" || m.message_type !== "broadcast" ? "announce-urgent" : "announce").textContent = say;
           if (document.hidden && navigator.vibrate && m.priority !== "low") navigator.vibrate(200);
         }
-        render(); saveCache(); break; }
+        trim(); render(); saveCache(); break; }
       case "message_updated": {
         const m = f.message, old = m && S.msgs.get(m.id);
         if (old) { Object.assign(old, { message: m.message, edited_at: m.edited_at, expires_at: m.expires_at }); render(); saveCache(); }
@@ -390,7 +399,7 @@
     $("menu-button").setAttribute("aria-expanded", String(open));
     if (open) $("lang").focus();
   });
-  $("lang").addEventListener("change", () => { S.lang = $("lang").value; save(); applyText(); render(); setConn($("conn").dataset.state || "offline"); });
+  $("lang").addEventListener("change", () => { S.lang = $("lang").value; save(); applyText(); render(); setConn(...(S.conn || ["offline"])); });
   $("sign-out").addEventListener("click", () => {
     if (S.eventId) localStorage.removeItem(cacheKey());
     S.eventId = null; S.userId = null; S.name = ""; S.eventName = ""; signedOut("");
