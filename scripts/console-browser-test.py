@@ -176,6 +176,8 @@ try:
     # An emergency asks first; cancelling sends nothing and keeps the text.
     emergency = "Evacuate the north stand " + args.message[-6:]
     Select(driver.find_element(By.ID, "type")).select_by_visible_text("emergency")
+    if value("priority") != "urgent":
+        fail("choosing emergency did not make it urgent")
     box.send_keys(emergency)
     driver.find_element(By.ID, "send-button").click()
     wait(lambda: driver.execute_script("return document.getElementById('confirm-emergency').open"), "the emergency confirmation")
@@ -190,7 +192,7 @@ try:
     wait(lambda: driver.execute_script("return document.getElementById('confirm-emergency').open"), "the confirmation again")
     driver.find_element(By.ID, "confirm-send").click()
     wait(lambda: count_in_list(emergency) == 1, "the confirmed emergency in the list")
-    wait(lambda: value("type") == "broadcast" and value("message") == "", "the form back to broadcast after the emergency")
+    wait(lambda: value("type") == "broadcast" and value("priority") == "normal" and value("message") == "", "the form back to broadcast/normal after the emergency")
     step("an emergency is sent only after confirming; the form is back to broadcast")
 
     # An invite with its QR code, drawn by the server (no script from elsewhere).

@@ -439,6 +439,8 @@
     const again = Object.assign({}, f); delete again.ref;
     transmit(again, $("message").value);
   });
+  // An emergency goes out as urgent unless the organiser says otherwise after choosing it.
+  $("type").addEventListener("change", () => { if ($("type").value === "emergency") $("priority").value = "urgent"; });
   // "Send anyway" repeats exactly what was refused: once the text changes, it is a new send.
   $("message").addEventListener("input", () => { if (S.retryFrame) { S.retryFrame = null; $("send-anyway").hidden = true; } });
   $("message").addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) $("send-form").requestSubmit(); });
