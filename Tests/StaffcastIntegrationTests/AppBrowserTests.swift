@@ -12,16 +12,11 @@ import XCTest
 /// again: the app, reloaded offline from its service worker's cache, must show all of them once,
 /// in order. Screenshots go to `.build/app-*.png`. Chromium, chromedriver, selenium and
 /// axe-selenium-python are required (make test installs them): without them it fails, never skips.
-final class AppBrowserTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
-
+final class AppBrowserTests: IntegrationTestCase {
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-        server = try TestServer(conninfo: fixture.conninfo)
+        try super.setUpWithError()
+        try startServer()
     }
-
-    override func tearDown() { server?.stop() }
 
     func testAPhoneJoinsReadsRepliesAcknowledgesAndCatchesUp() throws {
         let fm = FileManager.default

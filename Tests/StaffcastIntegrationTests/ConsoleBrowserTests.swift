@@ -10,16 +10,11 @@ import XCTest
 /// and the page must show the read. Screenshots go to `.build/console.png` and
 /// `.build/console-phone.png`. Chromium, chromedriver and python's selenium are required (make
 /// test installs them): without them the test fails, it never skips.
-final class ConsoleBrowserTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
-
+final class ConsoleBrowserTests: IntegrationTestCase {
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-        server = try TestServer(conninfo: fixture.conninfo)
+        try super.setUpWithError()
+        try startServer()
     }
-
-    override func tearDown() { server?.stop() }
 
     func testTheConsoleSendsAnAlertAndSeesItRead() throws {
         let script = TestDatabase.packageRoot.appendingPathComponent("scripts/console-browser-test.py").path
