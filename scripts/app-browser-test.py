@@ -188,7 +188,12 @@ try:
     step("acknowledged: the screen is back, the vibration stopped, the emergency is read")
     marker("ACKNOWLEDGED")
 
-    # 4. Turkish, and back.
+    # 4. Turkish, and back. Both catalogues have every sentence with the same placeholders.
+    mismatch = js("""const T = window.STAFFCAST_TEXT, ph = (s) => (s.match(/\\{[a-z]+\\}/g) || []).sort().join();
+        const keys = new Set([...Object.keys(T.en), ...Object.keys(T.tr)]);
+        return [...keys].filter((k) => !(k in T.en) || !(k in T.tr) || ph(T.en[k]) !== ph(T.tr[k]));""")
+    if mismatch:
+        fail("English and Turkish differ in: %r" % mismatch)
     driver.find_element(By.ID, "menu-button").click()
     Select(driver.find_element(By.ID, "lang")).select_by_value("tr")
     wait(lambda: "Yoldayım" in driver.find_element(By.ID, "list").text and js("return document.documentElement.lang") == "tr", "the app in Turkish")

@@ -251,7 +251,7 @@
       case "pong": S.pongDue = null; break;
       case "error": {
         const onError = f.ref && S.pending.get(f.ref);
-        if (onError) { S.pending.delete(f.ref); onError(f); }
+        if (onError) { S.pending.delete(f.ref); onError(f); break; }
         if (f.ref === "sub" && f.code === "unavailable") { setTimeout(subscribe, 500); break; }
         notice(t("failed", { reason: f.message || f.code }));
         break; }
@@ -273,8 +273,10 @@
     S.pendingReads.add(id);
     request({ op: "mark_read", message_id: id }, (err) => { S.pendingReads.delete(id); notice(t("failed", { reason: err.message })); });
   }
-  function reply(id, status) { request({ op: "reply", message_id: id, status }); }
-  function answer(id, option) { request({ op: "answer", message_id: id, option }); }
+  // Replies and answers need the connection (a read waits for it in pendingReads instead).
+  function reply(id, status) { if (!request({ op: "reply", message_id: id, status }, failed)) notice(t("notConnected")); }
+  function answer(id, option) { if (!request({ op: "answer", message_id: id, option }, failed)) notice(t("notConnected")); }
+  function failed(err) { notice(t("failed", { reason: err.message || err.code })); }
 
   // ---- rendering ------------------------------------------------------------------------------
   function render() {
