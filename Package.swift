@@ -55,8 +55,9 @@ let package = Package(
             .product(name: "Prometheus", package: "swift-prometheus"),
         ],
         // Compiled into the binary (PackageResources), so a copied or installed binary needs no
-        // files beside it. Docs/openapi.yaml is a link to docs/openapi.yaml.
-        resources: [.embedInCode("Docs/openapi.yaml")]),
+        // files beside it: the web console and the staff app (Web/Assets), and
+        // Docs/openapi.yaml (a link to docs/openapi.yaml).
+        resources: [.embedInCode("Web/Assets"), .embedInCode("Docs/openapi.yaml")]),
         .target(name: "StaffcastClient", dependencies: [
             "StaffcastCore", "CStaffcastTLS",
             .product(name: "Crypto", package: "swift-crypto"),

@@ -50,6 +50,15 @@ if ! python3 -c "import selenium" >/dev/null 2>&1; then
     || { echo "staffcast: could not install python selenium (pip install selenium); the console's browser test needs it" >&2; exit 1; }
 fi
 
+# axe-core (PyPI axe-selenium-python, which carries axe.min.js) checks the console and the staff
+# app for accessibility in the same browser tests.
+if ! python3 -c "import axe_selenium_python" >/dev/null 2>&1; then
+  echo "staffcast: installing python axe-selenium-python"
+  python3 -m pip install -q axe-selenium-python >/dev/null 2>&1 \
+    || python3 -m pip install -q --break-system-packages axe-selenium-python >/dev/null 2>&1 \
+    || { echo "staffcast: could not install python axe-selenium-python (pip install axe-selenium-python); the browser tests need it" >&2; exit 1; }
+fi
+
 # schemathesis (PyPI) checks a live server against docs/openapi.yaml (OpenAPIConformanceTests).
 if ! python3 -c "import schemathesis" >/dev/null 2>&1; then
   echo "staffcast: installing python schemathesis"

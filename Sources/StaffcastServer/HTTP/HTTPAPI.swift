@@ -293,8 +293,8 @@ final class HTTPAPI: @unchecked Sendable {
             }
         case .createInvite, .revokeInvite, .redeemInvite:
             invites(route, request, peer: peer, respond)
-        case .console(let asset):
-            respond(asset.response)
+        case .web(let asset):
+            respond(asset.response(ifNoneMatch: head.header("if-none-match")))
         case .userTokens(let userID):
             userTokens(userID, tokenID: nil, method: head.method, bearer: token, respond)
         case .userToken(let userID, let tokenID):

@@ -22,9 +22,9 @@ enum HTTPRoute: Equatable {
     case createInvite(eventID: UUID)
     case revokeInvite(code: String)
     case redeemInvite(code: String)
-    /// The organiser's web console (`GET /console`), its script and style, and the page a
-    /// join URL opens (`GET /join/{code}`, the same page).
-    case console(ConsoleAsset)
+    /// The organiser's web console (`GET /console`, its script and style), the staff app
+    /// (`GET /app` and its files) and the page a join URL opens (`GET /join/{code}`: the app).
+    case web(WebAsset)
     /// GET lists, DELETE revokes all (HTTPAPI+Tokens).
     case userTokens(userID: UUID)
     /// DELETE revokes one.
@@ -56,14 +56,18 @@ enum HTTPRoute: Equatable {
             case "healthz": return only("GET") { .success(.healthz) }
             case "readyz": return only("GET") { .success(.readyz) }
             case "metrics": return only("GET") { .success(.metrics) }
-            case "console": return only("GET") { .success(.console(.page)) }
+            case "console": return only("GET") { .success(.web(.consolePage)) }
+            case "app": return only("GET") { .success(.web(.appPage)) }
             default: return .failure(.notFound)
             }
         case 2 where parts[0] == "console":
-            guard let asset = ConsoleAsset(fileName: parts[1]) else { return .failure(.notFound) }
-            return only("GET") { .success(.console(asset)) }
+            guard let asset = WebAsset(consoleFile: parts[1]) else { return .failure(.notFound) }
+            return only("GET") { .success(.web(asset)) }
+        case 2 where parts[0] == "app":
+            guard let asset = WebAsset(appFile: parts[1]) else { return .failure(.notFound) }
+            return only("GET") { .success(.web(asset)) }
         case 2 where parts[0] == "join":
-            return only("GET") { .success(.console(.page)) }
+            return only("GET") { .success(.web(.appPage)) }
         case 3 where parts[0] == "v1" && parts[1] == "invites":
             return only("DELETE") { .success(.revokeInvite(code: parts[2])) }
         case 4 where parts[0] == "v1" && parts[1] == "invites" && parts[3] == "redeem":
@@ -155,7 +159,7 @@ enum HTTPRoute: Equatable {
         case .createInvite: return "POST /v1/events/{id}/invites"
         case .revokeInvite: return "DELETE /v1/invites/{code}"
         case .redeemInvite: return "POST /v1/invites/{code}/redeem"
-        case .console: return "GET /console"
+        case .web(let asset): return asset.isConsole ? "GET /console" : "GET /app"
         }
     }
 }
