@@ -52,4 +52,13 @@ public struct HostSlots<Item>: Sendable where Item: Sendable {
     }
 
     public func inFlight(host: String) -> Int { active[host, default: 0] }
+
+    /// Takes every waiting item out (at shutdown: their leases are given back).
+    public mutating func drain() -> [Item] {
+        let all = order.flatMap { waiting[$0] ?? [] }
+        waiting = [:]
+        order = []
+        waitingCount = 0
+        return all
+    }
 }

@@ -208,6 +208,15 @@ extension Store {
         }
     }
 
+    /// Gives back the leases of claimed rows that were never attempted (a server stopping).
+    public func releaseLeases(_ ids: [Int64], node: String) throws {
+        guard !ids.isEmpty else { return }
+        try conn.query("""
+            UPDATE outbox SET lease_until = NULL, leased_by = NULL, attempts = greatest(attempts - 1, 0)
+            WHERE id = ANY ($1::bigint[]) AND leased_by = $2 AND status = 'pending'
+            """, ["{" + ids.map(String.init).joined(separator: ",") + "}", node])
+    }
+
     /// Deletes finished outbox rows and webhook attempts older than `days` (the ticker's trim).
     @discardableResult
     public func pruneOutbox(days: Int = 7) throws -> Int {

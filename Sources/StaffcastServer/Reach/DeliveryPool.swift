@@ -41,6 +41,7 @@ final class DeliveryPool: @unchecked Sendable {
     /// Queues claimed items; returns those that did not fit (the caller lets their lease lapse).
     @discardableResult
     func enqueue(_ items: [OutboxItem]) -> [OutboxItem] {
+        guard !stopped.load(ordering: .relaxed) else { return items }
         let refused: [OutboxItem] = slots.withLock { s in items.filter { !s.enqueue($0, host: Self.host(of: $0)) } }
         wake.lock()
         wake.broadcast()
@@ -48,13 +49,16 @@ final class DeliveryPool: @unchecked Sendable {
         return refused
     }
 
-    /// Lets the threads end after their current attempt; waits at most `timeout` seconds.
-    func stop(timeout: Double = 5) {
+    /// Lets the threads end after their current attempt (waits at most `timeout` seconds) and
+    /// returns the items that had not started.
+    func stop(timeout: Double = 5) -> [OutboxItem] {
+        let waiting = slots.withLock { $0.drain() }
         stopped.store(true, ordering: .relaxed)
         wake.lock()
         wake.broadcast()
         wake.unlock()
         _ = running.wait(timeout: .now() + timeout)
+        return waiting
     }
 
     private func run() {

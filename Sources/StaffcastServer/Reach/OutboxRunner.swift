@@ -60,8 +60,10 @@ final class OutboxRunner: Sendable {
                     logger.debug("outbox: claimed deliveries", metadata: ["count": "\(items.count)"])
                     let refused = pool.enqueue(items)
                     if !refused.isEmpty {
-                        logger.warning("outbox: deliveries left for a later pass (delivery queue full)",
-                                       metadata: ["count": "\(refused.count)"])
+                        // Full or stopping: back to the outbox now rather than after the lease.
+                        try store.releaseLeases(refused.map(\.id), node: node)
+                        logger.info("outbox: deliveries left for a later pass (delivery queue full or stopping)",
+                                    metadata: ["count": "\(refused.count)"])
                     }
                 }
             } catch {
@@ -86,7 +88,22 @@ final class OutboxRunner: Sendable {
         }
     }
 
-    func stop() { pool.stop() }
+    /// Ends the delivery threads after their current attempts and gives back the leases of
+    /// claimed items that had not started, so that the next server (or this one restarted)
+    /// takes them at once instead of after the lease. Called before the workers stop.
+    func stop() {
+        let unstarted = pool.stop()
+        guard !unstarted.isEmpty else { return }
+        let node = self.node
+        let logger = self.logger
+        _ = workers.submit { session in
+            do {
+                try session.store().releaseLeases(unstarted.map(\.id), node: node)
+            } catch {
+                logger.info("outbox: leases not given back; they run out by themselves", metadata: ["error": "\(error)"])
+            }
+        }
+    }
 
     /// Turns an attempt's result into the outbox's next state and records it on a worker. If the
     /// worker queue is full the row keeps its lease and is tried again when the lease runs out.
