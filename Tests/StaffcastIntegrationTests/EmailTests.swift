@@ -52,6 +52,10 @@ final class EmailTests: XCTestCase {
         let liSocket = try server.connect(liToken)
         defer { liSocket.close() }
         _ = try liSocket.subscribe(fixture.event)
+        // "Live" in the funnel is what the presence table says (written every 3 s): wait for Li's row.
+        XCTAssertTrue(try waitUntil(15) {
+            try fixture.count("SELECT count(*) FROM presence WHERE user_id = $1", [id(li)]) > 0
+        })
         let api = try server.api(fixture.ownerToken)
         let normal = try api.sendMessage(event: fixture.event, message: "Lunch at noon", type: nil, priority: nil, expiresInMinutes: nil)
         let emergency = try api.sendMessage(event: fixture.event, message: "Evacuate hall B\nUse exit 4", type: "emergency",
@@ -80,6 +84,11 @@ final class EmailTests: XCTestCase {
                                          [id(li)]), 1)
         XCTAssertEqual(try fixture.count("SELECT count(*) FROM message_reach WHERE message_id = $1 AND user_id = $2 AND via = 'email'",
                                          [id(emergency.id), id(fixture.staff)]), 1)
+        let funnel = try server.api(fixture.ownerToken).receipts(message: emergency.id).list
+        XCTAssertEqual(funnel.totals?.email, 1)
+        XCTAssertEqual(funnel.totals?.read, 1)
+        XCTAssertEqual(funnel.unreadBy.first { $0.userID == fixture.staff }?.reached?.map(\.via), ["email"])
+        XCTAssertEqual(funnel.readBy.first { $0.userID == li }?.reached?.map(\.via), ["live"])
         // A restart does not send it again.
         server.stop()
         let port = smtp.port

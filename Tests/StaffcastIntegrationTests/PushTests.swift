@@ -175,5 +175,11 @@ final class PushTests: XCTestCase {
         XCTAssertTrue(try waitUntil(10) {
             try fixture.count("SELECT count(*) FROM message_reach WHERE message_id = $1 AND via = 'push'", [id(urgent.id)]) == 1
         })
+        // Receipts carry the funnel: per person how and when, and the totals.
+        let receipts = try server.api(fixture.adminToken).receipts(message: urgent.id).list
+        let sam = try XCTUnwrap(receipts.unreadBy.first { $0.userID == fixture.staff })
+        XCTAssertEqual(sam.reached?.map(\.via), ["live", "push"])
+        XCTAssertEqual(receipts.totals, FunnelTotals(live: 1, push: 1, email: 0, read: 0))
+        XCTAssertEqual(receipts.unreadBy.first { $0.userID == fixture.admin }?.reached, [])
     }
 }
