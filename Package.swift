@@ -58,7 +58,10 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
-        ]),
+        ],
+        // Compiled into the binary (PackageResources), so a copied or installed binary needs no
+        // files beside it. Docs/openapi.yaml is a link to docs/openapi.yaml.
+        resources: [.embedInCode("Docs/openapi.yaml")]),
         .target(name: "StaffcastClient", dependencies: [
             "StaffcastCore", "CStaffcastTLS",
             .product(name: "Crypto", package: "swift-crypto"),
@@ -76,6 +79,7 @@ let package = Package(
         .testTarget(name: "StaffcastClientTests", dependencies: ["StaffcastCore", "StaffcastClient", "StaffcastQR"]),
         .testTarget(name: "StaffcastIntegrationTests", dependencies: [
             "StaffcastCore", "StaffcastPostgres", "StaffcastServer", "StaffcastClient",
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
     ]
 )

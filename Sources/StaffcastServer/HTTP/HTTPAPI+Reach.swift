@@ -11,7 +11,8 @@ extension HTTPAPI {
         switch route {
         case .pushKey:
             guard let key = server.pushPublicKey else {
-                respond(.error(.unavailable("Web Push is not configured on this server (push_vapid_key).")))
+                // Not a failure of the server: this one simply offers no push (no push_vapid_key).
+                respond(.error(.notFound("This server does not offer Web Push (no push_vapid_key configured).")))
                 return
             }
             respond(.json(200, ["public_key": key]))
@@ -31,7 +32,7 @@ extension HTTPAPI {
         case .deletePushSubscription(let id):
             runAsUser(token, respond) { store, identity in
                 try store.deletePushSubscription(as: identity.userID, id: id)
-                return .json(200, ["id": id.uuidString.lowercased(), "deleted": "true"])
+                return .json(200, DeletedBody(id: id))
             }
         case .webhooks(let eventID) where head.method == "POST":
             guard caller(token, respond) != nil else { return }
@@ -50,7 +51,7 @@ extension HTTPAPI {
         case .deleteWebhook(let eventID, let webhookID):
             runAsUser(token, respond) { store, identity in
                 try store.deleteWebhook(as: identity.userID, event: eventID, id: webhookID)
-                return .json(200, ["id": webhookID.uuidString.lowercased(), "deleted": "true"])
+                return .json(200, DeletedBody(id: webhookID))
             }
         case .webhookDeliveries(let eventID, let webhookID):
             runAsUser(token, respond) { store, identity in
@@ -59,5 +60,16 @@ extension HTTPAPI {
         default:
             respond(.error(.notFound("There is no such route.")))
         }
+    }
+}
+
+/// `{"id", "deleted": true}`: the answer to deleting a push subscription or a webhook.
+struct DeletedBody: Encodable {
+    let id: UUID
+    enum CodingKeys: String, CodingKey { case id, deleted }
+    func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id.uuidString.lowercased(), forKey: .id)
+        try c.encode(true, forKey: .deleted)
     }
 }

@@ -36,6 +36,8 @@ enum HTTPRoute: Equatable {
     case webhooks(eventID: UUID)
     case deleteWebhook(eventID: UUID, webhookID: UUID)
     case webhookDeliveries(eventID: UUID, webhookID: UUID)
+    /// `GET /v1/openapi.yaml`: docs/openapi.yaml, compiled in.
+    case openAPI
     case healthz
     case readyz
     case metrics
@@ -90,6 +92,8 @@ enum HTTPRoute: Equatable {
             return only("DELETE") { id(parts[2]).flatMap { e in id(parts[4]).map { .deleteWebhook(eventID: e, webhookID: $0) } } }
         case 6 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "webhooks" && parts[5] == "deliveries":
             return only("GET") { id(parts[2]).flatMap { e in id(parts[4]).map { .webhookDeliveries(eventID: e, webhookID: $0) } } }
+        case 2 where parts == ["v1", "openapi.yaml"]:
+            return only("GET") { .success(.openAPI) }
         case 2 where parts == ["v1", "status"]:
             return only("GET") { .success(.status) }
         case 3 where parts == ["v1", "me", "notifications"]:
@@ -171,6 +175,7 @@ enum HTTPRoute: Equatable {
         case .webhooks: return "GET|POST /v1/events/{id}/webhooks"
         case .deleteWebhook: return "DELETE /v1/events/{id}/webhooks/{id}"
         case .webhookDeliveries: return "GET /v1/events/{id}/webhooks/{id}/deliveries"
+        case .openAPI: return "GET /v1/openapi.yaml"
         case .healthz: return "GET /healthz"
         case .readyz: return "GET /readyz"
         case .metrics: return "GET /metrics"

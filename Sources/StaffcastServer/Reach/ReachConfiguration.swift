@@ -4,7 +4,7 @@ import Foundation
 /// webhooks"): Web Push, email, and the outbox that delivers them and webhooks.
 public struct ReachConfiguration: Sendable, Equatable {
     /// PEM P-256 private key for VAPID (`push_vapid_key`); made on first start when the file is
-    /// absent. Nil: Web Push is off (`GET /v1/push/key` answers 503).
+    /// absent. Nil: Web Push is off (`GET /v1/push/key` answers 404).
     public var pushVapidKey: String?
     /// The VAPID `sub` (`push_contact`): a mailto: or https: URL where push services reach you.
     public var pushContact = "mailto:staffcast@localhost"
