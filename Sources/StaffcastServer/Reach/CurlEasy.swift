@@ -1,10 +1,11 @@
 import CLibCurl
 import Foundation
 
-/// One outgoing request through libcurl (HTTPS POST for Web Push and webhooks, SMTP for email).
-/// This type is the only user of libcurl in staffcast: it owns its `CURL` handle and header list
-/// and frees them in `deinit`. It blocks its calling thread (a `DeliveryPool` thread, never a
-/// service loop or a database worker) for at most `timeout` seconds.
+/// Outgoing requests through libcurl (HTTPS POST for Web Push and webhooks, SMTP for email),
+/// one at a time. This type is the only user of libcurl in staffcast: it owns its `CURL` handle,
+/// header lists and error buffer and frees them in `deinit`. Owned by one `DeliveryPool` thread
+/// (never a service loop or a database worker), which it blocks for at most `timeout` seconds a
+/// request; it is reused for the same host so the connection is kept.
 final class CurlEasy {
     /// What came back from an HTTP request.
     struct Response: Sendable {
@@ -40,12 +41,38 @@ final class CurlEasy {
     /// libcurl's global state, made once before any handle (it is not thread-safe itself).
     private static let initialised: Bool = curl_global_init(Int(CURL_GLOBAL_DEFAULT)) == CURLE_OK
 
+    private let timeout: Double
+    private let caFile: String?
+    private var used = false
+
     init(timeout: Double, caFile: String?) throws(TransportError) {
         guard Self.initialised, let h = curl_easy_init() else {
             errorBuffer.deallocate()
             throw TransportError(code: -1, message: "libcurl could not be initialised")
         }
         handle = h
+        self.timeout = timeout
+        self.caFile = caFile
+        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+    }
+
+    /// Readies the handle for the next request: everything of the last one is forgotten
+    /// (`curl_easy_reset`) except its open connection, so the next request to the same host
+    /// skips the TCP and TLS handshakes.
+    private func prepare() {
+        if used {
+            curl_easy_reset(handle)
+            if let headers { curl_slist_free_all(headers) }
+            if let recipients { curl_slist_free_all(recipients) }
+            headers = nil
+            recipients = nil
+            io.received = []
+            io.upload = []
+            io.uploaded = 0
+            io.retryAfter = nil
+            errorBuffer.update(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
+        }
+        used = true
         let ms = Int(max(timeout, 1) * 1000)
         staffcast_curl_set_long(handle, CURLOPT_NOSIGNAL, 1)
         staffcast_curl_set_long(handle, CURLOPT_TIMEOUT_MS, ms)
@@ -53,7 +80,6 @@ final class CurlEasy {
         staffcast_curl_set_long(handle, CURLOPT_FOLLOWLOCATION, 0)
         staffcast_curl_set_string(handle, CURLOPT_PROTOCOLS_STR, "http,https,smtp,smtps")
         if let caFile { staffcast_curl_set_string(handle, CURLOPT_CAINFO, caFile) }
-        errorBuffer.initialize(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         staffcast_curl_set_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer)
         let me = Unmanaged.passUnretained(io).toOpaque()
         staffcast_curl_set_callback(handle, CURLOPT_WRITEFUNCTION) { ptr, size, count, user in
@@ -101,6 +127,7 @@ final class CurlEasy {
 
     /// POSTs `body` to `url` with `headers` ("Name: value"); returns the status whatever it is.
     func post(url: String, headers lines: [String], body: [UInt8]) throws(TransportError) -> Response {
+        prepare()
         for line in lines { headers = curl_slist_append(headers, line) }
         // No "Expect: 100-continue" round trip before small bodies.
         headers = curl_slist_append(headers, "Expect:")
@@ -118,6 +145,7 @@ final class CurlEasy {
     /// Returns the SMTP reply code of the final answer (250 when accepted).
     func sendMail(url: String, user: String?, password: String?, from: String, to: [String], message: [UInt8])
         throws(TransportError) -> Int {
+        prepare()
         staffcast_curl_set_string(handle, CURLOPT_URL, url)
         staffcast_curl_set_long(handle, CURLOPT_USE_SSL, Int(CURLUSESSL_TRY.rawValue))
         if let user { staffcast_curl_set_string(handle, CURLOPT_USERNAME, user) }

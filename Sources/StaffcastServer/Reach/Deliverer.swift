@@ -12,24 +12,29 @@ struct Deliverer: Sendable {
     /// Where the app is (`…/app`), for the link in emails.
     let appURL: String
 
-    func attempt(_ item: OutboxItem) -> AttemptResult {
+    /// One attempt at `item` to `host`, through the calling thread's handle for that host.
+    func attempt(_ item: OutboxItem, host: String, handles: CurlHandles) -> AttemptResult {
         do {
+            let curl = try handles.handle(host: host)
             switch item.target {
             case .push(_, let endpoint, let p256dh, let auth, let message):
-                return try push(endpoint: endpoint, p256dh: p256dh, auth: auth, message: message, giveUpAt: item.giveUpAt)
+                return try push(curl, endpoint: endpoint, p256dh: p256dh, auth: auth, message: message, giveUpAt: item.giveUpAt)
             case .email(let address, let name, let eventName, let message):
-                return try email(to: address, name: name, eventName: eventName, message: message, deliveryID: item.deliveryID)
+                return try email(curl, to: address, name: name, eventName: eventName, message: message, deliveryID: item.deliveryID)
             case .webhook(_, let url, let secret, let changeType, let payload):
-                return try webhook(url: url, secret: secret, changeType: changeType, payload: payload, deliveryID: item.deliveryID)
+                return try webhook(curl, url: url, secret: secret, changeType: changeType, payload: payload,
+                                   deliveryID: item.deliveryID)
             }
         } catch let e as CurlEasy.TransportError {
+            handles.discard(host: host)
             return .transportFailure(e.description)
         } catch {
+            handles.discard(host: host)
             return .transportFailure("\(error)")
         }
     }
 
-    private func push(endpoint: String, p256dh: String, auth: String, message: StaffMessage, giveUpAt: Date) throws -> AttemptResult {
+    private func push(_ curl: CurlEasy, endpoint: String, p256dh: String, auth: String, message: StaffMessage, giveUpAt: Date) throws -> AttemptResult {
         guard let vapid else { return .transportFailure("push is not configured (push_vapid_key)") }
         let body: [UInt8]
         do {
@@ -50,12 +55,11 @@ struct Deliverer: Sendable {
             // One topic per message: a retry replaces an undelivered copy instead of adding one.
             "Topic: \(message.id.uuidString.replacingOccurrences(of: "-", with: "").lowercased())",
         ]
-        let curl = try CurlEasy(timeout: configuration.attemptTimeout, caFile: configuration.caFile)
         let response = try curl.post(url: endpoint, headers: headers, body: body)
         return .status(response.status, retryAfterSeconds: response.retryAfter)
     }
 
-    private func webhook(url: String, secret: String, changeType: String, payload: String, deliveryID: UUID) throws -> AttemptResult {
+    private func webhook(_ curl: CurlEasy, url: String, secret: String, changeType: String, payload: String, deliveryID: UUID) throws -> AttemptResult {
         let body = Array(payload.utf8)
         let signature = HMAC<SHA256>.authenticationCode(for: body, using: SymmetricKey(data: Array(secret.utf8)))
         let hex = signature.map { String(format: "%02x", $0) }.joined()
@@ -66,18 +70,16 @@ struct Deliverer: Sendable {
             "X-Staffcast-Event: \(changeType)",
             "X-Staffcast-Signature: sha256=\(hex)",
         ]
-        let curl = try CurlEasy(timeout: configuration.attemptTimeout, caFile: configuration.caFile)
         let response = try curl.post(url: url, headers: headers, body: body)
         return .status(response.status, retryAfterSeconds: response.retryAfter)
     }
 
-    private func email(to address: String, name: String, eventName: String, message: StaffMessage, deliveryID: UUID) throws -> AttemptResult {
+    private func email(_ curl: CurlEasy, to address: String, name: String, eventName: String, message: StaffMessage, deliveryID: UUID) throws -> AttemptResult {
         guard let smtp = configuration.smtpURL, let from = configuration.emailFrom else {
             return .transportFailure("email is not configured (smtp_url, email_from)")
         }
         let text = EmailText.compose(from: from, to: address, name: name, eventName: eventName, message: message,
                                      appURL: appURL, messageID: "<\(deliveryID.uuidString.lowercased())@staffcast>")
-        let curl = try CurlEasy(timeout: configuration.attemptTimeout, caFile: configuration.caFile)
         let code = try curl.sendMail(url: smtp, user: nil, password: nil, from: from, to: [address], message: Array(text.utf8))
         return .status(code, retryAfterSeconds: nil)
     }

@@ -10,7 +10,7 @@ import Synchronization
 /// (the runner claims only what fits, so nothing is refused; the rest stays in the outbox).
 /// Each finished attempt is recorded by a database worker.
 final class DeliveryPool: @unchecked Sendable {
-    typealias Deliver = @Sendable (OutboxItem) -> AttemptResult
+    typealias Deliver = @Sendable (OutboxItem, String, CurlHandles) -> AttemptResult
     typealias Finished = @Sendable (OutboxItem, AttemptResult) -> Void
 
     private let slots: Mutex<HostSlots<OutboxItem>>
@@ -20,7 +20,11 @@ final class DeliveryPool: @unchecked Sendable {
     private let deliver: Deliver
     private let finished: Finished
 
-    init(threads: Int, concurrencyPerHost: Int, capacity: Int, deliver: @escaping Deliver, finished: @escaping Finished) {
+    private let makeHandles: @Sendable () -> CurlHandles
+
+    init(threads: Int, concurrencyPerHost: Int, capacity: Int, makeHandles: @escaping @Sendable () -> CurlHandles,
+         deliver: @escaping Deliver, finished: @escaping Finished) {
+        self.makeHandles = makeHandles
         slots = Mutex(HostSlots(perHost: concurrencyPerHost, maxWaiting: capacity))
         self.deliver = deliver
         self.finished = finished
@@ -62,6 +66,8 @@ final class DeliveryPool: @unchecked Sendable {
     }
 
     private func run() {
+        // This thread's own libcurl handles, one per host (connections kept between attempts).
+        let handles = makeHandles()
         while !stopped.load(ordering: .relaxed) {
             guard let (item, host) = slots.withLock({ $0.next() }) else {
                 wake.lock()
@@ -69,7 +75,7 @@ final class DeliveryPool: @unchecked Sendable {
                 wake.unlock()
                 continue
             }
-            let outcome = deliver(item)
+            let outcome = deliver(item, host, handles)
             slots.withLock { $0.finished(host: host) }
             // A slot opened: another thread may start the next item of this host.
             wake.lock()

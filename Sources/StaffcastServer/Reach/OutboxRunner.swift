@@ -32,7 +32,10 @@ final class OutboxRunner: Sendable {
         let recorder = Recorder(workers: workers, policy: policy, logger: logger) { kick.withLock { $0 }?() }
         pool = DeliveryPool(threads: configuration.threads, concurrencyPerHost: configuration.concurrencyPerHost,
                             capacity: max(16, configuration.threads * 8),
-                            deliver: { deliverer.attempt($0) },
+                            makeHandles: { [timeout = configuration.attemptTimeout, ca = configuration.caFile] in
+                                CurlHandles(timeout: timeout, caFile: ca)
+                            },
+                            deliver: { deliverer.attempt($0, host: $1, handles: $2) },
                             finished: { item, result in recorder.record(item, result) })
         // After each recorded attempt a pass starts at once (not at the next tick), so the next
         // delivery of a webhook (in order: one at a time) does not wait a second.

@@ -22,10 +22,11 @@ public struct ReachConfiguration: Sendable, Equatable {
     /// A PEM CA bundle to trust for push services, webhooks and SMTP besides the system's
     /// (`delivery_ca_file`; a private CA, or tests).
     public var caFile: String?
-    /// Deliveries in flight at once to one host (`delivery_concurrency_per_host`, default 4).
-    public var concurrencyPerHost = 4
-    /// Threads that do the HTTP and SMTP I/O (`delivery_threads`, default 8).
-    public var threads = 8
+    /// Deliveries in flight at once to one host (`delivery_concurrency_per_host`, default 16):
+    /// all of one browser's pushes go to its vendor's one push service.
+    public var concurrencyPerHost = 16
+    /// Threads that do the HTTP and SMTP I/O (`delivery_threads`, default 32; they mostly wait).
+    public var threads = 32
     /// Seconds one HTTP or SMTP attempt may take before it counts as a timeout.
     public var attemptTimeout = 20.0
 
