@@ -42,3 +42,15 @@ final class ReachRequestTests: XCTestCase {
         XCTAssertThrowsError(try WebhookRequest(eventID: event, url: "https://x/y", events: ["message"], secret: "short"))
     }
 }
+
+/// Email addresses on profiles: one plain address, nothing that could break SMTP or a header.
+final class EmailAddressTests: XCTestCase {
+    func testPlainAddressesPassAndOthersAreRefused() throws {
+        XCTAssertEqual(try EmailAddress.validate(" sam@example.org "), "sam@example.org")
+        XCTAssertNil(try EmailAddress.validate(""))
+        for bad in ["sam", "sam@", "@example.org", "sam@example", "a@b@c.org", "Sam <sam@example.org>",
+                    "sam@example.org\r\nBcc: x@y.org", "sam@.org", "sa m@example.org"] {
+            XCTAssertThrowsError(try EmailAddress.validate(bad), bad)
+        }
+    }
+}
