@@ -8,7 +8,9 @@ code nobody here wrote checks what staffcast sends.
            Paths: /ok/* answer 201, /gone/* 410, /flaky/* 503 the first time then 201.
   webhook  an HTTP receiver that checks X-Staffcast-Signature (HMAC-SHA256 with --secret).
            Paths: /ok answer 204, /fail2 500 to the first two attempts of each delivery then 200.
-  smtp     an aiosmtpd SMTP server on loopback that prints each message.
+  smtp     an aiosmtpd SMTP server on loopback that prints each message; with --ca it offers and
+           requires STARTTLS (self-signed certificate written to --ca), with --user/--password it
+           requires AUTH.
 
 The first stdout line is JSON describing the counterpart ({"port": …, …}); then one JSON line per
 request received. It runs until stdin closes or it is killed.
@@ -216,27 +218,46 @@ def run_webhook(args):
 # ---------------------------------------------------------------------------------------- smtp
 def run_smtp(args):
     from aiosmtpd.controller import Controller
+    from aiosmtpd.smtp import AuthResult
 
     class Recorder:
         async def handle_DATA(self, server, session, envelope):
             emit({"mail_from": envelope.mail_from, "rcpt_tos": envelope.rcpt_tos,
-                  "data": envelope.content.decode("utf-8", "replace")})
+                  "data": envelope.content.decode("utf-8", "replace"),
+                  "tls": session.ssl is not None, "authenticated": bool(session.authenticated)})
             return "250 OK"
 
+    def authenticator(server, session, envelope, mechanism, auth_data):
+        ok = (getattr(auth_data, "login", b"") == (args.user or "").encode()
+              and getattr(auth_data, "password", b"") == (args.password or "").encode())
+        return AuthResult(success=ok)
+
+    options = {}
+    if args.ca:
+        # STARTTLS offered and required; a client that does not upgrade cannot send.
+        self_signed(args.ca, args.ca + ".key")
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(args.ca, args.ca + ".key")
+        options.update(tls_context=context, require_starttls=True)
+    if args.user:
+        options.update(auth_required=True, auth_require_tls=bool(args.ca), authenticator=authenticator)
     probe = socket.socket()
     probe.bind(("127.0.0.1", 0))
     port = probe.getsockname()[1]
     probe.close()
-    controller = Controller(Recorder(), hostname="127.0.0.1", port=port)
+    controller = Controller(Recorder(), hostname="127.0.0.1", port=port, **options)
     controller.start()
-    emit({"port": port})
+    emit({"port": port, "ca": args.ca})
     wait_for_stdin_close()
 
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("kind", choices=["push", "webhook", "smtp"])
-    parser.add_argument("--ca", help="push: where to write the service's certificate (the CA to trust)")
+    parser.add_argument("--ca", help="push, smtp: where to write the service's certificate (the CA to trust); "
+                                     "smtp: offers and requires STARTTLS")
+    parser.add_argument("--user", help="smtp: require AUTH with this user (and --password)")
+    parser.add_argument("--password", help="smtp: the password --user must give")
     parser.add_argument("--secret", help="webhook: the secret the signature is checked with")
     args = parser.parse_args()
     {"push": run_push, "webhook": run_webhook, "smtp": run_smtp}[args.kind](args)

@@ -105,6 +105,30 @@ final class EmailTests: XCTestCase {
         XCTAssertEqual(smtp.requests.count, 1, "exactly one email: \(smtp.requests)")
     }
 
+    func testStartTLSAndCredentialsAreUsedWhenTheServerAsksForThem() throws {
+        server.stop()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("staffcast-smtp-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        let secure = try Counterpart(["smtp", "--ca", dir.appendingPathComponent("smtp-ca.pem").path,
+                                      "--user", "relay", "--password", "s3cret pass"])
+        defer { secure.stop() }
+        let port = secure.port, ca = secure.info["ca"] as? String
+        server = try TestServer(conninfo: fixture.conninfo) {
+            $0.reach.smtpURL = "smtp://relay:s3cret%20pass@127.0.0.1:\(port)"
+            $0.reach.emailFrom = "staffcast@example.org"
+            $0.reach.emailAfterSeconds = 1
+            $0.reach.caFile = ca
+        }
+        let m = try server.api(fixture.ownerToken).sendMessage(event: fixture.event, message: "Fire at stage 2", type: "alert",
+                                                               priority: "urgent", expiresInMinutes: nil)
+        let mails = secure.wait(for: 2) { ($0["data"] as? String)?.contains("Fire at stage 2") == true }
+        XCTAssertEqual(Set(mails.flatMap { $0["rcpt_tos"] as? [String] ?? [] }), ["sam@example.org", "li@example.org"])
+        XCTAssertTrue(mails.allSatisfy { $0["tls"] as? Bool == true && $0["authenticated"] as? Bool == true }, "\(mails)")
+        XCTAssertTrue(try waitUntil(10) {
+            try fixture.count("SELECT count(*) FROM message_reach WHERE message_id = $1 AND via = 'email'", [id(m.id)]) == 2
+        })
+    }
+
     func testEmailAddressesAreCheckedAndSetByTheCommandLineStore() throws {
         XCTAssertThrowsError(try fixture.store.setEmail(user: fixture.staff, email: "not an address"))
         XCTAssertThrowsError(try fixture.store.setEmail(user: fixture.staff, email: "a@b\r\nBcc: x@y.z"))
