@@ -8,22 +8,20 @@ import XCTest
 /// Email for the unreached against a real SMTP server (PyPI aiosmtpd on loopback,
 /// `scripts/test-counterparts.py smtp`): an unread emergency is emailed once after
 /// `email_after_seconds`; a read one and a normal message are not.
-final class EmailTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
+final class EmailTests: IntegrationTestCase {
     var smtp: Counterpart!
     var li: UUID!
     var liToken: String!
 
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
+        try super.setUpWithError()
         li = try fixture.store.createUser(name: "Li Staff", email: "li@example.org")
         try fixture.store.grant(event: fixture.event, user: li, level: .staff)
         liToken = try fixture.store.issueToken(user: li)
         try fixture.store.setEmail(user: fixture.staff, email: "sam@example.org")
         smtp = try Counterpart(["smtp"])
         let port = smtp.port
-        server = try TestServer(conninfo: fixture.conninfo) {
+        try startServer {
             $0.reach.smtpURL = "smtp://127.0.0.1:\(port)"
             $0.reach.emailFrom = "staffcast@example.org"
             $0.reach.emailAfterSeconds = 2
@@ -32,8 +30,9 @@ final class EmailTests: XCTestCase {
     }
 
     override func tearDown() {
-        server?.stop()
         smtp?.stop()
+        smtp = nil
+        super.tearDown()
     }
 
     func id(_ u: UUID) -> String { u.uuidString.lowercased() }

@@ -8,20 +8,18 @@ import XCTest
 /// Web Push end to end against a real counterpart: an HTTPS push service on loopback
 /// (`scripts/test-counterparts.py push`) that decrypts each body with PyPI http-ece (RFC 8291)
 /// and verifies the VAPID JWT (RFC 8292) with `cryptography`. Real PostgreSQL, real server.
-final class PushTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
+final class PushTests: IntegrationTestCase {
     var service: Counterpart!
     var keyFile: String!
 
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
+        try super.setUpWithError()
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("staffcast-push-\(UUID().uuidString.prefix(8))")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         keyFile = dir.appendingPathComponent("data/push_vapid_key.pem").path
         service = try Counterpart(["push", "--ca", dir.appendingPathComponent("push-ca.pem").path])
         let ca = service.info["ca"] as? String
-        server = try TestServer(conninfo: fixture.conninfo) {
+        try startServer {
             $0.reach.pushVapidKey = self.keyFile
             $0.reach.pushContact = "mailto:ops@example.org"
             $0.reach.caFile = ca
@@ -29,8 +27,9 @@ final class PushTests: XCTestCase {
     }
 
     override func tearDown() {
-        server?.stop()
         service?.stop()
+        service = nil
+        super.tearDown()
     }
 
     func id(_ u: UUID) -> String { u.uuidString.lowercased() }

@@ -6,19 +6,11 @@ import XCTest
 
 /// The reach features on the command line: `admin user create --email`, `admin user set`, and
 /// the delivery funnel in `staffcast receipts`.
-final class ReachCommandLineTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
+final class ReachCommandLineTests: IntegrationTestCase {
 
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-        server = try TestServer(conninfo: fixture.conninfo)
-    }
-
-    override func tearDown() {
-        server?.stop()
-        server = nil
-        fixture = nil
+        try super.setUpWithError()
+        try startServer()
     }
 
     func run(_ args: [String]) throws -> CommandLineTests.Outcome {

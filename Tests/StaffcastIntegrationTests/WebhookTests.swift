@@ -8,21 +8,20 @@ import XCTest
 /// Signed webhooks against a real receiver (`scripts/test-counterparts.py webhook`, which checks
 /// each body's HMAC-SHA256): owners only, never the secret back, in order per webhook, retried
 /// with backoff, and nothing lost when staffcast restarts in between.
-final class WebhookTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
+final class WebhookTests: IntegrationTestCase {
     var receiver: Counterpart!
     let secret = "whsec-0123456789abcdef"
 
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
+        try super.setUpWithError()
         receiver = try Counterpart(["webhook", "--secret", secret])
-        server = try TestServer(conninfo: fixture.conninfo)
+        try startServer()
     }
 
     override func tearDown() {
-        server?.stop()
         receiver?.stop()
+        receiver = nil
+        super.tearDown()
     }
 
     func id(_ u: UUID) -> String { u.uuidString.lowercased() }
