@@ -147,6 +147,21 @@ final class PushTests: IntegrationTestCase {
         })
     }
 
+    func testARetryIsDroppedOnceThePersonHasNoAccess() throws {
+        let subscription = try subscribe(fixture.staffToken, "flaky")
+        let m = try server.api(fixture.ownerToken).sendMessage(event: fixture.event, message: "Crew change at 14:00",
+                                                               type: nil, priority: nil, expiresInMinutes: nil)
+        // The first attempt gets 503; before its retry (a second or so later) Sam's access ends.
+        service.wait { self.path($0, "/flaky/") }
+        XCTAssertTrue(try fixture.store.revoke(event: fixture.event, user: fixture.staff))
+        XCTAssertTrue(try waitUntil(15) {
+            try fixture.count("SELECT count(*) FROM outbox WHERE kind = 'push' AND subscription_id = $1 AND status = 'skipped'",
+                              [id(subscription)]) == 1
+        }, "the retry finds Sam out of the audience and sends nothing")
+        XCTAssertEqual(service.requests.filter { path($0, "/flaky/") }.count, 1)
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM message_reach WHERE message_id = $1 AND via = 'push'", [id(m.id)]), 0)
+    }
+
     func testConnectedStaffGetNoPushButUrgentGoesToEveryone() throws {
         _ = try subscribe(fixture.staffToken, "ok")
         let staff = try server.connect(fixture.staffToken)

@@ -126,6 +126,9 @@ extension Store {
     private func pushTarget(_ tx: PGConnection, subscription: UUID?, user: UUID?, message: UUID?) throws -> OutboxItem.Target? {
         guard let subscription, let user, let message,
               let m = try liveMessage(tx, message, reader: user) else { return nil }
+        // Still in the audience: access may have been revoked since the push was queued.
+        guard try tx.query("SELECT 1 FROM staffcast_message_audience($1) a WHERE a.user_id = $2",
+                           [Self.id(message), Self.id(user)]).rowCount == 1 else { return nil }
         let s = try tx.query("SELECT endpoint, p256dh, auth FROM push_subscriptions WHERE id = $1", [Self.id(subscription)])
         guard s.rowCount == 1, let endpoint = s.string(0, 0), let p256dh = s.string(0, 1), let auth = s.string(0, 2) else {
             return nil

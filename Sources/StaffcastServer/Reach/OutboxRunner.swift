@@ -37,8 +37,9 @@ final class OutboxRunner: Sendable {
                             },
                             deliver: { deliverer.attempt($0, host: $1, handles: $2) },
                             finished: { item, result in recorder.record(item, result) })
-        // After each recorded attempt a pass starts at once (not at the next tick), so the next
-        // delivery of a webhook (in order: one at a time) does not wait a second.
+        // After a webhook attempt is recorded a pass starts at once (not at the next tick): a
+        // webhook's deliveries go one at a time, in order, and should not wait a second each.
+        // Push and email are claimed in batches by the ticker's passes.
         kick.withLock { $0 = { [weak self] in self?.tick() } }
     }
 
@@ -56,8 +57,10 @@ final class OutboxRunner: Sendable {
             defer { busy.withLock { $0 = false } }
             do {
                 let store = try session.store()
-                // A backlog (after every server was down) is expanded in passes of 200.
-                for _ in 0..<10 where try store.expandFanouts(emailAfterSeconds: emailAfter) == 200 {}
+                // A backlog (after every server was down) is expanded 200 messages at a time.
+                for _ in 0..<10 {
+                    if try store.expandFanouts(emailAfterSeconds: emailAfter) < 200 { break }
+                }
                 let items = try store.claimDeliveries(node: node, limit: room, leaseSeconds: Self.leaseSeconds)
                 if !items.isEmpty {
                     logger.debug("outbox: claimed deliveries", metadata: ["count": "\(items.count)"])
@@ -147,7 +150,7 @@ final class OutboxRunner: Sendable {
             let queued = workers.submit { session in
                 do {
                     try session.store().recordAttempt(item, recorded, statusCode: status)
-                    done()
+                    if item.kind == .webhook { done() }
                 } catch {
                     session.dropIfBroken()
                     logger.warning("outbox: an attempt was not recorded; it is tried again after its lease",
