@@ -54,6 +54,8 @@ CREATE TABLE outbox (
     change_type     text,
     payload         text,
     delivery_id     uuid NOT NULL DEFAULT gen_random_uuid() UNIQUE,
+    -- 0 first: pushes and emails of urgent or emergency messages go before a backlog of others.
+    urgency         smallint NOT NULL DEFAULT 1,
     attempts        integer NOT NULL DEFAULT 0,
     next_attempt_at timestamptz NOT NULL DEFAULT now(),
     give_up_at      timestamptz NOT NULL DEFAULT now() + interval '1 day',
@@ -64,7 +66,7 @@ CREATE TABLE outbox (
     created_at      timestamptz NOT NULL DEFAULT now(),
     done_at         timestamptz
 );
-CREATE INDEX outbox_due ON outbox (next_attempt_at, id) WHERE status = 'pending';
+CREATE INDEX outbox_due ON outbox (urgency, next_attempt_at, id) WHERE status = 'pending';
 CREATE INDEX outbox_webhook_pending ON outbox (webhook_id, id) WHERE status = 'pending' AND kind = 'webhook';
 CREATE INDEX outbox_webhook_recent ON outbox (webhook_id, id DESC) WHERE kind = 'webhook';
 CREATE INDEX outbox_finished ON outbox (done_at) WHERE status <> 'pending';

@@ -31,9 +31,10 @@ extension Store {
                 ON CONFLICT DO NOTHING
                 """, [messages])
             try tx.query("""
-                INSERT INTO outbox (kind, event_id, message_id, user_id, subscription_id, give_up_at)
+                INSERT INTO outbox (kind, event_id, message_id, user_id, subscription_id, give_up_at, urgency)
                 SELECT 'push', m.event_id, m.id, s.user_id, s.id,
-                       least(coalesce(m.expires_at, 'infinity'), m.sent_at + interval '1 day')
+                       least(coalesce(m.expires_at, 'infinity'), m.sent_at + interval '1 day'),
+                       CASE WHEN m.priority = 'urgent' OR m.message_type = 'emergency' THEN 0 ELSE 1 END
                 FROM staff_messages m CROSS JOIN LATERAL staffcast_message_audience(m.id) a
                 JOIN push_subscriptions s ON s.user_id = a.user_id
                 WHERE m.id = ANY ($1::uuid[]) AND m.retracted_at IS NULL
@@ -46,8 +47,8 @@ extension Store {
                 """, [messages])
             if let emailAfterSeconds {
                 try tx.query("""
-                    INSERT INTO outbox (kind, event_id, message_id, user_id, next_attempt_at, give_up_at)
-                    SELECT 'email', m.event_id, m.id, a.user_id, m.sent_at + make_interval(secs => $2::int),
+                    INSERT INTO outbox (kind, event_id, message_id, user_id, next_attempt_at, urgency, give_up_at)
+                    SELECT 'email', m.event_id, m.id, a.user_id, m.sent_at + make_interval(secs => $2::int), 0,
                            least(coalesce(m.expires_at, 'infinity'), m.sent_at + make_interval(secs => $2::int) + interval '6 hours')
                     FROM staff_messages m CROSS JOIN LATERAL staffcast_message_audience(m.id) a
                     JOIN profiles p ON p.id = a.user_id AND p.email IS NOT NULL
@@ -62,8 +63,8 @@ extension Store {
         }
     }
 
-    /// Claims up to `limit` due deliveries (a webhook's only while none before it is pending:
-    /// in order per webhook) and leases them to `node` for `leaseSeconds`. An email whose message
+    /// Claims up to `limit` due deliveries, those of urgent and emergency messages first (a
+    /// webhook's only while none before it is pending: in order per webhook) and leases them to `node` for `leaseSeconds`. An email whose message
     /// was read, retracted or expired meanwhile is marked skipped instead of returned.
     public func claimDeliveries(node: String, limit: Int, leaseSeconds: Int = 300) throws -> [OutboxItem] {
         guard limit > 0 else { return [] }
@@ -76,7 +77,7 @@ extension Store {
                       AND (o.kind <> 'webhook' OR NOT EXISTS (
                             SELECT 1 FROM outbox b WHERE b.kind = 'webhook' AND b.status = 'pending'
                               AND b.webhook_id = o.webhook_id AND b.id < o.id))
-                    ORDER BY o.next_attempt_at, o.id
+                    ORDER BY o.urgency, o.next_attempt_at, o.id
                     LIMIT $1
                     FOR UPDATE SKIP LOCKED)
                 UPDATE outbox o SET lease_until = now() + make_interval(secs => $3::int), leased_by = $2,
