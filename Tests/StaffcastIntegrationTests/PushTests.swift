@@ -140,6 +140,9 @@ final class PushTests: IntegrationTestCase {
         XCTAssertTrue(try waitUntil(10) { try fixture.store.pushSubscriptionIDs(user: fixture.admin).isEmpty },
                       "a 410 deletes the subscription")
 
+        // Ops see it: retries and deliveries by kind.
+        let metrics = String(decoding: try server.api(nil).raw("GET", "/metrics").body, as: UTF8.self)
+        XCTAssertTrue(metrics.contains(#"staffcast_outbox_attempts_total{kind="push",outcome="retry"} 1"#), metrics)
         // The funnel: staff was reached by push (once, though two devices got it).
         XCTAssertTrue(try waitUntil(10) {
             try fixture.count("SELECT count(*) FROM message_reach WHERE message_id = $1 AND user_id = $2 AND via = 'push'",

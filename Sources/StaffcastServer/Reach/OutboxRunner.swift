@@ -21,7 +21,8 @@ final class OutboxRunner: Sendable {
     /// Seconds a claimed row stays leased to this server (its pool must start it well before).
     static let leaseSeconds = 300
 
-    init(workers: DatabaseWorkers, configuration: ReachConfiguration, deliverer: Deliverer, node: String, logger: Logger) {
+    init(workers: DatabaseWorkers, configuration: ReachConfiguration, deliverer: Deliverer, node: String, logger: Logger,
+         metrics: ServerMetrics) {
         self.workers = workers
         self.configuration = configuration
         self.node = node
@@ -29,7 +30,7 @@ final class OutboxRunner: Sendable {
         let policy = self.policy
         // Filled below: the pool's completion needs the runner's recorder.
         let kick = Mutex<(@Sendable () -> Void)?>(nil)
-        let recorder = Recorder(workers: workers, policy: policy, logger: logger) { kick.withLock { $0 }?() }
+        let recorder = Recorder(workers: workers, policy: policy, logger: logger, metrics: metrics) { kick.withLock { $0 }?() }
         pool = DeliveryPool(threads: configuration.threads, concurrencyPerHost: configuration.concurrencyPerHost,
                             capacity: max(16, configuration.threads * 8),
                             makeHandles: { [timeout = configuration.attemptTimeout, ca = configuration.caFile] in
@@ -117,6 +118,7 @@ final class OutboxRunner: Sendable {
         let workers: DatabaseWorkers
         let policy: RetryPolicy
         let logger: Logger
+        let metrics: ServerMetrics
         /// Called once the attempt is recorded.
         let recorded: @Sendable () -> Void
 
@@ -139,6 +141,12 @@ final class OutboxRunner: Sendable {
             }
             let meta: Logger.Metadata = ["kind": "\(item.kind.rawValue)", "delivery": "\(item.deliveryID)",
                                          "attempt": "\(item.attempts)", "result": "\(detail)"]
+            switch outcome {
+            case .delivered: metrics.outboxAttempt(kind: item.kind.rawValue, outcome: "delivered")
+            case .gone: metrics.outboxAttempt(kind: item.kind.rawValue, outcome: "gone")
+            case .retry: metrics.outboxAttempt(kind: item.kind.rawValue, outcome: "retry")
+            case .failed: metrics.outboxAttempt(kind: item.kind.rawValue, outcome: "failed")
+            }
             switch outcome {
             case .delivered: logger.debug("outbox: delivered", metadata: meta)
             case .gone: logger.info("outbox: push subscription gone; deleted", metadata: meta)

@@ -20,7 +20,7 @@ extension StaffcastServer {
         let reach = configuration.reach
         let deliverer = Deliverer(configuration: reach, vapid: vapid, appURL: appURL)
         setOutbox(OutboxRunner(workers: workers, configuration: reach, deliverer: deliverer, node: configuration.nodeID,
-                               logger: logger))
+                               logger: logger, metrics: metrics))
         if reach.smtpURL != nil && reach.emailFrom == nil {
             logger.warning("smtp_url is set but email_from is not: no email will be sent")
         }
