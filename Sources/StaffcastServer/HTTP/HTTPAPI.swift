@@ -293,6 +293,8 @@ final class HTTPAPI: @unchecked Sendable {
             }
         case .createInvite, .revokeInvite, .redeemInvite:
             invites(route, request, peer: peer, respond)
+        case .pushKey, .addPushSubscription, .deletePushSubscription, .webhooks, .deleteWebhook, .webhookDeliveries:
+            reach(route, request, respond)
         case .web(let asset):
             respond(asset.response(ifNoneMatch: head.header("if-none-match")))
         case .userTokens(let userID):
@@ -306,7 +308,7 @@ final class HTTPAPI: @unchecked Sendable {
     /// any failure becomes the JSON error body with its status.
     /// The user a bearer token belongs to, from the gatekeeper's table in memory; nil after
     /// answering 401 when there is none.
-    private func caller(_ token: String?, _ respond: Respond) -> Identity? {
+    func caller(_ token: String?, _ respond: Respond) -> Identity? {
         guard let token, !token.isEmpty else {
             respond(.error(StaffcastError(.unauthorized,
                 "No token: send the header Authorization: Bearer TOKEN (staffcast admin token issue makes one).")))

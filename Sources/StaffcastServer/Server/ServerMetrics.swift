@@ -39,6 +39,13 @@ final class ServerMetrics: @unchecked Sendable {
             .increment()
     }
 
+    /// One attempt of the outbox (push, email, webhook) and what came of it
+    /// (`delivered`, `retry`, `failed`, `gone`).
+    func outboxAttempt(kind: String, outcome: String) {
+        Counter(label: "staffcast_outbox_attempts_total", dimensions: [("kind", kind), ("outcome", outcome)], factory: factory)
+            .increment()
+    }
+
     func error(code: String) {
         Counter(label: "staffcast_errors_total", dimensions: [("code", code)], factory: factory).increment()
     }

@@ -33,6 +33,11 @@ public final class StaffcastServer: @unchecked Sendable {
     private var escalations: EscalationRunner?
     /// Sends scheduled messages when due (one pass per tick, on a worker).
     private var scheduler: ScheduledDispatcher?
+    /// Delivers Web Push, email and webhooks from the outbox (`OutboxRunner`).
+    private var outbox: OutboxRunner?
+    func setOutbox(_ runner: OutboxRunner) { outbox = runner }
+    /// The VAPID application server key (base64url), when push is configured.
+    var pushPublicKey: String?
     private let shared = Mutex<(state: State, port: Int)>((.idle, 0))
     private let tickerStop = DispatchSemaphore(value: 0)
     private let loopsEnded = DispatchGroup()
@@ -77,6 +82,13 @@ public final class StaffcastServer: @unchecked Sendable {
         scheduler = ScheduledDispatcher(workers: workers, logger: logger, metrics: metrics,
                                         emergencyEscalation: configuration.escalation.emergencyDefaultMinutes)
         escalations = EscalationRunner(workers: workers, policy: configuration.escalation, logger: logger)
+        let vapid: VAPIDKey?
+        do {
+            vapid = try loadVAPIDKey()
+        } catch {
+            shared.withLock { $0.state = .stopped }
+            throw error
+        }
         let reads = ReadBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
         let runner = JobRunner(workers: workers, sends: sends, reads: reads, logger: logger, metrics: metrics)
         let api = HTTPAPI(server: self, configuration: configuration, gatekeeper: gatekeeper, workers: workers, sends: sends,
@@ -95,6 +107,7 @@ public final class StaffcastServer: @unchecked Sendable {
         }
         shared.withLock { $0.port = port }
         workers.start()
+        startOutbox(vapid: vapid)
 
         let failures = Mutex<[String]>([])
         let started = DispatchGroup()
@@ -174,6 +187,7 @@ public final class StaffcastServer: @unchecked Sendable {
             logger.warning("a service loop did not end in time")
         }
         listener?.stop()
+        outbox?.stop()
         // This server's presence rows go with it (queued jobs still run before workers end).
         let node = configuration.nodeID
         _ = workers.submit { session in _ = try? session.store().replacePresence(node: node, rows: []) }
@@ -204,6 +218,7 @@ public final class StaffcastServer: @unchecked Sendable {
                     publishPresence()
                 }
                 escalations?.tick(now: now)
+                outbox?.tick()
                 if now - lastUse >= Self.tokenUseInterval {
                     lastUse = now
                     flushTokenUse()
@@ -212,6 +227,7 @@ public final class StaffcastServer: @unchecked Sendable {
                     lastTrim = now
                     gatekeeper.trimOpens()
                     deleteStaleInvites()
+                    outbox?.trim()
                 }
             }
         }

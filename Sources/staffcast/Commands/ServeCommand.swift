@@ -53,7 +53,12 @@ struct ServeCommand: ParsableCommand {
     func run() throws {
         try reportingFailures {
             let file = try database.loadConfigFile()
-            let configuration = try effectiveConfiguration(file)
+            var configuration = try effectiveConfiguration(file)
+            // The VAPID key lives beside the data when no file is named (made on first start).
+            if configuration.reach.pushVapidKey == nil {
+                configuration.reach.pushVapidKey = URL(fileURLWithPath: database.resolved(file).dataDir)
+                    .appendingPathComponent("push_vapid_key.pem").path
+            }
             try StaffcastServer.checkTLS(configuration)
             if checkConfig {
                 printEffective(configuration, file)
@@ -150,6 +155,15 @@ struct ServeCommand: ParsableCommand {
             ("escalate_after_minutes", c.escalation.emergencyDefaultMinutes.map(String.init) ?? "0 (emergencies do not escalate by default)"),
             ("max_escalation_rounds", "\(c.escalation.maxRounds)"),
             ("escalation_interval_seconds", c.escalation.intervalSecondsOverride.map(String.init) ?? "(none: each message's own minutes)"),
+            ("push_vapid_key", c.reach.pushVapidKey ?? "(none)"),
+            ("push_contact", c.reach.pushContact),
+            ("smtp_url", c.reach.smtpURL.map(ReachConfiguration.redacted) ?? "(none: no email)"),
+            ("email_from", c.reach.emailFrom ?? "(none)"),
+            ("email_after_seconds", "\(c.reach.emailAfterSeconds)"),
+            ("public_url", c.reach.publicURL ?? "(from the listen address)"),
+            ("delivery_ca_file", c.reach.caFile ?? "(the system's CAs)"),
+            ("delivery_concurrency_per_host", "\(c.reach.concurrencyPerHost)"),
+            ("delivery_threads", "\(c.reach.threads)"),
             ("tls_cert", c.tlsCertificate ?? "(none: plain http:// and ws://)"),
             ("tls_key", c.tlsKey ?? "(none)"),
         ]
