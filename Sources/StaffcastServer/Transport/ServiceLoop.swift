@@ -32,6 +32,9 @@ final class ServiceLoop: @unchecked Sendable {
 
     // Shared with other threads.
     let inbox = Mutex<LoopInbox>(LoopInbox())
+    /// HTTP connections (TLS handshakes included) and WebSockets held, as of the last tick
+    /// (read by the ticker's `MemoryTrimPolicy`).
+    let held = Mutex<Int>(0)
 
     // The loop's thread only.
     private(set) var engine: FanoutEngine<OutFrame>
@@ -425,6 +428,7 @@ final class ServiceLoop: @unchecked Sendable {
     /// Once a second: the engine's heartbeats and deadlines, and the HTTP deadlines.
     func tick() {
         let now = Self.monotonicNow()
+        held.withLock { $0 = http.count + sockets.count }
         // Sample every socket's kernel send queue (one ioctl each) for the write-stall policy.
         for (id, socket) in sockets {
             let fd = lws_get_socket_fd(socket.wsi)
