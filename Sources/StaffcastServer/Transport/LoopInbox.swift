@@ -3,7 +3,7 @@
 /// `live` holds fan-out from the change feed (messages, revokes): the loop runs all of it at
 /// every wake-up, before anything else. `work` holds everything else (database answers,
 /// subscribe batches, HTTP answers, ticks): the loop moves it to its own backlog and runs it
-/// within a time budget per wake-up (`ServiceLoop.drainInbox`), so a reconnect storm's
+/// within a budget per wake-up (`ServiceLoop.drainInbox`), so a reconnect storm's
 /// thousands of answers never sit between a live message and its sockets.
 ///
 /// Bounds: `live` is kept under `ChangeFeed.maxInboxDepth` by the change feed, which waits

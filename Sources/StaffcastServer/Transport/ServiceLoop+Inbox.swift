@@ -8,12 +8,15 @@ import Foundation
 /// frame to queue), upgrades and HTTP answers at once. Run in arrival order and all in one
 /// go, a live message posted behind them waited for all of it, and its writes waited for the
 /// next turn of `lws_service` after that. Now a wake-up runs every live item, then backlog
-/// work for at most `stormBudget`, and if work is left it wakes itself again: the loop goes
-/// back to `lws_service` in between, which writes what the live items queued (and reads,
-/// accepts, handshakes, each bounded per turn as well) before more storm work runs.
+/// work for at most `stormBudget` and `stormItems`, and if work is left it wakes itself
+/// again: the loop goes back to `lws_service` in between, which writes what the live items
+/// queued (and reads, accepts, handshakes, each bounded per turn as well) before more storm
+/// work runs. The item bound also bounds the writes the next turn does for storm answers
+/// (libwebsockets writes every socket that asked, in descriptor order, in one turn).
 extension ServiceLoop {
-    /// Seconds of backlog work per wake-up.
+    /// Seconds of backlog work per wake-up, and items.
     static let stormBudget = 0.002
+    static let stormItems = 64
 
     func drainInbox() {
         let (live, work) = inbox.withLock { box -> ([Work], [Work]) in
@@ -39,6 +42,7 @@ extension ServiceLoop {
             item(self)
             ran += 1
             // A clock read every few items: most items take microseconds.
+            if ran >= Self.stormItems { break }
             if ran % 4 == 0, Self.monotonicNow() - started >= Self.stormBudget { break }
         }
         if backlogHead == backlog.count {
