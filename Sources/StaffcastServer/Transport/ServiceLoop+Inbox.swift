@@ -1,8 +1,10 @@
 import CLibWebSockets
 import Foundation
+import StaffcastCore
 
 /// How a service loop runs what other threads hand it (`LoopInbox`): live fan-out first and
-/// whole, everything else within a time budget per wake-up. Runs on the loop's thread only.
+/// whole, everything else within a budget per wake-up. `post`, `postLive` and the depths may
+/// be called from any thread; everything else runs on the loop's thread only.
 ///
 /// Why: in a reconnect storm a loop receives thousands of subscribe answers (each a history
 /// frame to queue), upgrades and HTTP answers at once. Run in arrival order and all in one
@@ -18,6 +20,47 @@ extension ServiceLoop {
     static let stormBudget = 0.002
     static let stormItems = 64
 
+    // MARK: any thread
+
+    /// Runs `work` on the loop's thread soon, after live fan-out and within the loop's
+    /// per-wake-up budget (`drainInbox`). Returns the number of items now waiting.
+    @discardableResult
+    func post(_ work: @escaping Work) -> Int {
+        let (context, depth) = inbox.withLock { box -> (UInt, Int) in
+            box.work.append(work)
+            return (box.context, box.count)
+        }
+        if context != 0 { LWSContext.wake(context) }
+        return depth
+    }
+
+    /// Several items at once (one lock, one wake-up): a subscribe batch's answers, which the
+    /// loop can then run a few at a time.
+    func post(contentsOf items: [Work]) {
+        let context = inbox.withLock { box -> UInt in
+            box.work.append(contentsOf: items)
+            return box.context
+        }
+        if context != 0 { LWSContext.wake(context) }
+    }
+
+    /// Live fan-out (the change feed): run first at the loop's next wake-up, whatever else waits.
+    func postLive(_ work: @escaping Work) {
+        let context = inbox.withLock { box -> UInt in
+            box.live.append(work)
+            return box.context
+        }
+        if context != 0 { LWSContext.wake(context) }
+    }
+
+    /// Items waiting in the inbox (both lanes); the loop's own backlog is not counted.
+    var inboxDepth: Int { inbox.withLock { $0.count } }
+    /// Live items waiting: what the change feed holds back on.
+    var liveDepth: Int { inbox.withLock { $0.live.count } }
+
+    // MARK: the loop's thread
+
+    /// The loop woke for its inbox (`LWS_CALLBACK_EVENT_WAIT_CANCELLED`).
     func drainInbox() {
         let (live, work) = inbox.withLock { box -> ([Work], [Work]) in
             defer {
@@ -59,6 +102,40 @@ extension ServiceLoop {
 
     /// Work left in the backlog (for status).
     var backlogDepth: Int { backlog.count - backlogHead }
+
+    /// Sends the gathered subscribes to the database in batches per event (at most
+    /// `maxSubscribeBatch` each), so a reconnect storm costs a few statements per batch.
+    func flushSubscribes() {
+        let jobs = subscribes
+        subscribes = []
+        var byEvent: [UUID: [DatabaseJob]] = [:]
+        for job in jobs {
+            guard case .subscribe(let event, _, _) = job.request else { continue }
+            byEvent[event, default: []].append(job)
+        }
+        for (event, list) in byEvent {
+            for start in stride(from: 0, to: list.count, by: Self.maxSubscribeBatch) {
+                let chunk = Array(list[start..<min(start + Self.maxSubscribeBatch, list.count)])
+                if !runner.submitSubscribes(event: event, chunk, replyTo: self) {
+                    let now = Self.monotonicNow()
+                    for job in chunk { perform(engine.jobRefused(connection: job.connection, ref: job.ref, now: now)) }
+                }
+            }
+        }
+    }
+
+    static let maxSubscribeBatch = 500
+
+    /// A database job's answer, on the loop's thread.
+    func jobFinished(_ job: DatabaseJob, _ outcome: JobOutcome<OutFrame>) {
+        perform(engine.jobCompleted(connection: job.connection, ref: job.ref, outcome: outcome,
+                                    now: Self.monotonicNow(), wall: Date()))
+    }
+
+    /// A committed batch from the change feed, on the loop's thread.
+    func deliver(_ batch: CommittedBatch<OutFrame>) {
+        perform(engine.committed(batch, now: Self.monotonicNow(), wall: Date()))
+    }
 
     private static let ranWork: Work = { _ in }
 }

@@ -88,42 +88,6 @@ final class ServiceLoop: @unchecked Sendable {
 
     // MARK: any thread
 
-    /// Runs `work` on the loop's thread soon, after live fan-out and within the loop's
-    /// per-wake-up budget (`drainInbox`). Returns the number of items now waiting.
-    @discardableResult
-    func post(_ work: @escaping Work) -> Int {
-        let (context, depth) = inbox.withLock { box -> (UInt, Int) in
-            box.work.append(work)
-            return (box.context, box.count)
-        }
-        if context != 0 { LWSContext.wake(context) }
-        return depth
-    }
-
-    /// Several items at once (one lock, one wake-up): a subscribe batch's answers, which the
-    /// loop can then run a few at a time.
-    func post(contentsOf items: [Work]) {
-        let context = inbox.withLock { box -> UInt in
-            box.work.append(contentsOf: items)
-            return box.context
-        }
-        if context != 0 { LWSContext.wake(context) }
-    }
-
-    /// Live fan-out (the change feed): run first at the loop's next wake-up, whatever else waits.
-    func postLive(_ work: @escaping Work) {
-        let context = inbox.withLock { box -> UInt in
-            box.live.append(work)
-            return box.context
-        }
-        if context != 0 { LWSContext.wake(context) }
-    }
-
-    /// Items waiting in the inbox (both lanes); the loop's own backlog is not counted.
-    var inboxDepth: Int { inbox.withLock { $0.count } }
-    /// Live items waiting: what the change feed holds back on.
-    var liveDepth: Int { inbox.withLock { $0.live.count } }
-
     static func monotonicNow() -> Double {
         var ts = timespec()
         clock_gettime(CLOCK_MONOTONIC, &ts)
@@ -389,39 +353,6 @@ final class ServiceLoop: @unchecked Sendable {
         }
     }
 
-    /// Sends the gathered subscribes to the database in batches per event (at most
-    /// `maxSubscribeBatch` each), so a reconnect storm costs a few statements per batch.
-    func flushSubscribes() {
-        let jobs = subscribes
-        subscribes = []
-        var byEvent: [UUID: [DatabaseJob]] = [:]
-        for job in jobs {
-            guard case .subscribe(let event, _, _) = job.request else { continue }
-            byEvent[event, default: []].append(job)
-        }
-        for (event, list) in byEvent {
-            for start in stride(from: 0, to: list.count, by: Self.maxSubscribeBatch) {
-                let chunk = Array(list[start..<min(start + Self.maxSubscribeBatch, list.count)])
-                if !runner.submitSubscribes(event: event, chunk, replyTo: self) {
-                    let now = Self.monotonicNow()
-                    for job in chunk { perform(engine.jobRefused(connection: job.connection, ref: job.ref, now: now)) }
-                }
-            }
-        }
-    }
-
-    static let maxSubscribeBatch = 500
-
-    /// A database job's answer, on the loop's thread.
-    func jobFinished(_ job: DatabaseJob, _ outcome: JobOutcome<OutFrame>) {
-        perform(engine.jobCompleted(connection: job.connection, ref: job.ref, outcome: outcome,
-                                    now: Self.monotonicNow(), wall: Date()))
-    }
-
-    /// A committed batch from the change feed, on the loop's thread.
-    func deliver(_ batch: CommittedBatch<OutFrame>) {
-        perform(engine.committed(batch, now: Self.monotonicNow(), wall: Date()))
-    }
 
     // MARK: time and shutdown
 
