@@ -136,6 +136,38 @@ extension TLSTests {
         XCTAssertLessThan(at - floodEnd, stall + 6, "reset \(at - floodEnd) s after the messages were sent")
     }
 
+    func testAnHTTPSReaderThatStopsReadingIsResetWithinTheWriteStallTimeout() throws {
+        let stall = 3.0
+        try restart(writeStallTimeout: stall)
+        for i in 0..<50 {
+            _ = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event,
+                                                                       message: "\(i) " + String(repeating: "z", count: 4_000)))
+        }
+        // Asks for ~200 KB with a 4 KB window and never reads it.
+        let script = """
+        import socket, ssl, sys, time
+        port, ca, token, path = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
+        raw = socket.socket()
+        raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+        raw.connect(("127.0.0.1", port))
+        s = ssl.create_default_context(cafile=ca).wrap_socket(raw, server_hostname="127.0.0.1")
+        s.sendall(("GET %s HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nAuthorization: Bearer %s\\r\\n\\r\\n" % (path, token)).encode())
+        sent = time.time()
+        while time.time() - sent < 60:
+            state = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)[0]
+            if state in (7, 8):
+                print("RESET" if state == 7 else "FIN", time.time() - sent, flush=True)
+                sys.exit(0)
+            time.sleep(0.05)
+        print("OPEN", time.time() - sent, flush=True)
+        """
+        let r = try ProcessRunner.run("/usr/bin/env", ["python3", "-c", script, "\(server.port)", certificates.ca, fixture.ownerToken,
+                                                       "\(messagesPath)?limit=50"])
+        let parts = r.output.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: " ")
+        XCTAssertEqual(parts.first, "RESET", "expected a TCP reset, got: \(r.output)")
+        XCTAssertLessThan(Double(parts.last ?? "") ?? .infinity, stall + 5, r.output)
+    }
+
     func testHalfOpenHandshakesAreClosedAtTheHeaderTimeout() throws {
         let headerTimeout = 2.0
         try restart(headerTimeout: headerTimeout)

@@ -44,6 +44,8 @@ final class HTTPConnection {
     var requestStartedAt: Double
     var lastActivity: Double
     var lastWriteProgress: Double
+    /// Bytes waiting to leave (ours and the kernel's) at the last tick (`writeStalled`).
+    var lastQueued = 0
     var writeInterest = false
 
     init(fd: Int32, serial: Int, peer: String, now: Double, tls: OpaquePointer? = nil) {

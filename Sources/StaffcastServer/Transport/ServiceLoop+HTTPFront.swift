@@ -165,6 +165,19 @@ extension ServiceLoop {
         if connection.isFinished { close(connection, reset: false) }
     }
 
+    /// Once a tick: whether an answer has stopped moving for `write_stall_timeout`. What is
+    /// waiting counts wherever it is: ours, libwebsockets' (TLS), and the kernel's send queue
+    /// (`SIOCOUTQ`), so a reader that stops reading is caught even when the whole answer fit in
+    /// the socket. Bytes leaving any of them are progress.
+    func writeStalled(_ connection: HTTPConnection, now: Double) -> Bool {
+        let kernel = Int(max(0, sc_send_queue(connection.fd)))
+        let waiting = connection.output.count + kernel + (tlsHoldsOutput(connection) ? 1 : 0)
+        defer { connection.lastQueued = waiting }
+        guard waiting > 0 else { return false }
+        if waiting < connection.lastQueued { connection.lastWriteProgress = now }
+        return now - connection.lastWriteProgress >= configuration.writeStallTimeout
+    }
+
     func close(_ connection: HTTPConnection, reset: Bool) {
         guard http[connection.fd] === connection else { return }
         if let wsi = connection.tls { return closeTLS(connection, wsi, reset: reset) }

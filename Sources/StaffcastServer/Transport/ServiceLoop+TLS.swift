@@ -103,11 +103,10 @@ extension ServiceLoop {
         if http[connection.fd] === connection { http[connection.fd] = nil }
     }
 
-    /// Bytes (and held writes) a connection has not yet handed to the kernel.
-    func hasUnsentOutput(_ connection: HTTPConnection) -> Bool {
-        if !connection.output.isEmpty { return true }
-        if let wsi = connection.tls { return lws_partial_buffered(wsi) != 0 }
-        return false
+    /// Whether libwebsockets holds bytes of this TLS connection it could not send yet.
+    func tlsHoldsOutput(_ connection: HTTPConnection) -> Bool {
+        guard let wsi = connection.tls else { return false }
+        return lws_partial_buffered(wsi) != 0
     }
 
     /// An admitted upgrade over TLS: a local socket pair, whose inner end becomes a

@@ -367,7 +367,7 @@ final class ServiceLoop: @unchecked Sendable {
         }
         perform(engine.tick(now: now, wall: Date()))
         for connection in Array(http.values) {
-            if hasUnsentOutput(connection), now - connection.lastWriteProgress >= configuration.writeStallTimeout {
+            if writeStalled(connection, now: now) {
                 close(connection, reset: true)
             } else if connection.isIdle {
                 let limit = connection.nextAnswer == 0 ? configuration.headerTimeout : configuration.idleTimeout
