@@ -353,7 +353,6 @@ final class ServiceLoop: @unchecked Sendable {
         }
     }
 
-
     // MARK: time and shutdown
 
     /// Once a second: the engine's heartbeats and deadlines, and the HTTP deadlines.
