@@ -9,10 +9,7 @@ import XCTest
 /// slices (`ServiceLoop+Inbox`). Correctness only here (every live message reaches every
 /// subscriber once, in order, while 2,000 clients connect and subscribe); how long it takes is
 /// measured by `staffcast-bench storm` (bench/README.md), never asserted in a test.
-final class StormPriorityTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
-
+final class StormPriorityTests: IntegrationTestCase {
     override func setUpWithError() throws {
         // 2,000 storm clients plus the server's own ends of them, in this one process.
         var limit = rlimit()
@@ -21,11 +18,9 @@ final class StormPriorityTests: XCTestCase {
             limit.rlim_cur = min(limit.rlim_max, 8_192)
             setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         }
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-        server = try TestServer(conninfo: fixture.conninfo) { $0.maxConnectionsPerUser = 5_000 }
+        try super.setUpWithError()
+        try startServer { $0.maxConnectionsPerUser = 5_000 }
     }
-
-    override func tearDown() { server?.stop() }
 
     func testLiveMessagesReachSubscribersOnceAndInOrderDuringAReconnectStorm() throws {
         // A history, so that every storm subscribe is answered with a real frame to encode and write.

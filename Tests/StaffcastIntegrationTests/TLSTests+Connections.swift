@@ -13,7 +13,7 @@ extension TLSTests {
     /// Restarts the test server on TLS with short deadlines.
     func restart(headerTimeout: Double = 10, writeStallTimeout: Double = 15) throws {
         server.stop()
-        server = try TestServer(conninfo: fixture.conninfo) { [certificates] c in
+        server = try startServer { [certificates] c in
             c.tlsCertificate = certificates!.certificate
             c.tlsKey = certificates!.key
             c.headerTimeout = headerTimeout
