@@ -1,3 +1,4 @@
+import CStaffcastSocket
 import Foundation
 import Logging
 import StaffcastCore
@@ -202,6 +203,7 @@ public final class StaffcastServer: @unchecked Sendable {
             var lastPresence = 0.0
             var lastTrim = ServiceLoop.monotonicNow()
             var lastUse = lastTrim
+            var memory = MemoryTrimPolicy()
             while tickerStop.wait(timeout: .now() + 1) == .timedOut {
                 let expired = gatekeeper.removeExpired()
                 for loop in loops {
@@ -213,6 +215,9 @@ public final class StaffcastServer: @unchecked Sendable {
                 }
                 scheduler?.tick()
                 let now = ServiceLoop.monotonicNow()
+                // After a wave of closed connections (a flood of half-open TLS handshakes, a
+                // crowd gone home), give the freed memory back; here, never on a loop.
+                if memory.observe(held: loops.reduce(0) { $0 + $1.held.withLock { $0 } }, now: now) { _ = sc_malloc_trim() }
                 if now - lastPresence >= Self.presenceInterval {
                     lastPresence = now
                     publishPresence()

@@ -21,7 +21,9 @@ extension ServiceLoop {
 
     func acceptAll() {
         var peer = [CChar](repeating: 0, count: 64)
-        for _ in 0..<256 {
+        // Bounded per turn (the listening socket stays ready): the loop returns to
+        // libwebsockets, which writes live frames, before accepting more of a storm.
+        for _ in 0..<Self.acceptsPerTurn {
             let fd = sc_accept(listenFD, &peer, Int32(peer.count))
             if fd < 0 {
                 if -fd != EAGAIN && -fd != EWOULDBLOCK && -fd != EINTR && -fd != ECONNABORTED {
@@ -45,6 +47,8 @@ extension ServiceLoop {
             }
         }
     }
+
+    static let acceptsPerTurn = 64
 
     func read(_ connection: HTTPConnection) {
         var chunk = [UInt8](repeating: 0, count: 16_384)
@@ -138,6 +142,7 @@ extension ServiceLoop {
     /// Writes what is ready, in order; closes a finished connection.
     func flush(_ connection: HTTPConnection) {
         guard http[connection.fd] === connection else { return }
+        if let wsi = connection.tls { return flushTLS(connection, wsi) }
         connection.releaseReadyAnswers()
         while !connection.output.isEmpty {
             let n = connection.output.withUnsafeBytes { sc_write(connection.fd, $0.baseAddress, $0.count) }
@@ -160,8 +165,22 @@ extension ServiceLoop {
         if connection.isFinished { close(connection, reset: false) }
     }
 
+    /// Once a tick: whether an answer has stopped moving for `write_stall_timeout`. What is
+    /// waiting counts wherever it is: ours, libwebsockets' (TLS), and the kernel's send queue
+    /// (`SIOCOUTQ`), so a reader that stops reading is caught even when the whole answer fit in
+    /// the socket. Bytes leaving any of them are progress.
+    func writeStalled(_ connection: HTTPConnection, now: Double) -> Bool {
+        let kernel = Int(max(0, sc_send_queue(connection.fd)))
+        let waiting = connection.output.count + kernel + (tlsHoldsOutput(connection) ? 1 : 0)
+        defer { connection.lastQueued = waiting }
+        guard waiting > 0 else { return false }
+        if waiting < connection.lastQueued { connection.lastWriteProgress = now }
+        return now - connection.lastWriteProgress >= configuration.writeStallTimeout
+    }
+
     func close(_ connection: HTTPConnection, reset: Bool) {
         guard http[connection.fd] === connection else { return }
+        if let wsi = connection.tls { return closeTLS(connection, wsi, reset: reset) }
         http[connection.fd] = nil
         poller?.remove(connection.fd)
         if reset { sc_close_reset(connection.fd) } else { _ = sc_close(connection.fd) }
@@ -186,6 +205,7 @@ extension ServiceLoop {
             metrics.error(code: error.code.rawValue)
             refuse(connection, .error(error), status: error.code.httpStatus)
         case .success(let admission):
+            if let tls = connection.tls { return upgradeTLS(connection, tls, admission: admission) }
             let fd = connection.fd
             let bytes = connection.input
             http[fd] = nil
