@@ -65,6 +65,8 @@ struct ServeCommand: ParsableCommand {
                 return
             }
             raiseFileLimit()
+            // From here a signal is held until the server is up, then stops it gracefully.
+            StopSignal.install()
             let (target, logger) = try database.open(applicationName: "staffcast serve", file: file)
             warnIfPrivileged(target.serverConninfo, logger: logger)
             let server = StaffcastServer(configuration: configuration, conninfo: target.serverConninfo, logger: logger)
@@ -74,9 +76,6 @@ struct ServeCommand: ParsableCommand {
                 target.release(onlyIfStartedHere: false, logger: logger)
                 throw error
             }
-            // Armed before the banner: whoever reads "serving on" may signal at once, and a signal
-            // between the two would otherwise be ignored (SIG_IGN set, handler not yet resumed).
-            let stopRequested = armSignals(logger: logger)
             let host = configuration.host == "0.0.0.0" ? "127.0.0.1" : configuration.host
             let secure = configuration.tlsEnabled ? "s" : ""
             FileHandle.standardOutput.write(Data("""
@@ -87,7 +86,8 @@ struct ServeCommand: ParsableCommand {
                 Stop with Ctrl-C (or SIGTERM).
 
                 """.utf8))
-            stopRequested.wait()
+            StopSignal.wait()
+            logger.info("stop requested: stopping gracefully (a second signal exits at once)")
             server.stop()
             target.release(onlyIfStartedHere: false, logger: logger)
         }
@@ -195,39 +195,4 @@ struct ServeCommand: ParsableCommand {
             _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         }
     }
-
-    /// Routes SIGINT and SIGTERM to the returned semaphore (wait on it); a second signal exits at
-    /// once. The handlers stay installed for the life of the process.
-    private func armSignals(logger: Logger) -> DispatchSemaphore {
-        let stop = DispatchSemaphore(value: 0)
-        let count = SignalCount()
-        var sources: [DispatchSourceSignal] = []
-        for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler {
-                if count.next() > 1 {
-                    logger.warning("second signal: exiting now")
-                    Foundation.exit(1)
-                }
-                stop.signal()
-            }
-            source.resume()
-            sources.append(source)
-        }
-        SignalSources.keep(sources)
-        return stop
-    }
-}
-
-/// Keeps the signal sources alive (a released source stops delivering).
-private enum SignalSources {
-    nonisolated(unsafe) static var all: [DispatchSourceSignal] = []
-    static func keep(_ sources: [DispatchSourceSignal]) { all += sources }
-}
-
-private final class SignalCount: @unchecked Sendable {
-    private let lock = NSLock()
-    private var n = 0
-    func next() -> Int { lock.lock(); defer { lock.unlock() }; n += 1; return n }
 }
