@@ -35,7 +35,7 @@ final class StrictHTTPTests: XCTestCase {
     func testTheSameSendIsStoredWhenItsHeadersAreClean() throws {
         let body = Array("clean".utf8)
         XCTAssertEqual(try exchange(head + Array("Content-Length: 5\r\nX-Note: a\tb\r\n\r\n".utf8) + body).status, 201)
-        let chunked = head + Array("Transfer-Encoding: Chunked\r\n\r\n5\r\nclean\r\n0\r\n\r\n".utf8)
+        let chunked = head + Array("Transfer-Encoding: Chunked\r\n\r\n6\r\nclean2\r\n0\r\n\r\n".utf8)
         XCTAssertEqual(try exchange(chunked).status, 201)
         XCTAssertEqual(fixture.messageCount, 2)
     }
