@@ -63,6 +63,10 @@ struct ServeCommand: ParsableCommand {
             let (target, logger) = try database.open(applicationName: "staffcast serve", file: file)
             warnIfPrivileged(target.serverConninfo, logger: logger)
             let server = StaffcastServer(configuration: configuration, conninfo: target.serverConninfo, logger: logger)
+            // Every thread the server starts inherits this mask: a SIGTERM stays pending for the
+            // signal source (`armSignals`) instead of landing on a loop or worker thread, where
+            // it was lost now and then (the process never stopped).
+            blockStopSignals()
             do {
                 try server.start()
             } catch {
@@ -184,6 +188,14 @@ struct ServeCommand: ParsableCommand {
 
     /// Routes SIGINT and SIGTERM to the returned semaphore (wait on it); a second signal exits at
     /// once. The handlers stay installed for the life of the process.
+    private func blockStopSignals() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
     private func armSignals(logger: Logger) -> DispatchSemaphore {
         let stop = DispatchSemaphore(value: 0)
         let count = SignalCount()
