@@ -40,7 +40,8 @@ final class HTTPAPI: @unchecked Sendable {
     /// Tries at invite codes per client address (redeeming needs no token).
     let redeemLimiter = Mutex(RedeemLimiter())
 
-    func handle(_ request: HTTPRequest, peer: String = "", respond: @escaping Respond) {
+    /// `refusal`: the token could not be checked (`TokenResolver`); answered as is.
+    func handle(_ request: HTTPRequest, peer: String = "", refusal: StaffcastError? = nil, respond: @escaping Respond) {
         let head = request.head
         let started = ServiceLoop.monotonicNow()
         let metrics = self.metrics
@@ -53,6 +54,10 @@ final class HTTPAPI: @unchecked Sendable {
             logger.debug("http", metadata: ["method": "\(head.method)", "path": "\(head.path)", "status": "\(response.status)",
                                             "ms": "\(Int((ServiceLoop.monotonicNow() - started) * 1000))"])
             respond(response)
+        }
+        if let refusal {
+            answer(.error(refusal))
+            return
         }
         if head.path == "/v1/ws" {
             answer(.error(.invalid("This is the WebSocket endpoint: connect with a WebSocket client (subprotocol staffcast.v1).")))

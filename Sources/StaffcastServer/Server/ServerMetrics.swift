@@ -55,6 +55,12 @@ final class ServerMetrics: @unchecked Sendable {
             .increment()
     }
 
+    /// Lookups of tokens the table did not know (`TokenResolver`), by what came of them:
+    /// valid, not_valid, failed, timeout, rate_limited, busy.
+    func tokenLookup(result: String) {
+        Counter(label: "staffcast_token_lookups_total", dimensions: [("result", result)], factory: factory).increment()
+    }
+
     func gauge(_ label: String, _ value: Double) {
         Gauge(label: label, factory: factory).record(value)
     }

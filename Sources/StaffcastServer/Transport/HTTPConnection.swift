@@ -39,6 +39,9 @@ final class HTTPConnection {
     var closeAfterAnswers = false
     var peerClosed = false
     var sentContinue = false
+    /// An upgrade waits for its token to be looked up (`TokenResolver`): nothing more is framed
+    /// until the answer; the lookup's own deadline ends the wait.
+    var awaitingToken = false
     /// Monotonic seconds: when the request being received began (or the connection opened),
     /// when anything last happened, and when written bytes last left.
     var requestStartedAt: Double

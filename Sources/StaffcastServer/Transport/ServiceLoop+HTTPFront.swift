@@ -78,7 +78,8 @@ extension ServiceLoop {
 
     /// Frames as many whole requests as the pipeline allows and dispatches them in order.
     func frame(_ connection: HTTPConnection) {
-        while connection.answers.count < HTTPConnection.maxPipelined, !connection.closeAfterAnswers, !connection.input.isEmpty {
+        while connection.answers.count < HTTPConnection.maxPipelined, !connection.closeAfterAnswers, !connection.awaitingToken,
+              !connection.input.isEmpty {
             switch parser.parse(connection.input) {
             case .needMore:
                 flush(connection)
@@ -111,10 +112,21 @@ extension ServiceLoop {
                 let fd = connection.fd
                 let serial = connection.serial
                 let headOnly = request.head.method == "HEAD"
-                api.handle(request, peer: connection.peer) { [self] response in
-                    let bytes = response.serialized(keepAlive: keepAlive, headOnly: headOnly)
-                    post { loop in loop.answer(fd: fd, serial: serial, slot: slot, bytes) }
+                let peer = connection.peer
+                let serve: @Sendable (ServiceLoop, TokenResolver.Outcome) -> Void = { loop, outcome in
+                    var refusal: StaffcastError?
+                    if case .refuse(let e) = outcome { refusal = e }
+                    loop.api.handle(request, peer: peer, refusal: refusal) { [weak loop] response in
+                        let bytes = response.serialized(keepAlive: keepAlive, headOnly: headOnly)
+                        loop?.post { l in l.answer(fd: fd, serial: serial, slot: slot, bytes) }
+                    }
                 }
+                // A token the table does not know yet is looked up first (off this thread); its
+                // answer slot keeps the pipeline in order meanwhile.
+                let check = resolver.check(request.head.bearerToken, peer: peer) { [weak self] outcome in
+                    self?.post { loop in serve(loop, outcome) }
+                }
+                if case .decided(let outcome) = check { serve(self, outcome) }
             }
         }
         flush(connection)
@@ -187,8 +199,10 @@ extension ServiceLoop {
     }
 
     /// A WebSocket upgrade: decided here from memory (path, draining, token, caps); admitted
-    /// ones go to libwebsockets with the bytes read so far.
-    func upgrade(_ connection: HTTPConnection, _ head: HTTPRequestHead, headLength: Int) {
+    /// ones go to libwebsockets with the bytes read so far. A token the table does not know
+    /// yet is looked up first (`TokenResolver`, off this thread): the connection waits, framing
+    /// nothing, and `resumeUpgrade` decides once the answer is posted back.
+    func upgrade(_ connection: HTTPConnection, _ head: HTTPRequestHead, headLength: Int, tokenChecked: Bool = false) {
         guard head.path == "/v1/ws" else {
             return refuse(connection, .error(.notFound("WebSockets connect at /v1/ws.")), status: 404)
         }
@@ -199,11 +213,25 @@ extension ServiceLoop {
             return refuse(connection, .error(StaffcastError(.tooLarge,
                 "The upgrade request is larger than 2,048 bytes; send fewer or shorter headers.")), status: 431)
         }
+        if !tokenChecked {
+            let fd = connection.fd
+            let serial = connection.serial
+            let check = resolver.check(head.bearerToken, peer: connection.peer) { [weak self] outcome in
+                self?.post { loop in loop.resumeUpgrade(fd: fd, serial: serial, head, headLength: headLength, outcome) }
+            }
+            switch check {
+            case .pending:
+                connection.awaitingToken = true
+                return
+            case .decided(.refuse(let error)):
+                return refuseUpgrade(connection, error)
+            case .decided(.proceed):
+                break
+            }
+        }
         switch gatekeeper.admit(token: head.bearerToken) {
         case .failure(let error):
-            logger.info("refused websocket", metadata: ["peer": "\(connection.peer)", "code": "\(error.code)"])
-            metrics.error(code: error.code.rawValue)
-            refuse(connection, .error(error), status: error.code.httpStatus)
+            refuseUpgrade(connection, error)
         case .success(let admission):
             if let tls = connection.tls { return upgradeTLS(connection, tls, admission: admission) }
             let fd = connection.fd
@@ -218,5 +246,21 @@ extension ServiceLoop {
                 logger.warning("websocket handshake not started", metadata: ["error": "\(error)"])
             }
         }
+    }
+
+    /// The token lookup of a waiting upgrade ended (on the loop's thread).
+    func resumeUpgrade(fd: Int32, serial: Int, _ head: HTTPRequestHead, headLength: Int, _ outcome: TokenResolver.Outcome) {
+        guard let connection = http[fd], connection.serial == serial, connection.awaitingToken else { return }
+        connection.awaitingToken = false
+        switch outcome {
+        case .refuse(let error): refuseUpgrade(connection, error)
+        case .proceed: upgrade(connection, head, headLength: headLength, tokenChecked: true)
+        }
+    }
+
+    func refuseUpgrade(_ connection: HTTPConnection, _ error: StaffcastError) {
+        logger.info("refused websocket", metadata: ["peer": "\(connection.peer)", "code": "\(error.code)"])
+        metrics.error(code: error.code.rawValue)
+        refuse(connection, .error(error), status: error.code.httpStatus)
     }
 }

@@ -28,6 +28,8 @@ final class ServiceLoop: @unchecked Sendable {
     let gatekeeper: Gatekeeper
     let runner: JobRunner
     let api: HTTPAPI
+    /// Looks up tokens the gatekeeper does not know yet, off this thread.
+    let resolver: TokenResolver
     let parser = HTTPRequestParser()
 
     // Shared with other threads.
@@ -68,7 +70,7 @@ final class ServiceLoop: @unchecked Sendable {
     var exitRequested = false
 
     init(index: Int, configuration: ServerConfiguration, publishedThrough: Int64, logger: Logger, metrics: ServerMetrics,
-         gatekeeper: Gatekeeper, runner: JobRunner, api: HTTPAPI) {
+         gatekeeper: Gatekeeper, resolver: TokenResolver, runner: JobRunner, api: HTTPAPI) {
         self.index = index
         self.configuration = configuration
         self.logger = logger
@@ -76,6 +78,7 @@ final class ServiceLoop: @unchecked Sendable {
         self.gatekeeper = gatekeeper
         self.runner = runner
         self.api = api
+        self.resolver = resolver
         self.engine = FanoutEngine(configuration: configuration.engine, publishedThrough: publishedThrough)
         writeBuffer = .allocate(capacity: OutFrame.headroom + configuration.engine.maxWriteBytes)
         relayBuffer = .allocate(capacity: staffcast_lws_pre() + Self.relayChunk)
@@ -371,7 +374,7 @@ final class ServiceLoop: @unchecked Sendable {
             } else if connection.isIdle {
                 let limit = connection.nextAnswer == 0 ? configuration.headerTimeout : configuration.idleTimeout
                 if now - connection.lastActivity >= limit { close(connection, reset: false) }
-            } else if !connection.input.isEmpty, connection.answers.isEmpty, !connection.closeAfterAnswers,
+            } else if !connection.input.isEmpty, connection.answers.isEmpty, !connection.closeAfterAnswers, !connection.awaitingToken,
                       now - connection.requestStartedAt >= configuration.headerTimeout {
                 refuse(connection, HTTPResponse.error(StaffcastError(.invalid,
                     "The request did not arrive in time (\(Int(configuration.headerTimeout)) s); send it whole.")), status: 408)
