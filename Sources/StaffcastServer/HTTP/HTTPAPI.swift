@@ -43,7 +43,8 @@ final class HTTPAPI: @unchecked Sendable {
     /// Tries at invite codes per client address (redeeming needs no token).
     let redeemLimiter = Mutex(RedeemLimiter())
 
-    func handle(_ request: HTTPRequest, peer: String = "", respond: @escaping Respond) {
+    /// `refusal`: the token could not be checked (`TokenResolver`); answered as is.
+    func handle(_ request: HTTPRequest, peer: String = "", refusal: StaffcastError? = nil, respond: @escaping Respond) {
         let head = request.head
         let started = ServiceLoop.monotonicNow()
         let metrics = self.metrics
@@ -56,6 +57,10 @@ final class HTTPAPI: @unchecked Sendable {
             logger.debug("http", metadata: ["method": "\(head.method)", "path": "\(head.path)", "status": "\(response.status)",
                                             "ms": "\(Int((ServiceLoop.monotonicNow() - started) * 1000))"])
             respond(response)
+        }
+        if let refusal {
+            answer(.error(refusal))
+            return
         }
         if head.path == "/v1/ws" {
             answer(.error(.invalid("This is the WebSocket endpoint: connect with a WebSocket client (subprotocol staffcast.v1).")))
@@ -311,8 +316,10 @@ final class HTTPAPI: @unchecked Sendable {
             teams(route, request, respond)
         case .createInvite, .revokeInvite, .redeemInvite:
             invites(route, request, peer: peer, respond)
-        case .console(let asset):
-            respond(asset.response)
+        case .pushKey, .addPushSubscription, .deletePushSubscription, .webhooks, .deleteWebhook, .webhookDeliveries:
+            reach(route, request, respond)
+        case .web(let asset):
+            respond(asset.response(ifNoneMatch: head.header("if-none-match")))
         case .userTokens(let userID):
             userTokens(userID, tokenID: nil, method: head.method, bearer: token, respond)
         case .userToken(let userID, let tokenID):
