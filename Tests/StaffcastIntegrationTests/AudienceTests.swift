@@ -114,6 +114,12 @@ final class AudienceTests: IntegrationTestCase {
         let audience = try fixture.store.conn.query("SELECT audience::text FROM escalations WHERE message_id = $1",
                                                     [sent.id.uuidString]).string(0, 0)
         XCTAssertEqual(Set(Store.uuidArrayForTests(audience)), [fixture.staff, fixture.admin])
+        // Push and email (sql/012) reach the same people: staffcast_message_audience narrows to it.
+        func pushAudience() throws -> Set<UUID> {
+            let r = try fixture.store.conn.query("SELECT user_id FROM staffcast_message_audience($1)", [sent.id.uuidString])
+            return Set((0..<r.rowCount).compactMap { r.uuid($0, 0) })
+        }
+        XCTAssertEqual(try pushAudience(), [fixture.staff, fixture.admin])
 
         // Membership changes afterwards do not change who it was for.
         try fixture.store.addTeamMember(as: fixture.owner, event: fixture.event, team: "Security", member: other)
@@ -121,6 +127,7 @@ final class AudienceTests: IntegrationTestCase {
         XCTAssertEqual(try messages(otherToken).map(\.id), [])
         XCTAssertEqual(try messages(fixture.staffToken).map(\.id), [sent.id])
         XCTAssertEqual(try visibleInSQL(other), [])
+        XCTAssertEqual(try pushAudience(), [fixture.staff, fixture.admin], "still Sam (it was for him), never Nora (she joined later)")
         // Even the team's deletion.
         try fixture.store.deleteTeam(as: fixture.owner, event: fixture.event, name: "Security")
         XCTAssertEqual(try messages(fixture.staffToken).map(\.teams), [["Security"]])
