@@ -29,10 +29,15 @@ final class ClientStream {
     /// Bytes read and not yet taken.
     var buffer: [UInt8] = []
     let isTLS: Bool
+    /// host:port, for errors.
+    private let endpoint: String
+    /// True once any byte arrived (a plain client meeting a TLS port gets none, or a TLS record).
+    private var receivedAny = false
 
     /// Connects to `host:port` within `timeout`; with `tls`, completes a verified TLS handshake.
     init(host: String, port: Int, tls: TLSTrust?, timeout: TimeInterval) throws(ClientError) {
         let host = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")) // an IPv6 literal
+        endpoint = "\(host):\(port)"
         fd = try Self.connect(host: host, port: port, timeout: timeout)
         isTLS = tls != nil
         guard let tls else { return }
@@ -106,6 +111,12 @@ final class ClientStream {
                 throw ClientError.tls("the server's certificate is not trusted (\(String(cString: reason))): \(hint)")
             }
             let detail = Self.lastError()
+            // A plain HTTP server answers a ClientHello with a plain-text 400: OpenSSL then reads
+            // "HTTP/1.1" as a record header and says "wrong version number" (or "packet length
+            // too long"), which tells a person nothing.
+            if detail.contains("wrong version number") || detail.contains("packet length too long") || detail.contains("record layer failure") {
+                throw ClientError.tls("\(endpoint) answers in plain HTTP, not TLS: use http:// (and ws://) for this server, or give it tls_cert and tls_key")
+            }
             throw ClientError.connect("the TLS handshake with \(host) failed\(detail.isEmpty ? " (is it a TLS port?)" : ": \(detail)")")
         }
     }
@@ -195,9 +206,25 @@ final class ClientStream {
     func fill(_ count: Int, deadline: Date) throws(ClientError) -> Bool {
         while buffer.count < count {
             guard let n = try readSome(deadline: deadline) else { return false }
-            if n == 0 { throw ClientError.closed(code: 1006, reason: "connection dropped") }
+            if n == 0 {
+                if !isTLS && !receivedAny { throw plainToTLSError(answered: false) }
+                throw ClientError.closed(code: 1006, reason: "connection dropped")
+            }
+            if !isTLS && !receivedAny, let first = buffer.first, first == 0x15 || first == 0x16 {
+                throw plainToTLSError(answered: true) // a TLS alert or handshake record
+            }
+            receivedAny = true
         }
         return true
+    }
+
+    /// A plain (http://, ws://) request that a TLS port closed without an answer, or answered
+    /// with a TLS record. Only the second is certain (and a TLS error: retrying cannot help);
+    /// the first stays a dropped connection, which a reconnecting client retries.
+    private func plainToTLSError(answered: Bool) -> ClientError {
+        answered
+            ? .tls("\(endpoint) speaks TLS: use https:// (and wss://) for this server")
+            : .closed(code: 1006, reason: "\(endpoint) closed the connection without answering; if the server uses TLS (tls_cert), use https:// (and wss://)")
     }
 
     /// Reads until the peer ends the stream (at most `limit` bytes); false at the deadline.

@@ -59,6 +59,8 @@ struct ServeCommand: ParsableCommand {
                 printEffective(configuration, file)
                 return
             }
+            // Before the database: a taken port fails fast, without starting a cluster.
+            try StaffcastServer.checkPortFree(configuration)
             raiseFileLimit()
             let (target, logger) = try database.open(applicationName: "staffcast serve", file: file)
             warnIfPrivileged(target.serverConninfo, logger: logger)
