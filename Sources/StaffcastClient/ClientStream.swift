@@ -31,6 +31,8 @@ final class ClientStream {
     let isTLS: Bool
     /// host:port, for errors.
     private let endpoint: String
+    private let host: String
+    private let port: Int
     /// True once any byte arrived (a plain client meeting a TLS port gets none, or a TLS record).
     private var receivedAny = false
 
@@ -38,6 +40,8 @@ final class ClientStream {
     init(host: String, port: Int, tls: TLSTrust?, timeout: TimeInterval) throws(ClientError) {
         let host = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")) // an IPv6 literal
         endpoint = "\(host):\(port)"
+        self.host = host
+        self.port = port
         fd = try Self.connect(host: host, port: port, timeout: timeout)
         isTLS = tls != nil
         guard let tls else { return }
@@ -197,6 +201,10 @@ final class ClientStream {
             }
             if n == 0 { return 0 }
             if errno == EAGAIN || errno == EINTR { continue }
+            if errno == ECONNRESET && !receivedAny {
+                // A TLS port resets a plain request: say so when it is one.
+                throw plainToTLSError(answered: Self.speaksTLS(host: host, port: port))
+            }
             throw ClientError.closed(code: 1006, reason: String(cString: strerror(errno)))
         }
     }
@@ -207,7 +215,7 @@ final class ClientStream {
         while buffer.count < count {
             guard let n = try readSome(deadline: deadline) else { return false }
             if n == 0 {
-                if !isTLS && !receivedAny { throw plainToTLSError(answered: false) }
+                if !isTLS && !receivedAny { throw plainToTLSError(answered: Self.speaksTLS(host: host, port: port)) }
                 throw ClientError.closed(code: 1006, reason: "connection dropped")
             }
             if !isTLS && !receivedAny, let first = buffer.first, first == 0x15 || first == 0x16 {
@@ -218,8 +226,21 @@ final class ClientStream {
         return true
     }
 
+    /// True when host:port completes (or gets as far as the certificate of) a TLS handshake: asked
+    /// only after a plain request was dropped without a byte, to tell "use https://" from a
+    /// server that merely went away.
+    static func speaksTLS(host: String, port: Int) -> Bool {
+        do {
+            _ = try ClientStream(host: host, port: port, tls: TLSTrust(caFile: nil), timeout: 2)
+            return true
+        } catch {
+            if case .tls(let text) = error, text.contains("certificate is not trusted") { return true }
+            return false
+        }
+    }
+
     /// A plain (http://, ws://) request that a TLS port closed without an answer, or answered
-    /// with a TLS record. Only the second is certain (and a TLS error: retrying cannot help);
+    /// with a TLS record (`answered`: known to be TLS). Only the second is certain (and a TLS error: retrying cannot help);
     /// the first stays a dropped connection, which a reconnecting client retries.
     private func plainToTLSError(answered: Bool) -> ClientError {
         answered

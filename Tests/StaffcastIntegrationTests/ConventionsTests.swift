@@ -97,8 +97,10 @@ final class ConventionsTests: XCTestCase {
             XCTAssertEqual(r.status, 401)
             return String(decoding: r.body, as: UTF8.self)
         }
-        // Expired while the server runs.
-        let short = try fixture.store.issueToken(user: fixture.staff, expiresIn: 1)
+        // Expired while the server runs: known first (within 2 s), then refused.
+        let short = try fixture.store.issueToken(user: fixture.staff, expiresIn: 6)
+        let known = Date().addingTimeInterval(5)
+        while try server.api(short).raw("GET", "/v1/me/events").status != 200 && Date() < known { usleep(100_000) }
         let deadline = Date().addingTimeInterval(15)
         while try server.api(short).raw("GET", "/v1/me/events").status == 200 && Date() < deadline { usleep(100_000) }
         XCTAssertTrue(try refusal(short).contains("has expired"))
@@ -162,17 +164,19 @@ final class ConventionsTests: XCTestCase {
         XCTAssertEqual(mine["name"] as? String, "Summer Festival")
         XCTAssertEqual(mine["staff"] as? Int, 1)
         XCTAssertTrue(mine["starts_at"] is NSNull, "\(mine)")
-        let set = try admin(["event", "set", "--event", event, "--starts-at", "2030-07-01T10:00:00Z", "--name", "Summer Festival 2030"])
+        let start = RFC3339.format(Date().addingTimeInterval(30 * 86_400).rounded())
+        let set = try admin(["event", "set", "--event", event, "--starts-at", start, "--name", "Summer Festival 2030"])
         XCTAssertEqual(set.status, 0, set.stderr)
         list = try admin(["event", "list", "--json"])
         events = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(list.stdout.utf8)) as? [[String: Any]])
         mine = try XCTUnwrap(events.first { $0["id"] as? String == event })
-        XCTAssertEqual(mine["starts_at"] as? String, "2030-07-01T10:00:00Z")
+        XCTAssertEqual((mine["starts_at"] as? String).flatMap(RFC3339.parse), RFC3339.parse(start))
         XCTAssertEqual(mine["name"] as? String, "Summer Festival 2030")
         let table = try admin(["event", "list"])
         XCTAssertTrue(table.stdout.contains(event) && table.stdout.contains("Summer Festival 2030"), table.stdout)
         // With a start, --before-start works.
-        XCTAssertEqual(try run(["send", "--event", event, "--before-start", "2h", "Briefing"]).status, 0)
+        let briefing = try run(["send", "--event", event, "--before-start", "2h", "Briefing"])
+        XCTAssertEqual(briefing.status, 0, briefing.stderr)
         XCTAssertEqual(try admin(["event", "set", "--event", UUID().uuidString, "--name", "x"]).status, 2)
 
         // user list
@@ -199,4 +203,9 @@ final class ConventionsTests: XCTestCase {
         let audit = try admin(["audit", "--event", event, "--json"])
         XCTAssertNotNil(try JSONSerialization.jsonObject(with: Data(audit.stdout.utf8)) as? [[String: Any]], audit.stdout)
     }
+}
+
+private extension Date {
+    /// Whole seconds (what an RFC 3339 time on the command line says).
+    func rounded() -> Date { Date(timeIntervalSince1970: timeIntervalSince1970.rounded()) }
 }

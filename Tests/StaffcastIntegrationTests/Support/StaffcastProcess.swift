@@ -56,11 +56,25 @@ final class StaffcastProcess: @unchecked Sendable {
 
     var stderr: String { lock.lock(); defer { lock.unlock() }; return errText }
 
-    /// Waits up to `seconds` for the process to end; its exit status, or nil when it still runs.
+    /// True once the process has ended: Foundation saw it, or the kernel shows it as a zombie
+    /// (or gone). (Foundation did not always notice a SIGKILLed child in time here.)
+    var hasExited: Bool {
+        guard process.isRunning else { return true }
+        guard let stat = try? String(contentsOfFile: "/proc/\(process.processIdentifier)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return true }
+        return stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z")
+    }
+
+    /// Waits up to `seconds` for the process to end; its exit status (-1 when Foundation has not
+    /// collected it yet), or nil when it still runs.
     func wait(seconds: TimeInterval) -> Int32? {
         let deadline = Date().addingTimeInterval(seconds)
-        while process.isRunning && Date() < deadline { usleep(20_000) }
-        return process.isRunning ? nil : process.terminationStatus
+        while !hasExited && Date() < deadline { usleep(20_000) }
+        guard hasExited else { return nil }
+        // Give Foundation a moment to collect the status.
+        let collect = Date().addingTimeInterval(2)
+        while process.isRunning && Date() < collect { usleep(20_000) }
+        return process.isRunning ? -1 : process.terminationStatus
     }
 
     /// Waits until stderr contains `text` (up to `seconds`).
@@ -72,13 +86,14 @@ final class StaffcastProcess: @unchecked Sendable {
 
     /// SIGTERM, then waits (up to 20 s) for the graceful stop.
     func stop() {
-        if process.isRunning { process.terminate() }
+        if !hasExited { process.terminate() }
         _ = wait(seconds: 20)
     }
 
+    /// SIGKILL; returns once the process is gone (deadline 10 s).
     func kill9() {
         kill(process.processIdentifier, SIGKILL)
-        process.waitUntilExit()
+        _ = wait(seconds: 10)
     }
 }
 
