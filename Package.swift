@@ -55,7 +55,10 @@ let package = Package(
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
-        ]),
+        ],
+        // Compiled into the binary (PackageResources), so a copied or installed binary needs no
+        // files beside it. Docs/openapi.yaml is a link to docs/openapi.yaml.
+        resources: [.embedInCode("Docs/openapi.yaml")]),
         .target(name: "StaffcastClient", dependencies: [
             "StaffcastCore", "CStaffcastTLS",
             .product(name: "Crypto", package: "swift-crypto"),
@@ -73,6 +76,7 @@ let package = Package(
         .testTarget(name: "StaffcastClientTests", dependencies: ["StaffcastCore", "StaffcastClient", "StaffcastQR"]),
         .testTarget(name: "StaffcastIntegrationTests", dependencies: [
             "StaffcastCore", "StaffcastPostgres", "StaffcastServer", "StaffcastClient",
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
     ]
 )

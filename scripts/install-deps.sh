@@ -20,6 +20,8 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
 command -v zbarimg >/dev/null 2>&1 || need+=(zbar-tools)   # the tests read the QR codes back
 command -v python3 >/dev/null 2>&1 || need+=(python3)
+# `make test` checks the systemd unit of `make install` with systemd-analyze (no running systemd needed).
+command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
 python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
 
 if [ ${#need[@]} -gt 0 ]; then
@@ -46,6 +48,14 @@ if ! python3 -c "import selenium" >/dev/null 2>&1; then
   python3 -m pip install -q selenium >/dev/null 2>&1 \
     || python3 -m pip install -q --break-system-packages selenium >/dev/null 2>&1 \
     || { echo "staffcast: could not install python selenium (pip install selenium); the console's browser test needs it" >&2; exit 1; }
+fi
+
+# schemathesis (PyPI) checks a live server against docs/openapi.yaml (OpenAPIConformanceTests).
+if ! python3 -c "import schemathesis" >/dev/null 2>&1; then
+  echo "staffcast: installing python schemathesis"
+  python3 -m pip install -q schemathesis >/dev/null 2>&1 \
+    || python3 -m pip install -q --break-system-packages schemathesis >/dev/null 2>&1 \
+    || { echo "staffcast: could not install python schemathesis (pip install schemathesis); the OpenAPI test needs it" >&2; exit 1; }
 fi
 
 # Debian starts a system-wide cluster when it installs postgresql; staffcast runs its own.

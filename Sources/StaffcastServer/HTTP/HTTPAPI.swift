@@ -81,6 +81,8 @@ final class HTTPAPI: @unchecked Sendable {
         let head = request.head
         let token = head.bearerToken
         switch route {
+        case .openAPI:
+            respond(HTTPResponse(status: 200, contentType: "application/yaml; charset=utf-8", body: PackageResources.openapi_yaml))
         case .healthz:
             respond(.json(200, ["status": "ok", "node": configuration.nodeID]))
         case .readyz:

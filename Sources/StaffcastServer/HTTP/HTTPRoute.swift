@@ -29,6 +29,8 @@ enum HTTPRoute: Equatable {
     case userTokens(userID: UUID)
     /// DELETE revokes one.
     case userToken(userID: UUID, tokenID: UUID)
+    /// `GET /v1/openapi.yaml`: docs/openapi.yaml, compiled in.
+    case openAPI
     case healthz
     case readyz
     case metrics
@@ -68,6 +70,8 @@ enum HTTPRoute: Equatable {
             return only("POST") { .success(.redeemInvite(code: parts[2])) }
         case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "invites":
             return only("POST") { id(parts[2]).map { .createInvite(eventID: $0) } }
+        case 2 where parts == ["v1", "openapi.yaml"]:
+            return only("GET") { .success(.openAPI) }
         case 2 where parts == ["v1", "status"]:
             return only("GET") { .success(.status) }
         case 3 where parts == ["v1", "me", "notifications"]:
@@ -143,6 +147,7 @@ enum HTTPRoute: Equatable {
         case .myEvents: return "GET /v1/me/events"
         case .userTokens: return "GET|DELETE /v1/users/{id}/tokens"
         case .userToken: return "DELETE /v1/users/{id}/tokens/{id}"
+        case .openAPI: return "GET /v1/openapi.yaml"
         case .healthz: return "GET /healthz"
         case .readyz: return "GET /readyz"
         case .metrics: return "GET /metrics"
