@@ -8,19 +8,10 @@ import XCTest
 /// one JSON document per command, the listing admin commands, and refusals that say what is
 /// wrong (an expired token, a revoked one, TLS against plain HTTP). The real binary, a real
 /// server and database.
-final class ConventionsTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
-
+final class ConventionsTests: IntegrationTestCase {
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-        server = try TestServer(conninfo: fixture.conninfo)
-    }
-
-    override func tearDown() {
-        server?.stop()
-        server = nil
-        fixture = nil
+        try super.setUpWithError()
+        try startServer()
     }
 
     var event: String { fixture.event.uuidString.lowercased() }
@@ -140,11 +131,10 @@ final class ConventionsTests: XCTestCase {
 
         let certificates = try TestCertificates()
         defer { certificates.remove() }
-        let tls = try TestServer(conninfo: fixture.conninfo) { c in
+        let tls = try startServer { c in
             c.tlsCertificate = certificates.certificate
             c.tlsKey = certificates.key
         }
-        defer { tls.stop() }
         let plain = try CommandLineTests.execute(["status", "--server", "http://127.0.0.1:\(tls.port)"],
                                                  env: ["HOME": NSTemporaryDirectory()])
         XCTAssertNotEqual(plain.status, 0)
