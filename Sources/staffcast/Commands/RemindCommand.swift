@@ -52,7 +52,7 @@ struct RemindCommand: ParsableCommand {
                 } catch {
                     let made = done.isEmpty ? "nothing was scheduled"
                         : "the \(done.count) scheduled before it stay (staffcast scheduled cancel ID to undo)"
-                    throw CommandFailure("\(lead) before the start: \(oneLine(error)); \(made)")
+                    throw CommandFailure("\(lead) before the start: \(errorLine(error)); \(made)", status: ExitStatus.of(error))
                 }
             }
         }
