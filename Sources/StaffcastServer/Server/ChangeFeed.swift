@@ -8,7 +8,8 @@ import Synchronization
 /// live frame encoded once, applies token changes to the gatekeeper, and hands the same batch
 /// to every service loop. Runs on the listener's thread.
 ///
-/// Back-pressure: when a loop is more than `maxInboxDepth` items behind, the listener waits
+/// Back-pressure: when a loop has more than `maxInboxDepth` live items waiting (its inbox's
+/// live lane, `LoopInbox`), the listener waits
 /// (the change log, not memory, is the truth) instead of piling batches up.
 final class ChangeFeed: Sendable {
     static let maxInboxDepth = 1_024
@@ -51,9 +52,10 @@ final class ChangeFeed: Sendable {
                       frame: OutFrame(text: ServerFrame.reminder(message: r.message, round: r.round).encoded()))
             })
         metrics.listenerBatches.increment()
-        while isRunning(), loops.contains(where: { $0.inboxDepth > Self.maxInboxDepth }) { usleep(1_000) }
+        // Only live work counts: a storm's database answers wait behind live fan-out, not before it.
+        while isRunning(), loops.contains(where: { $0.liveDepth > Self.maxInboxDepth }) { usleep(1_000) }
         guard !batch.messages.isEmpty else {
-            for loop in loops { loop.post { $0.deliver(committed) } }
+            for loop in loops { loop.postLive { $0.deliver(committed) } }
             return
         }
         // Commit to fan-out, once per message: observed when the last loop has queued it.
@@ -61,7 +63,7 @@ final class ChangeFeed: Sendable {
         let remaining = Countdown(loops.count)
         let latency = metrics.fanoutLatency
         for loop in loops {
-            loop.post {
+            loop.postLive {
                 $0.deliver(committed)
                 guard remaining.tick() else { return }
                 let now = Date()

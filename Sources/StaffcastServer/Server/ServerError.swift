@@ -5,6 +5,7 @@ public enum ServerError: Error, CustomStringConvertible {
     case portInUse(String)
     case database(String)
     case tls(String)
+    case push(String)
 
     public var description: String {
         switch self {
@@ -12,6 +13,7 @@ public enum ServerError: Error, CustomStringConvertible {
         case .portInUse(let s): return s
         case .database(let s): return s
         case .tls(let s): return s
+        case .push(let s): return s
         }
     }
 }

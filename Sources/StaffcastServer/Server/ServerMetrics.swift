@@ -80,12 +80,28 @@ final class ServerMetrics: @unchecked Sendable {
         registry.makeCounter(descriptor: Self.describe("staffcast_messages_sent_total", "Messages sent (committed), by type and priority."), labels: [("type", type), ("priority", priority)]).increment()
     }
 
+    /// One attempt of the outbox (push, email, webhook) and what came of it
+    /// (`delivered`, `retry`, `failed`, `gone`).
+    func outboxAttempt(kind: String, outcome: String) {
+        registry.makeCounter(descriptor: Self.describe("staffcast_outbox_attempts_total",
+                                                       "Outbox attempts (push, email, webhook), by kind and outcome."),
+                             labels: [("kind", kind), ("outcome", outcome)]).increment()
+    }
+
     func error(code: String) {
         registry.makeCounter(descriptor: Self.describe("staffcast_errors_total", "Errors answered to clients, by protocol error code."), labels: [("code", code)]).increment()
     }
 
     func httpRequest(method: String, route: String, status: Int) {
         registry.makeCounter(descriptor: Self.describe("staffcast_http_requests_total", "HTTP requests answered, by method, route (templated, no ids) and status."), labels: [("method", method), ("route", route), ("status", "\(status)")]).increment()
+    }
+
+    /// Lookups of tokens the table did not know (`TokenResolver`), by what came of them:
+    /// valid, not_valid, failed, timeout, rate_limited, busy.
+    func tokenLookup(result: String) {
+        registry.makeCounter(descriptor: Self.describe("staffcast_token_lookups_total",
+                                                       "Database lookups of tokens this server did not know yet, by result."),
+                             labels: [("result", result)]).increment()
     }
 
     func gauge(_ label: String, _ value: Double) {
