@@ -65,7 +65,10 @@ final class FirstHourTests: XCTestCase {
         try FileManager.default.copyItem(atPath: CommandLineTests.binary, toPath: copy.path)
         // An empty database: the copy must migrate it from what it carries inside.
         let conninfo = try TestDatabase.createEmpty()
-        let serve = try StaffcastProcess(["serve", "--listen", "127.0.0.1:0", "--database-url", conninfo, "--log-level", "warning"],
+        // (The data dir holds the server's VAPID key even with a database URL: put it elsewhere.)
+        let data = tempDir("sc-data")
+        let serve = try StaffcastProcess(["serve", "--listen", "127.0.0.1:0", "--database-url", conninfo, "--data-dir", data.path,
+                                          "--log-level", "warning"],
                                      binary: copy.path, cwd: cwd, unset: ["STAFFCAST_SQL_DIR"])
         defer { serve.stop() }
         XCTAssertEqual(try APIClient(server: "http://127.0.0.1:\(serve.port)", token: nil).raw("GET", "/healthz").status, 200)
