@@ -216,7 +216,7 @@ final class AudienceTests: IntegrationTestCase {
         let bad = try CommandLineTests.execute(["send", "--event", id, "--team", "Nope", "Nobody"],
                                                env: ["STAFFCAST_SERVER": server.http, "STAFFCAST_TOKEN": fixture.ownerToken,
                                                      "HOME": NSTemporaryDirectory()])
-        XCTAssertEqual(bad.status, 1)
+        XCTAssertEqual(bad.status, 2, "not found: exit 2 (the CLI convention)")
         XCTAssertTrue(bad.stderr.contains("no team or zone named 'Nope'"), bad.stderr)
         XCTAssertEqual(try messages(otherToken).map(\.message), [])
     }

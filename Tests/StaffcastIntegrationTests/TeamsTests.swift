@@ -129,7 +129,7 @@ final class TeamsTests: IntegrationTestCase {
         r = try run(["team", "list", "--event", id])
         XCTAssertTrue(r.stdout.contains("Security") && r.stdout.contains("zone"), r.stdout)
         r = try run(["team", "add", "--event", id, "--team", "Nope", "--user", fixture.staff.uuidString])
-        XCTAssertEqual(r.status, 1)
+        XCTAssertEqual(r.status, 2, "not found: exit 2 (the CLI convention)")
         XCTAssertTrue(r.stderr.contains("no team or zone named 'Nope'"), r.stderr)
         r = try run(["team", "checkin-link", "--event", id, "--team", "Gate 3", "--qr"])
         XCTAssertEqual(r.status, 0, r.stderr)
@@ -144,7 +144,7 @@ final class TeamsTests: IntegrationTestCase {
         r = try run(["team", "remove", "--event", id, "--team", "Security", "--user", fixture.staff.uuidString])
         XCTAssertEqual(r.status, 0, r.stderr)
         XCTAssertEqual(try run(["team", "delete", "--event", id, "Security"]).status, 0)
-        XCTAssertEqual(try run(["team", "delete", "--event", id, "Security"]).status, 1)
+        XCTAssertEqual(try run(["team", "delete", "--event", id, "Security"]).status, 2)
         r = try run(["reach", "--event", id])
         XCTAssertTrue(r.stdout.contains("zone Gate 3: "), r.stdout)
     }

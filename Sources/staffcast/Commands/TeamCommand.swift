@@ -167,7 +167,8 @@ struct TeamCommand: ParsableCommand {
                 // The zone must exist (and the caller see it): a link to nothing helps nobody.
                 let zones = try client.api().teams(event: eventID)
                 guard let zone = zones.first(where: { $0.name == team }) else {
-                    throw CommandFailure("there is no zone named '\(team)' in this event (staffcast team list shows them)")
+                    throw CommandFailure("there is no zone named '\(team)' in this event (staffcast team list shows them)",
+                                         status: .notAllowed)
                 }
                 guard zone.kind == .zone else {
                     throw CommandFailure("'\(team)' is a team, not a zone: only zones take check-ins (staffcast team create --zone)")
