@@ -49,6 +49,9 @@ public enum Phrase: String, CaseIterable, Sendable {
     case help11, help12, help13
     case toAcknowledge, alarmReminder, alarmPress, alarmMore, alarmFooter, alarmHint
     case footerWide, footerNarrow
+    // watch: the detail view, paging back, mark all read
+    case detailFrom, detailSent, detailReadBy, detailEdited, detailFooter, detailLines, olderLoading, olderEnd, acknowledged
+    case markedAll
     // watch: replies (the organiser's toolbox)
     case helpReply1, helpReply2, replied, replyOnMyWay, replyRunningLate, replyCannotMakeIt, replyDone
     case now, ago, seconds, minutes, hours, days
@@ -121,8 +124,8 @@ public struct Strings: Sendable, Equatable {
         .replyDone: "done",
         .help1: " Keys",
         .help2: "   ↑ ↓  or  k j   move through messages",
-        .help3: "   Enter          mark the selected message read",
-        .help4: "   a              mark every message read",
+        .help3: "   Enter          read the selected message in full (marks it read)",
+        .help4: "   a              mark every message read (emergencies wait for Shift+A)",
         .help5: "   d  or  Esc     dismiss the top banner (it stays unread)",
         .help6: "   n              your notifications (Enter marks read)",
         .help7: "   e              switch to another of your events",
@@ -140,6 +143,16 @@ public struct Strings: Sendable, Equatable {
         .alarmHint: " Press Shift+A to acknowledge this message (it is marked read).",
         .footerWide: " ↑↓ move  ⏎ read  a all read  d dismiss  n notes  e events  ? help  q quit",
         .footerNarrow: " ⏎ read  a all  n notes  e events  ? help  q quit",
+        .detailFrom: "From",
+        .detailSent: "Sent",
+        .detailReadBy: "read by {n}",
+        .detailEdited: "edited",
+        .detailFooter: " ↑↓ scroll  1 2 3 4 reply  Esc back",
+        .detailLines: " lines {from}–{to} of {n} ",
+        .olderLoading: "  Loading older messages…",
+        .olderEnd: "  — the first message of this event —",
+        .acknowledged: " Acknowledged. 1–4 answer it, Enter shows it in full.",
+        .markedAll: " {n} marked read.",
         .now: "now",
         .ago: "{d} ago",
         .seconds: "{n}s", .minutes: "{n}m", .hours: "{n}h", .days: "{n}d",
@@ -185,8 +198,8 @@ public struct Strings: Sendable, Equatable {
         .loading: "  Yükleniyor…",
         .help1: " Tuşlar",
         .help2: "   ↑ ↓  veya  k j  mesajlar arasında gezinir",
-        .help3: "   Enter           seçili mesajı okundu işaretler",
-        .help4: "   a               tüm mesajları okundu işaretler",
+        .help3: "   Enter           seçili mesajı tam gösterir (okundu işaretler)",
+        .help4: "   a               tüm mesajları okundu işaretler (acil durumlar Shift+A ile)",
         .help5: "   d  veya  Esc    üstteki bildirimi kapatır (okunmamış kalır)",
         .help6: "   n               bildirimleriniz (Enter okundu işaretler)",
         .help7: "   e               başka bir etkinliğinize geçer",
@@ -204,6 +217,16 @@ public struct Strings: Sendable, Equatable {
         .alarmHint: " Bu mesajı onaylamak için Shift+A'ya basın (okundu işaretlenir).",
         .footerWide: " ↑↓ gezin  ⏎ okundu  a tümü okundu  d kapat  n bildirim  e etkinlik  ? yardım  q çık",
         .footerNarrow: " ⏎ okundu  a tümü  n bildirim  e etkinlik  ? yardım  q çık",
+        .detailFrom: "Gönderen",
+        .detailSent: "Gönderildi",
+        .detailReadBy: "{n} kişi okudu",
+        .detailEdited: "düzeltildi",
+        .detailFooter: " ↑↓ kaydır  1 2 3 4 yanıtla  Esc geri",
+        .detailLines: " satır {from}–{to} / {n} ",
+        .olderLoading: "  Eski mesajlar yükleniyor…",
+        .olderEnd: "  — bu etkinliğin ilk mesajı —",
+        .acknowledged: " Onaylandı. 1–4 yanıtlar, Enter tamamını gösterir.",
+        .markedAll: " {n} mesaj okundu işaretlendi.",
         .now: "şimdi",
         .ago: "{d} önce",
         .seconds: "{n}sn", .minutes: "{n}dk", .hours: "{n}sa", .days: "{n}g",
