@@ -81,6 +81,6 @@ extension WatchTerminalTests {
         let command = "env HOME=\(home) TERM=xterm-256color \(CommandLineTests.binary) watch --server http://127.0.0.1:\(server.port) --token \(fixture.staffToken) --event \(nowhere); echo exit=$?; sleep 60"
         try tmux(["new-session", "-d", "-x", "80", "-y", "24", command])
         XCTAssertTrue(waitForScreen(timeout: 15) { $0.contains("exit=1") }, shown)
-        XCTAssertTrue(try screen().contains("There is no event with that id"), shown)
+        XCTAssertTrue(try screen().contains("staffcast: cannot watch event \(nowhere)"), shown)
     }
 }

@@ -20,6 +20,8 @@ extension WatchState {
     public mutating func key(_ key: Key) -> [WatchEffect] {
         if let (m, _) = alarm { return alarmKey(key, m) }
         if mode == .detail { return detailKey(key) }
+        // A note in the footer ("Acknowledged…", "Replied…") stays until the next key.
+        if key != .resize { status = nil }
         switch (mode, key) {
         case (_, .interrupt), (.messages, .char("q")):
             return [.quit]
