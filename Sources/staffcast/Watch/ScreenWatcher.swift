@@ -118,7 +118,9 @@ struct ScreenWatcher {
                 case .reply(let r): state.replyArrived(r)
                 case .messageRetracted(_, let id, let event): state.retracted(messageID: id, eventID: event)
                 case .reminder(let m, let round): perform(state.reminder(m, round: round, now: now))
-                case .error(_, let e): state.status = " \(e.message)"
+                case .error(_, let e):
+                    state.status = " \(e.message)"
+                    state.loadingOlder = false // a refused page is asked for again on the next move
                 default: break
                 }
             case .disconnected(_, let retryIn):
