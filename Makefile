@@ -13,13 +13,14 @@ TEST_DATA_DIR := $(CURDIR)/.build/test-cluster
 FUZZ_RUNS ?= 600000
 FUZZ_SMOKE_RUNS ?= 20000
 
-.PHONY: run test deps build build-release bench fuzz clean test-cluster-stop help
+.PHONY: run test deps build build-release bench fuzz clean test-cluster-stop help install
 
 help:
 	@echo "make run    - install dependencies, build (release), start staffcast with a demo event"
 	@echo "              (make run TLS=1: on https:// and wss://, with a self-signed test CA)"
 	@echo "make test   - install dependencies, build, run every test"
 	@echo "make bench  - fan-out benchmark, every scenario of issue 7 (see bench/README.md)"
+	@echo "make install - the release binary, a hardened systemd unit and /etc/staffcast/staffcast.yaml (PREFIX, DESTDIR)"
 	@echo "make fuzz   - libFuzzer on the frame decoder and HTTP framing, FUZZ_RUNS inputs each (README: Fuzzing)"
 
 deps:
@@ -46,6 +47,13 @@ test: build
 
 test-cluster-stop:
 	@"$$(swift build --show-bin-path)/staffcast" cluster stop --data-dir "$(TEST_DATA_DIR)" >/dev/null 2>&1 || true
+
+# `make install` (as root): binary to $(PREFIX)/bin, packaging/staffcast.service to
+# /etc/systemd/system, a configuration to /etc/staffcast (kept if there), the docs; DESTDIR=
+# installs into a folder instead (packaging).
+PREFIX ?= /usr/local
+install: build-release
+	@PREFIX="$(PREFIX)" DESTDIR="$(DESTDIR)" scripts/install.sh "$$(swift build -c release --show-bin-path)/staffcast"
 
 # The bench builds in its own scratch path (.build-bench) so it never races another build.
 BENCH_BUILD := $(CURDIR)/.build-bench

@@ -9,7 +9,8 @@ import PackageDescription
 //   StaffcastCore                     – pure Swift, no C, no I/O: domain, protocol codec, HTTP framing,
 //                                       and the fan-out engine (a state machine: events in, actions out)
 //   StaffcastPostgres                 – the store on libpq (only importer of CLibPQ)
-//   StaffcastServer                   – libwebsockets transport + HTTP API (only importer of CLibWebSockets)
+//   StaffcastServer                   – libwebsockets transport + HTTP API (only importer of CLibWebSockets),
+//                                       and the outbox's deliveries (only importer of CLibCurl)
 //   StaffcastQR                       – QR codes of invite links (only importer of CQREncode)
 //   StaffcastClient                   – WebSocket/HTTP client (TLS through CStaffcastTLS) used by `send`, `watch` and the tests
 //   staffcast                         – the one executable (swift-argument-parser)
@@ -36,6 +37,9 @@ let package = Package(
         .systemLibrary(name: "CStaffcastSocket"),
         .systemLibrary(name: "CStaffcastTLS", pkgConfig: "openssl", providers: [.apt(["libssl-dev"])]),
         .systemLibrary(name: "CQREncode", providers: [.apt(["libqrencode-dev"])]),
+        // libcurl for the outbox's deliveries: HTTPS (Web Push, webhooks) and SMTP. Only
+        // StaffcastServer's `CurlEasy` imports it.
+        .systemLibrary(name: "CLibCurl", pkgConfig: "libcurl", providers: [.apt(["libcurl4-openssl-dev"])]),
         // QR codes of invite links (libqrencode; the only importer of CQREncode).
         .target(name: "StaffcastQR", dependencies: ["CQREncode"]),
         // Cross-module optimisation: the engine, hub and queues are generic over the frame type and
@@ -49,11 +53,16 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
         ]),
         .target(name: "StaffcastServer", dependencies: [
-            "CLibWebSockets", "CStaffcastSocket", "StaffcastCore", "StaffcastPostgres", "StaffcastQR",
+            "CLibWebSockets", "CStaffcastSocket", "CLibCurl", "StaffcastCore", "StaffcastPostgres", "StaffcastQR",
             .product(name: "Logging", package: "swift-log"),
+            .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
-        ]),
+        ],
+        // Compiled into the binary (PackageResources), so a copied or installed binary needs no
+        // files beside it: the web console and the staff app (Web/Assets), and
+        // Docs/openapi.yaml (a link to docs/openapi.yaml).
+        resources: [.embedInCode("Web/Assets"), .embedInCode("Docs/openapi.yaml")]),
         .target(name: "StaffcastClient", dependencies: [
             "StaffcastCore", "CStaffcastTLS",
             .product(name: "Crypto", package: "swift-crypto"),
@@ -71,6 +80,7 @@ let package = Package(
         .testTarget(name: "StaffcastClientTests", dependencies: ["StaffcastCore", "StaffcastClient", "StaffcastQR"]),
         .testTarget(name: "StaffcastIntegrationTests", dependencies: [
             "StaffcastCore", "StaffcastPostgres", "StaffcastServer", "StaffcastClient",
+            .product(name: "Crypto", package: "swift-crypto"),
         ]),
     ]
 )

@@ -82,8 +82,20 @@ func fuzzCheckHead(_ head: HTTPRequestHead) {
     for (name, value) in head.headers {
         fuzzRequire(!name.isEmpty, "empty header name")
         fuzzRequire(!name.utf8.contains(where: { ($0 >= 0x41 && $0 <= 0x5A) || $0 == 0x20 || $0 == 0x09 }), "header name '\(name)'")
+        fuzzRequire(name.utf8.allSatisfy(HTTPRequestParser.isTokenCharacter), "header name '\(name)' is not a token")
         fuzzRequire(value.utf8.first != 0x20 && value.utf8.last != 0x20, "header value not trimmed")
+        fuzzRequire(!value.utf8.contains(where: { $0 != 0x09 && HTTPRequestParser.isControl($0) }), "a control byte in '\(name)'")
     }
+    // Framing that a proxy could read otherwise never passes: at most one Transfer-Encoding,
+    // exactly `chunked`, never beside Content-Length, never in HTTP/1.0.
+    let encodings = head.headers.filter { $0.name == "transfer-encoding" }
+    fuzzRequire(encodings.count <= 1, "\(encodings.count) Transfer-Encoding headers accepted")
+    if let te = encodings.first {
+        fuzzRequire(te.value.lowercased() == "chunked", "Transfer-Encoding '\(te.value)' accepted")
+        fuzzRequire(head.header("content-length") == nil, "Transfer-Encoding with Content-Length accepted")
+        fuzzRequire(head.isHTTP11, "Transfer-Encoding in HTTP/1.0 accepted")
+    }
+    fuzzRequire(!head.path.utf8.contains(where: HTTPRequestParser.isControl), "a control byte in the path")
     if head.isHTTP11 { fuzzRequire(head.header("host") != nil, "HTTP/1.1 without Host") }
     let token = head.bearerToken
     if head.header("authorization") != nil { fuzzRequire(token != nil, "an Authorization header ignored") }

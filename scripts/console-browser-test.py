@@ -2,12 +2,15 @@
 """The web console in a real browser (headless Chromium driven by Selenium), run by
 Tests/StaffcastIntegrationTests/ConsoleBrowserTests.swift against a server it started.
 
-Signs in with a token, sends an urgent alert with the keyboard, waits until the read count
-shows a reader (the Swift test marks the message read from a staff WebSocket), creates an
-invite and checks its QR code, and writes screenshots (desktop and phone width). Prints one
-line per step; exits non-zero with a reason on the first failure.
+Signs in with a token, sends an urgent alert with the keyboard (the form returns to its
+defaults and says whom it reached live), waits until the read count shows a reader (the Swift
+test marks the message read from a staff WebSocket), keeps a refused duplicate's text with an
+alert and sends it anyway, asks before an emergency, creates an invite and checks its QR code,
+checks the layout at 1280x800 and the page with axe-core (no serious or critical violation, at
+desktop and phone size), and writes screenshots. Prints one line per step; exits non-zero with a
+reason on the first failure.
 """
-import argparse, os, shutil, sys, time
+import argparse, json, os, re, shutil, sys, time
 
 def fail(msg):
     print("FAIL: " + msg, flush=True)
@@ -21,6 +24,10 @@ try:
     from selenium.webdriver.support.ui import Select, WebDriverWait
 except ImportError:
     fail("python selenium is not installed: run scripts/install-deps.sh (pip install selenium)")
+try:
+    from axe_selenium_python import Axe
+except ImportError:
+    fail("python axe-selenium-python is not installed: run scripts/install-deps.sh (pip install axe-selenium-python)")
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--url", required=True)
@@ -98,7 +105,11 @@ try:
     box = driver.find_element(By.ID, "message")
     box.send_keys(args.message)
     box.send_keys(Keys.CONTROL, Keys.ENTER)
-    wait(lambda: driver.find_element(By.ID, "send-status").text == "Sent.", "the send to be acknowledged")
+    wait(lambda: driver.find_element(By.ID, "send-status").text.startswith("Sent."), "the send to be acknowledged")
+    # Back to the defaults: the next message is not urgent by accident.
+    form = driver.execute_script("return [document.getElementById('type').value, document.getElementById('priority').value, document.getElementById('message').value]")
+    if form != ["broadcast", "normal", ""]:
+        fail("after sending, type, priority and text are %r, not broadcast, normal and empty" % form)
     # Read the list item in one script call (the page may redraw it between two calls).
     def item():
         return driver.execute_script("""
@@ -113,6 +124,10 @@ try:
         fail("the message does not show its priority: " + li["text"])
     print("SENT", flush=True)  # the Swift test's staff socket receives it and marks it read
     step("sent an urgent alert; it is in the list: " + li["text"].replace("\n", " | "))
+    # Whom it reached: Sam Staff's WebSocket is subscribed; Adam Admin is not connected.
+    wait(lambda: re.search(r"Delivered live to 1 of 2 staff; not connected: Adam Admin\.$", driver.find_element(By.ID, "send-status").text),
+         "the reach line after the send")
+    step("the form is back to its defaults and says: " + driver.find_element(By.ID, "send-status").text)
 
     wait(lambda: item()["count"] >= 1, "the read count to show the staff member's read", timeout=30)
     wait(lambda: "Sam Staff" in item()["text"], "the reader's name", timeout=15)
@@ -123,6 +138,62 @@ try:
 
     wait(lambda: "connected" in driver.find_element(By.ID, "people").text, "the people list")
     step("people: " + driver.find_element(By.ID, "people-count").text)
+
+    # A refused send keeps the text and says why in an alert; "Send anyway" stores it.
+    def value(id):
+        return driver.execute_script("return document.getElementById(arguments[0]).value", id)
+    def count_in_list(text):
+        return driver.execute_script("return Array.from(document.querySelectorAll('#messages li .text')).filter((p) => p.textContent === arguments[0]).length", text)
+    dup = "Gate C is closed, use gate D " + args.message[-6:]
+    box = driver.find_element(By.ID, "message")
+    box.send_keys(dup)
+    driver.find_element(By.ID, "send-button").click()
+    wait(lambda: count_in_list(dup) == 1 and value("message") == "", "the first of two identical sends")
+    box.send_keys(dup)
+    driver.find_element(By.ID, "send-button").click()
+    err = driver.find_element(By.ID, "send-error")
+    wait(lambda: "Not sent" in err.text and err.is_displayed(), "the refused duplicate's alert")
+    if err.get_attribute("role") != "alert":
+        fail("the refusal is not an alert (role=alert)")
+    colour = driver.execute_script("return getComputedStyle(document.getElementById('send-error')).color")
+    if colour == driver.execute_script("return getComputedStyle(document.getElementById('send-status')).color"):
+        fail("the refusal has the same colour as a success: " + colour)
+    if value("message") != dup:
+        fail("the refused text was not kept: %r" % value("message"))
+    if count_in_list(dup) != 1:
+        fail("the duplicate was stored although refused")
+    anyway = driver.find_element(By.ID, "send-anyway")
+    if not anyway.is_displayed():
+        fail("no Send anyway button for a duplicate")
+    step("a duplicate is refused; the text is kept; the alert says: " + err.text)
+    os.makedirs(os.path.dirname(args.screenshot), exist_ok=True)
+    driver.save_screenshot(args.screenshot.replace(".png", "-refused.png"))
+    anyway.click()
+    wait(lambda: count_in_list(dup) == 2, "the forced send to be stored")
+    wait(lambda: value("message") == "" and not anyway.is_displayed() and err.text == "", "the form to clear after the forced send")
+    step("Send anyway stored it (force: true) and cleared the form")
+
+    # An emergency asks first; cancelling sends nothing and keeps the text.
+    emergency = "Evacuate the north stand " + args.message[-6:]
+    Select(driver.find_element(By.ID, "type")).select_by_visible_text("emergency")
+    if value("priority") != "urgent":
+        fail("choosing emergency did not make it urgent")
+    box.send_keys(emergency)
+    driver.find_element(By.ID, "send-button").click()
+    wait(lambda: driver.execute_script("return document.getElementById('confirm-emergency').open"), "the emergency confirmation")
+    if "Evacuate the north stand" not in driver.find_element(By.ID, "confirm-text").text:
+        fail("the confirmation does not quote the message")
+    driver.save_screenshot(args.screenshot.replace(".png", "-confirm.png"))
+    driver.find_element(By.ID, "confirm-cancel").click()
+    wait(lambda: not driver.execute_script("return document.getElementById('confirm-emergency').open"), "the confirmation to close")
+    if value("message") != emergency or count_in_list(emergency) != 0:
+        fail("cancelling the emergency lost the text or sent it")
+    driver.find_element(By.ID, "send-button").click()
+    wait(lambda: driver.execute_script("return document.getElementById('confirm-emergency').open"), "the confirmation again")
+    driver.find_element(By.ID, "confirm-send").click()
+    wait(lambda: count_in_list(emergency) == 1, "the confirmed emergency in the list")
+    wait(lambda: value("type") == "broadcast" and value("priority") == "normal" and value("message") == "", "the form back to broadcast/normal after the emergency")
+    step("an emergency is sent only after confirming; the form is back to broadcast")
 
     # An invite with its QR code, drawn by the server (no script from elsewhere).
     driver.find_element(By.CSS_SELECTOR, "#invite-form button[type=submit]").click()
@@ -147,17 +218,44 @@ try:
 
     driver.execute_script("window.scrollTo(0, 0)")
     os.makedirs(os.path.dirname(args.screenshot), exist_ok=True)
-    driver.save_screenshot(args.screenshot)
-    step("screenshot " + args.screenshot)
 
-    driver.set_window_size(390, 844)
-    time.sleep(0.5)
+    # A desktop (1280x800) shows people and escalations without scrolling.
+    def set_viewport(w, h):
+        driver.set_window_size(w, h)
+        inner = driver.execute_script("return [window.innerWidth, window.innerHeight]")
+        driver.set_window_size(w + (w - inner[0]), h + (h - inner[1]))
+        wait(lambda: driver.execute_script("return [window.innerWidth, window.innerHeight]") == [w, h], "a %dx%d viewport" % (w, h), timeout=10)
+    set_viewport(1280, 800)
+    for card in ["send-card", "messages-card", "people-card", "alerts-card"]:
+        box = driver.execute_script("const r = document.getElementById(arguments[0]).getBoundingClientRect(); return [r.top, r.bottom, r.height]", card)
+        if box[0] < 0 or box[1] > 800 or box[2] < 60:
+            fail("at 1280x800, %s is not on the first screen: top %d, bottom %d, height %d" % (card, box[0], box[1], box[2]))
+    page_height = driver.execute_script("return document.documentElement.scrollHeight")
+    if page_height > 800 + 1:
+        fail("at 1280x800 the page is %d px high: the lists should scroll inside their cards" % page_height)
+    driver.save_screenshot(args.screenshot)
+    step("at 1280x800 send, messages, people and escalations are all on the first screen; screenshot " + args.screenshot)
+
+    def axe_check(where):
+        axe = Axe(driver)
+        axe.inject()
+        results = axe.run()
+        bad = [v for v in results["violations"] if v.get("impact") in ("serious", "critical")]
+        if bad:
+            fail("axe-core at %s: %s" % (where, json.dumps([{"id": v["id"], "impact": v["impact"], "help": v["help"],
+                  "nodes": [n["target"] for n in v["nodes"][:5]]} for v in bad])))
+        minor = ", ".join(v["id"] + " (" + str(v.get("impact")) + ")" for v in results["violations"])
+        step("axe-core at %s: no serious or critical violation%s" % (where, ("; minor: " + minor) if minor else ""))
+    axe_check("1280x800")
+
+    set_viewport(390, 844)
     overflow = driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
     if overflow > 1:
         fail("at phone width the page scrolls sideways by %d px" % overflow)
     phone = args.screenshot.replace(".png", "-phone.png")
     driver.save_screenshot(phone)
     step("phone width fits; screenshot " + phone)
+    axe_check("390x844")
 
     # Reconnects by itself: the Swift test stops the server, sends a message meanwhile and
     # starts it again on the same port; the page must come back and catch up (since_seq).
@@ -176,16 +274,15 @@ try:
     step("reconnected by itself and caught up")
     check_console_errors(during_outage=True)
 
-    # A phone that scans the invite's QR code opens its URL: a page that asks for a name and joins.
+    # A phone that scans the invite's QR code opens its URL: the staff app asks for a name,
+    # joins, and opens signed in (AppBrowserTests tests the app itself).
     driver.get(url)
     wait(lambda: driver.find_element(By.ID, "join").is_displayed(), "the join page")
     name_box = driver.find_element(By.ID, "join-name")
     name_box.send_keys("Browser Joiner")
     name_box.send_keys(Keys.ENTER)
-    wait(lambda: driver.find_element(By.ID, "join-done").is_displayed(), "joining to finish")
-    if "staffcast watch --server" not in driver.find_element(By.ID, "join-command").text:
-        fail("the join page does not show the command for a terminal")
-    step("joined through the invite page as Browser Joiner")
+    wait(lambda: driver.execute_script("return location.pathname") == "/app" and driver.find_element(By.ID, "home").is_displayed(), "the staff app after joining")
+    step("joined through the invite page as Browser Joiner and landed in the staff app")
 
     print("OK", flush=True)
 finally:

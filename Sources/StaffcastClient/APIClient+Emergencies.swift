@@ -21,15 +21,22 @@ extension APIClient {
             public var readAt: String?
             /// Their latest reply to the message (organiser's toolbox), if any.
             public var reply: Reply?
-            enum CodingKeys: String, CodingKey { case userID = "user_id", displayName = "display_name", readAt = "read_at", reply }
+            /// How the message reached them (live, push, email), oldest first.
+            public var reached: [Reached]?
+            enum CodingKeys: String, CodingKey {
+                case userID = "user_id", displayName = "display_name", readAt = "read_at", reply, reached
+            }
         }
         public var messageID: UUID
         public var eventID: UUID
         public var readCount: Int
         public var readBy: [Person]
         public var unreadBy: [Person]
+        /// The delivery funnel's totals (people reached live, by push, by email; who read it).
+        public var totals: FunnelTotals?
         enum CodingKeys: String, CodingKey {
             case messageID = "message_id", eventID = "event_id", readCount = "read_count", readBy = "read_by", unreadBy = "unread_by"
+            case totals
         }
     }
 

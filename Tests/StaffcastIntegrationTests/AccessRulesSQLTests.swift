@@ -6,13 +6,12 @@ import XCTest
 /// The access rules of docs/protocol.md (access levels) checked directly in PostgreSQL, acting as each user
 /// the way the server does (SET LOCAL ROLE staffcast_app + staffcast.user_id): row-level
 /// security refuses even if the server's own checks had a bug.
-final class AccessRulesSQLTests: XCTestCase {
-    var fixture: Fixture!
+final class AccessRulesSQLTests: IntegrationTestCase {
     var conn: PGConnection!
     var message: StaffMessage!
 
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
+        try super.setUpWithError()
         conn = try PGConnection(conninfo: fixture.conninfo)
         message = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "hello"))
     }

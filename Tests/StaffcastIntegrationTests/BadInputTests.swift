@@ -4,18 +4,14 @@ import StaffcastCore
 import XCTest
 
 /// Every bad input of the spine issue: a clear error, nothing stored, connection and server up.
-final class BadInputTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
+final class BadInputTests: IntegrationTestCase {
     var owner: TestSocket!
 
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-        server = try TestServer(conninfo: fixture.conninfo)
+        try super.setUpWithError()
+        try startServer()
         owner = try server.connect(fixture.ownerToken)
     }
-
-    override func tearDown() { server?.stop() }
 
     var event: String { fixture.event.uuidString.lowercased() }
 

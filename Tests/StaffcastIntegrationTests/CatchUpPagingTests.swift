@@ -8,16 +8,11 @@ import XCTest
 /// Catch-up of any length: `subscribed` says `more` when the gap is longer than one page, the
 /// client pages with `history` + `after_seq`, and live messages meanwhile arrive as usual:
 /// no gap, no duplicate. The HTTP listing says `more` too.
-final class CatchUpPagingTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
-
+final class CatchUpPagingTests: IntegrationTestCase {
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-        server = try TestServer(conninfo: fixture.conninfo)
+        try super.setUpWithError()
+        try startServer()
     }
-
-    override func tearDown() { server?.stop() }
 
     /// Inserts `n` messages in one statement (as the owner, fast).
     func insert(_ n: Int) throws {

@@ -10,16 +10,11 @@ import XCTest
 /// and the page must show the read. Screenshots go to `.build/console.png` and
 /// `.build/console-phone.png`. Chromium, chromedriver and python's selenium are required (make
 /// test installs them): without them the test fails, it never skips.
-final class ConsoleBrowserTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
-
+final class ConsoleBrowserTests: IntegrationTestCase {
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-        server = try TestServer(conninfo: fixture.conninfo)
+        try super.setUpWithError()
+        try startServer()
     }
-
-    override func tearDown() { server?.stop() }
 
     func testTheConsoleSendsAnAlertAndSeesItRead() throws {
         let script = TestDatabase.packageRoot.appendingPathComponent("scripts/console-browser-test.py").path
@@ -108,6 +103,38 @@ final class ConsoleBrowserTests: XCTestCase {
         let policy = try XCTUnwrap(response.header("content-security-policy"))
         XCTAssertTrue(policy.hasPrefix("default-src 'none'; script-src 'self'; style-src 'self'"), policy)
         XCTAssertEqual(response.header("x-content-type-options"), "nosniff")
+    }
+
+    /// The console's files (Web/Assets, compiled in) come with their content type and an ETag;
+    /// asking again with that tag answers 304 with no body on the same keep-alive connection.
+    func testTheConsoleFilesAreServedFromTheBinaryWithAValidator() throws {
+        let socket = try RawSocket(port: server.port)
+        defer { socket.close() }
+        let files = [("/console", "text/html; charset=utf-8", "<!doctype html>"),
+                     ("/console/console.js", "text/javascript; charset=utf-8", "\"use strict\";"),
+                     ("/console/console.css", "text/css; charset=utf-8", ":root")]
+        for (path, type, start) in files {
+            try socket.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+            let first = try socket.readResponse(deadline: Date().addingTimeInterval(5))
+            XCTAssertEqual(first.status, 200, path)
+            XCTAssertEqual(first.header("content-type"), type, path)
+            XCTAssertEqual(first.header("cache-control"), "no-cache", path)
+            XCTAssertNotNil(first.header("content-security-policy"), path)
+            XCTAssertTrue(first.bodyText.contains(start), "\(path): \(first.bodyText.prefix(80))")
+            let tag = try XCTUnwrap(first.header("etag"), path)
+            XCTAssertTrue(tag.hasPrefix("\"") && tag.hasSuffix("\"") && tag.count == 18, tag)
+
+            try socket.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nIf-None-Match: W/\"x\", \(tag)\r\n\r\n")
+            let again = try socket.readResponse(deadline: Date().addingTimeInterval(5))
+            XCTAssertEqual(again.status, 304, path)
+            XCTAssertEqual(again.header("etag"), tag, path)
+            XCTAssertNil(again.header("content-length"), path)
+
+            try socket.send("GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nIf-None-Match: \"0000000000000000\"\r\n\r\n")
+            let stale = try socket.readResponse(deadline: Date().addingTimeInterval(5))
+            XCTAssertEqual(stale.status, 200, path)
+            XCTAssertEqual(stale.body, first.body, path)
+        }
     }
 }
 

@@ -7,12 +7,11 @@ import XCTest
 /// (`staffcast_server`): not a superuser, no BYPASSRLS, owns nothing, and whatever a request
 /// transaction does with SET ROLE / RESET ROLE it never becomes the tables' owner nor gets
 /// past row-level security or its grants.
-final class DatabaseRolesSQLTests: XCTestCase {
-    var fixture: Fixture!
+final class DatabaseRolesSQLTests: IntegrationTestCase {
     var login: PGConnection!
 
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
+        try super.setUpWithError()
         login = try PGConnection(conninfo: TestDatabase.serverLogin(fixture.conninfo))
         _ = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "hello"))
     }

@@ -7,20 +7,10 @@ import XCTest
 /// Edit and retract (docs/protocol.md) through the WebSocket protocol and HTTP, with their access
 /// rules, what history, catch-up and unread counts show afterwards, the audit of every version,
 /// and the rules in SQL under row-level security.
-final class EditRetractTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
-
+final class EditRetractTests: IntegrationTestCase {
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-        server = try TestServer(conninfo: fixture.conninfo)
-    }
-
-    // XCTest keeps every test case object until the run ends: let go of the connections.
-    override func tearDown() {
-        server?.stop()
-        server = nil
-        fixture = nil
+        try super.setUpWithError()
+        try startServer()
     }
 
     func send(_ text: String, as user: UUID? = nil) throws -> StaffMessage {

@@ -8,13 +8,12 @@ import XCTest
 /// last-seen times; staff see only the rounds that named them and their own last-seen rows;
 /// outsiders nothing; nobody acting as a user writes any of them, and the audit triggers
 /// still write as the send and the read happen.
-final class EmergencyAccessSQLTests: XCTestCase {
-    var fixture: Fixture!
+final class EmergencyAccessSQLTests: IntegrationTestCase {
     var conn: PGConnection!
     var message: StaffMessage!
 
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
+        try super.setUpWithError()
         conn = try PGConnection(conninfo: fixture.conninfo)
         // Sent as the owner under row-level security: the trigger makes the escalation row.
         message = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "Evacuate hall B",

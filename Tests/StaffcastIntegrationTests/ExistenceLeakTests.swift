@@ -6,21 +6,17 @@ import XCTest
 /// Responses do not reveal whether an event, user or message one cannot see exists: for each
 /// route and op, asking about one that exists but is not yours gets the same status, code and
 /// bytes as asking about one that does not exist.
-final class ExistenceLeakTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
+final class ExistenceLeakTests: IntegrationTestCase {
     var message: StaffMessage!
     /// An event the outsider has no access to, and one that does not exist.
     var hidden: String { fixture.event.uuidString.lowercased() }
     let missing = UUID().uuidString.lowercased()
 
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-        server = try TestServer(conninfo: fixture.conninfo)
+        try super.setUpWithError()
+        try startServer()
         message = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "hello"))
     }
-
-    override func tearDown() { server?.stop() }
 
     func assertSame(_ method: String, _ existing: String, _ nonexistent: String, token: String, query: [String: String] = [:],
                     body: Data? = nil, contentType: String? = nil, status: Int,

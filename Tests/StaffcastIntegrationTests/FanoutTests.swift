@@ -6,27 +6,10 @@ import StaffcastServer
 import XCTest
 
 /// Fan-out through the database: several servers, revocation, catch-up, slow clients, shutdown.
-final class FanoutTests: XCTestCase {
-    var fixture: Fixture!
-    var servers: [TestServer] = []
-
-    override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-    }
-
-    override func tearDown() {
-        servers.forEach { $0.stop() }
-    }
-
-    func start(_ configure: (inout StaffcastServerConfiguration) -> Void = { _ in }) throws -> TestServer {
-        let s = try TestServer(conninfo: fixture.conninfo, configure: configure)
-        servers.append(s)
-        return s
-    }
-
+final class FanoutTests: IntegrationTestCase {
     func testTwoServersOnOneDatabaseDeliverEachOthersMessages() throws {
-        let a = try start()
-        let b = try start()
+        let a = try startServer()
+        let b = try startServer()
         let staffOnB = try b.connect(fixture.staffToken)
         _ = try staffOnB.subscribe(fixture.event)
         let staffOnA = try a.connect(fixture.staffToken)
@@ -47,8 +30,8 @@ final class FanoutTests: XCTestCase {
     }
 
     func testRevokeEndsALiveSubscriptionWithinTwoSeconds() throws {
-        let a = try start()
-        let b = try start()
+        let a = try startServer()
+        let b = try startServer()
         let staff = try b.connect(fixture.staffToken)
         _ = try staff.subscribe(fixture.event)
         let started = Date()
@@ -65,7 +48,7 @@ final class FanoutTests: XCTestCase {
     }
 
     func testASubscriberThatWasAwayGetsExactlyWhatItMissed() throws {
-        let server = try start()
+        let server = try startServer()
         var staff = try server.connect(fixture.staffToken)
         _ = try staff.subscribe(fixture.event)
         _ = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "before"))
@@ -82,7 +65,7 @@ final class FanoutTests: XCTestCase {
     }
 
     func testSubscribingWhileMessagesFlowLosesAndDoublesNothing() throws {
-        let server = try start()
+        let server = try startServer()
         let (conninfo, owner, event) = (fixture.conninfo, fixture.owner, fixture.event)
         let sender = Thread {
             let store = try? Store(PGConnection(conninfo: conninfo))
@@ -104,7 +87,7 @@ final class FanoutTests: XCTestCase {
     }
 
     func testASlowClientIsClosedAndTheServerStaysBounded() throws {
-        let server = try start { $0.outboundMaxFrames = 16 }
+        let server = try startServer { $0.outboundMaxFrames = 16 }
         let slow = try server.connect(fixture.staffToken)
         _ = try slow.subscribe(fixture.event)
         // 100 messages committed at once arrive in one batch: more than the slow client's queue.
@@ -130,7 +113,7 @@ final class FanoutTests: XCTestCase {
     }
 
     func testGracefulStopClosesClientsWith1001() throws {
-        let server = try start()
+        let server = try startServer()
         let staff = try server.connect(fixture.staffToken)
         _ = try staff.subscribe(fixture.event)
         let stopped = DispatchSemaphore(value: 0)
@@ -148,8 +131,8 @@ final class FanoutTests: XCTestCase {
     }
 
     func testEventStatusOnOneServerSeesStaffConnectedToAnother() throws {
-        let a = try start { $0.nodeID = "node-a" }
-        let b = try start { $0.nodeID = "node-b" }
+        let a = try startServer { $0.nodeID = "node-a" }
+        let b = try startServer { $0.nodeID = "node-b" }
         let path = "/v1/events/\(fixture.event.uuidString.lowercased())/status"
         func sam() throws -> [String: Any] {
             let data = try a.api(fixture.ownerToken).call("GET", path)
@@ -169,7 +152,7 @@ final class FanoutTests: XCTestCase {
     }
 
     func testADatabaseOutageIsReportedAndTheServerRecovers() throws {
-        let server = try start()
+        let server = try startServer()
         let owner = try server.connect(fixture.ownerToken)
         // Cut every connection of this test's database, as a restart would.
         let admin = try PGConnection(conninfo: try TestDatabase.cluster().conninfo(database: "postgres"))

@@ -7,11 +7,9 @@ import XCTest
 
 /// Sends committed in groups: one transaction for many, each as its own sender under
 /// row-level security, each with its own outcome, nothing acknowledged before the commit.
-final class GroupCommitTests: XCTestCase {
-    var fixture: Fixture!
-
+final class GroupCommitTests: IntegrationTestCase {
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
+        try super.setUpWithError()
     }
 
     func testABatchStoresWhatEachSenderMayAndNothingElse() throws {

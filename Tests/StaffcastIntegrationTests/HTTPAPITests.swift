@@ -4,16 +4,11 @@ import StaffcastCore
 import XCTest
 
 /// Each route of the HTTP API (docs/protocol.md, HTTP API) against a real server.
-final class HTTPAPITests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
-
+final class HTTPAPITests: IntegrationTestCase {
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-        server = try TestServer(conninfo: fixture.conninfo)
+        try super.setUpWithError()
+        try startServer()
     }
-
-    override func tearDown() { server?.stop() }
 
     var messagesPath: String { "/v1/events/\(fixture.event.uuidString.lowercased())/messages" }
 

@@ -6,16 +6,11 @@ import XCTest
 
 /// Invite links (docs/protocol.md, Invites) through a real server, PostgreSQL's row-level
 /// security on `invites` directly in SQL, and the `staffcast admin invite` / `join` commands.
-final class InviteTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
-
+final class InviteTests: IntegrationTestCase {
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-        server = try TestServer(conninfo: fixture.conninfo)
+        try super.setUpWithError()
+        try startServer()
     }
-
-    override func tearDown() { server?.stop() }
 
     func post(_ path: String, token: String?, _ body: [String: Any]) throws -> (status: Int, json: [String: Any]) {
         let r = try server.api(token).raw("POST", path, body: try JSONSerialization.data(withJSONObject: body),

@@ -4,16 +4,11 @@ import StaffcastCore
 import XCTest
 
 /// Heartbeats, metrics and status, against a real server.
-final class OpsTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
-
+final class OpsTests: IntegrationTestCase {
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-        server = try TestServer(conninfo: fixture.conninfo) { $0.heartbeatInterval = 1 }
+        try super.setUpWithError()
+        try startServer() { $0.heartbeatInterval = 1 }
     }
-
-    override func tearDown() { server?.stop() }
 
     func testAClientThatStopsAnsweringPingsIsClosedWithinTwoIntervals() throws {
         let quiet = try server.connect(fixture.staffToken)

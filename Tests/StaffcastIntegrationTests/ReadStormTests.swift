@@ -7,11 +7,9 @@ import XCTest
 
 /// Marks folded into batches keep `read_by` exact: every reader once, nobody without access,
 /// and each mark answered with its own unread count.
-final class ReadStormTests: XCTestCase {
-    var fixture: Fixture!
-
+final class ReadStormTests: IntegrationTestCase {
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
+        try super.setUpWithError()
     }
 
     func readers(of message: UUID) throws -> [String] {

@@ -1,4 +1,5 @@
 import Foundation
+import StaffcastCore
 @testable import StaffcastPostgres
 @testable import StaffcastServer
 import XCTest
@@ -11,7 +12,11 @@ final class ReceiptsBodyTests: XCTestCase {
         for i in 0..<50 {
             let name = i == 3 ? "Şule \"gate 3\"\n" : "Staff \(i)"
             let readAt: Date? = i % 2 == 0 ? Date(timeIntervalSince1970: 1_795_300_000 + Double(i) * 0.37) : nil
-            people.append(Receipts.Person(userID: UUID(), displayName: name, readAt: readAt))
+            var person = Receipts.Person(userID: UUID(), displayName: name, readAt: readAt)
+            if i % 3 == 0 { person.reached.append(Reached(via: "live", at: Date(timeIntervalSince1970: 1_795_300_000))) }
+            if i % 5 == 0 { person.reached.append(Reached(via: "push", at: Date(timeIntervalSince1970: 1_795_300_001.25))) }
+            if i == 7 { person.reached.append(Reached(via: "email", at: Date(timeIntervalSince1970: 1_795_300_060))) }
+            people.append(person)
         }
         let receipts = Receipts(messageID: UUID(), eventID: UUID(), readBy: people.filter { $0.readAt != nil },
                                 unreadBy: people.filter { $0.readAt == nil })
@@ -22,6 +27,7 @@ final class ReceiptsBodyTests: XCTestCase {
         let fast = try JSONSerialization.jsonObject(with: Data(body.jsonBytes)) as? NSDictionary
         XCTAssertNotNil(reference)
         XCTAssertEqual(fast, reference)
+        XCTAssertEqual(receipts.totals, FunnelTotals(live: 17, push: 10, email: 1, read: 25))
         XCTAssertEqual(String(decoding: body.jsonBytes, as: UTF8.self),
                        String(decoding: try encoder.encode(body), as: UTF8.self).replacingOccurrences(of: "\\/", with: "/") + "\n")
     }

@@ -6,20 +6,10 @@ import XCTest
 
 /// Staff replies (docs/protocol.md) through the WebSocket protocol and HTTP, with their access
 /// rules, live to the event's subscribed admins and owners only, and in SQL under RLS.
-final class RepliesTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
-
+final class RepliesTests: IntegrationTestCase {
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-        server = try TestServer(conninfo: fixture.conninfo)
-    }
-
-    // XCTest keeps every test case object until the run ends: let go of the connections.
-    override func tearDown() {
-        server?.stop()
-        server = nil
-        fixture = nil
+        try super.setUpWithError()
+        try startServer()
     }
 
     func send(_ text: String) throws -> StaffMessage {

@@ -6,25 +6,9 @@ import XCTest
 
 /// Scheduled sends and reminders (docs/protocol.md) through the WebSocket protocol and
 /// HTTP, with their access rules; exactly once with two servers; late after every server was down.
-final class ScheduledSendTests: XCTestCase {
-    var fixture: Fixture!
-    var servers: [TestServer] = []
-
-    override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-    }
-
-    // XCTest keeps every test case object until the run ends: let go of the connections.
-    override func tearDown() {
-        servers.forEach { $0.stop() }
-        servers = []
-        fixture = nil
-    }
-
+final class ScheduledSendTests: IntegrationTestCase {
     func start() throws -> TestServer {
-        let s = try TestServer(conninfo: fixture.conninfo)
-        servers.append(s)
-        return s
+        try startServer()
     }
 
     var eventID: String { fixture.event.uuidString.lowercased() }
@@ -175,7 +159,6 @@ final class ScheduledSendTests: XCTestCase {
         let r = try post(server, fixture.ownerToken, ["message": "While we were down", "send_at": inSeconds(3)])
         XCTAssertEqual(r.status, 202)
         server.stop()
-        servers.removeAll()
         // Every server was down at its time, and stays down for a while past it.
         Thread.sleep(forTimeInterval: 3.5)
         try fixture.store.conn.execute("UPDATE scheduled_messages SET send_at = send_at - interval '10 minutes'")

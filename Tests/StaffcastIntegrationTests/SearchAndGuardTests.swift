@@ -5,20 +5,10 @@ import StaffcastPostgres
 import XCTest
 
 /// Search and the archive, and the double-send guard (docs/protocol.md), against a real server.
-final class SearchAndGuardTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
-
+final class SearchAndGuardTests: IntegrationTestCase {
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-        server = try TestServer(conninfo: fixture.conninfo) // duplicate_window_minutes: the default, 10
-    }
-
-    // XCTest keeps every test case object until the run ends: let go of the connections.
-    override func tearDown() {
-        server?.stop()
-        server = nil
-        fixture = nil
+        try super.setUpWithError()
+        try startServer() // duplicate_window_minutes: the default, 10
     }
 
     var messagesPath: String { "/v1/events/\(fixture.event.uuidString.lowercased())/messages" }

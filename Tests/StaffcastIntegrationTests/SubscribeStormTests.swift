@@ -8,16 +8,11 @@ import XCTest
 /// Subscribes that arrive together are answered in batches (`Store.subscribeBatch`); each
 /// subscriber must still get exactly its own answer: its history, its read flags, its unread
 /// count, its since_seq catch-up, and a refusal when it has no access.
-final class SubscribeStormTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
-
+final class SubscribeStormTests: IntegrationTestCase {
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-        server = try TestServer(conninfo: fixture.conninfo) { $0.maxConnectionsPerUser = 1_000 }
+        try super.setUpWithError()
+        try startServer() { $0.maxConnectionsPerUser = 1_000 }
     }
-
-    override func tearDown() { server?.stop() }
 
     func testManySubscribesAtOnceEachGetTheirOwnAnswer() throws {
         var sent: [StaffMessage] = []

@@ -41,16 +41,14 @@ struct TestCertificates {
 
 /// The server on TLS (`tls_cert`/`tls_key`): https and wss on one port through libwebsockets'
 /// OpenSSL, the clients verifying it with `--ca-file`, and what a plain client meets there.
-final class TLSTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
+final class TLSTests: IntegrationTestCase {
     var certificates: TestCertificates!
     let socketName = "sc-tls-\(UUID().uuidString.prefix(8))"
 
     override func setUpWithError() throws {
+        try super.setUpWithError()
         certificates = try TestCertificates()
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-        server = try TestServer(conninfo: fixture.conninfo) { [certificates] c in
+        try startServer { [certificates] c in
             c.tlsCertificate = certificates!.certificate
             c.tlsKey = certificates!.key
         }
@@ -58,8 +56,9 @@ final class TLSTests: XCTestCase {
 
     override func tearDown() {
         _ = try? ProcessRunner.run("/usr/bin/tmux", ["-L", socketName, "kill-server"])
-        server?.stop()
+        super.tearDown()
         certificates?.remove()
+        certificates = nil
     }
 
     var https: String { "https://127.0.0.1:\(server.port)" }

@@ -7,16 +7,11 @@ import XCTest
 /// Token lifecycle over HTTP (GET/DELETE /v1/users/{user_id}/tokens[/{token_id}]) and deleting
 /// a user: who may, what is shown (never a token or its digest), the audit trail, and that the
 /// sessions end within 2 s (4401).
-final class TokenLifecycleHTTPTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
-
+final class TokenLifecycleHTTPTests: IntegrationTestCase {
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-        server = try TestServer(conninfo: fixture.conninfo) { $0.opsToken = "ops-token-of-sixteen+" }
+        try super.setUpWithError()
+        try startServer() { $0.opsToken = "ops-token-of-sixteen+" }
     }
-
-    override func tearDown() { server?.stop() }
 
     func path(_ user: UUID, _ token: UUID? = nil) -> String {
         "/v1/users/\(user.uuidString.lowercased())/tokens" + (token.map { "/" + $0.uuidString.lowercased() } ?? "")

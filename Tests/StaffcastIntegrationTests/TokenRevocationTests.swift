@@ -8,22 +8,9 @@ import XCTest
 /// Tokens decided from memory: a revoke reaches every server within 2 s (open WebSockets
 /// closed with 4401, new upgrades and HTTP calls refused with 401), and a token issued while
 /// the servers run works within 2 s, with no database call at the upgrade.
-final class TokenRevocationTests: XCTestCase {
-    var fixture: Fixture!
-    var servers: [TestServer] = []
-
-    override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-    }
-
-    override func tearDown() {
-        servers.forEach { $0.stop() }
-    }
-
+final class TokenRevocationTests: IntegrationTestCase {
     func start() throws -> TestServer {
-        let s = try TestServer(conninfo: fixture.conninfo) { $0.serviceThreads = 2 }
-        servers.append(s)
-        return s
+        try startServer { $0.serviceThreads = 2 }
     }
 
     func testARevokedTokenClosesItsSocketsWith4401OnEveryServerWithinTwoSeconds() throws {

@@ -5,19 +5,18 @@ import XCTest
 
 /// Row-level security of the toolbox's tables (sql/008), checked directly in PostgreSQL as
 /// each user, the way the server acts (SET LOCAL ROLE staffcast_app + staffcast.user_id).
-final class ToolboxAccessRulesSQLTests: XCTestCase {
-    var fixture: Fixture!
+final class ToolboxAccessRulesSQLTests: IntegrationTestCase {
     var conn: PGConnection!
 
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
+        try super.setUpWithError()
         conn = try PGConnection(conninfo: fixture.conninfo)
     }
 
     // XCTest keeps every test case object until the run ends: let go of the connections.
     override func tearDown() {
         conn = nil
-        fixture = nil
+        super.tearDown()
     }
 
     func asUser<T>(_ user: UUID, _ body: (PGConnection) throws -> T) throws -> T {

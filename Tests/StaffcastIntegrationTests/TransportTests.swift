@@ -14,25 +14,7 @@ import Glibc
 ///
 /// These use `ServerConfiguration.serviceThreads`, `headerTimeout`, `writeStallTimeout`,
 /// `maxConnections` and `maxConnectionsPerUser`, which the rewrite honours.
-final class TransportTests: XCTestCase {
-    var fixture: Fixture!
-    var servers: [TestServer] = []
-
-    override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-    }
-
-    override func tearDown() {
-        servers.forEach { $0.stop() }
-        servers = []
-    }
-
-    func start(_ configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> TestServer {
-        let s = try TestServer(conninfo: fixture.conninfo, configure: configure)
-        servers.append(s)
-        return s
-    }
-
+final class TransportTests: IntegrationTestCase {
     var eventID: String { fixture.event.uuidString.lowercased() }
     var messagesPath: String { "/v1/events/\(eventID)/messages" }
 
@@ -75,7 +57,7 @@ final class TransportTests: XCTestCase {
     /// All four answers come back in order on that connection, and the server keeps serving
     /// other connections meanwhile.
     func testPipelinedRequestsOnOneConnectionAreAnsweredInOrder() throws {
-        let server = try start()
+        let server = try startServer()
         let wrong = Self.wellFormedWrongToken()
         func post(_ token: String, _ text: String) -> [UInt8] {
             RawSocket.request("POST", messagesPath, port: server.port,
@@ -158,7 +140,7 @@ final class TransportTests: XCTestCase {
     }
 
     func testAChunkedBodyIsReadOrRefusedWith411() throws {
-        let server = try start()
+        let server = try startServer()
         let text = "chunked café ✓ \(UUID().uuidString.prefix(8))"
         let socket = try RawSocket(port: server.port)
         try socket.send(chunkedHead(server) + Self.chunkedEncoding(Self.splitInsideMultibyte(Self.sendBody(text))).joined())
@@ -166,7 +148,7 @@ final class TransportTests: XCTestCase {
     }
 
     func testAChunkedBodyArrivingInPiecesWithPausesIsReadOrRefusedWith411() throws {
-        let server = try start()
+        let server = try startServer()
         let text = "chunked slowly café ✓ \(UUID().uuidString.prefix(8))"
         let socket = try RawSocket(port: server.port)
         try socket.send(chunkedHead(server))
@@ -184,7 +166,7 @@ final class TransportTests: XCTestCase {
 
     /// A Content-Length body (and its head) split across writes with pauses is read whole.
     func testABodySplitAcrossWritesWithPausesIsReadWhole() throws {
-        let server = try start()
+        let server = try startServer()
         let text = "in pieces café ✓ \(UUID().uuidString.prefix(8))"
         let request = RawSocket.request("POST", messagesPath, port: server.port,
                                         headers: [("Authorization", "Bearer \(fixture.ownerToken)"),
@@ -214,7 +196,7 @@ final class TransportTests: XCTestCase {
     func testUnfinishedRequestHeadsAreClosedAfterTheHeaderTimeout() throws {
         let headerTimeout = 2.0
         let limit = headerTimeout + 5
-        let server = try start { $0.headerTimeout = headerTimeout }
+        let server = try startServer { $0.headerTimeout = headerTimeout }
         let ws = try server.connect(fixture.staffToken)
 
         let half = try RawSocket(port: server.port)
@@ -256,7 +238,7 @@ final class TransportTests: XCTestCase {
     func testAStalledRequestBodyIsClosed() throws {
         let headerTimeout = 2.0
         let limit = 2 * headerTimeout + 5
-        let server = try start { $0.headerTimeout = headerTimeout }
+        let server = try startServer { $0.headerTimeout = headerTimeout }
         let socket = try RawSocket(port: server.port)
         let head = "POST \(messagesPath) HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer \(fixture.ownerToken)\r\n"
             + "Content-Type: application/json\r\nContent-Length: 200\r\n\r\n{\"message\":\"never fin"
@@ -293,7 +275,7 @@ final class TransportTests: XCTestCase {
     func testAWebSocketThatNeverReadsIsDroppedWhileOthersGetEverything() throws {
         let writeStallTimeout = 3.0
         let count = max(200, (Self.kernelSendBufferMax + (2 << 20)) / 4_000)
-        let server = try start {
+        let server = try startServer {
             $0.writeStallTimeout = writeStallTimeout
             $0.heartbeatInterval = 300 // the heartbeat must not be what closes it
             $0.outboundMaxFrames = 1_000_000 // nor the slow-client queue limits
@@ -420,7 +402,7 @@ final class TransportTests: XCTestCase {
     }
 
     func testConnectionCapsPerUserAndPerServer() throws {
-        let server = try start {
+        let server = try startServer {
             $0.maxConnectionsPerUser = 3
             $0.maxConnections = 5
         }
@@ -462,7 +444,7 @@ final class TransportTests: XCTestCase {
     // MARK: 6. the 401 before the upgrade
 
     func testABadTokenGetsACompleteHTTP401BeforeTheUpgradeAndThenEOF() throws {
-        let server = try start()
+        let server = try startServer()
         let wrong = Self.wellFormedWrongToken()
         let cases: [(name: String, path: String, token: String?)] = [
             ("a wrong bearer token", "/v1/ws", wrong),
@@ -543,7 +525,7 @@ final class TransportTests: XCTestCase {
     // MARK: 7. several service loops
 
     func testSeveralServiceLoopsDeliverEveryMessageOnceInOrder() throws {
-        let server = try start {
+        let server = try startServer {
             $0.serviceThreads = 2
             $0.maxConnectionsPerUser = 100
             $0.sendBurst = 100
@@ -593,7 +575,7 @@ final class TransportTests: XCTestCase {
 
     func testStopDuringAFanOutBurstReturnsAndClosesEverySubscriber() throws {
         let subscriberCount = 50
-        let server = try start {
+        let server = try startServer {
             $0.maxConnectionsPerUser = 100
             $0.heartbeatInterval = 300
             // Only the stop may end these connections, not the slow-client limits.

@@ -4,17 +4,10 @@ import StaffcastCore
 import XCTest
 
 /// Every op of protocol v1 against a real server and a real PostgreSQL.
-final class WebSocketProtocolTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
-
+final class WebSocketProtocolTests: IntegrationTestCase {
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-        server = try TestServer(conninfo: fixture.conninfo)
-    }
-
-    override func tearDown() {
-        server?.stop()
+        try super.setUpWithError()
+        try startServer()
     }
 
     func eventID() -> String { fixture.event.uuidString.lowercased() }

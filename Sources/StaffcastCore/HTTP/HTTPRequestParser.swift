@@ -70,15 +70,16 @@ public struct HTTPRequestParser: Sendable {
         case .failure(let e): return .failure(e)
         }
         let bodyStart = headEnd + 4
+        // Framing is judged before anything else, upgrades included: a proxy in front that
+        // frames a body differently from us is how requests are smuggled (RFC 9112 §11.2).
+        let chunked: Bool
+        switch Self.transferEncoding(head) {
+        case .failure(let e): return .failure(e)
+        case .success(let c): chunked = c
+        }
         if head.isWebSocketUpgrade { return .upgrade(head, headLength: bodyStart) }
 
-        if let encoding = head.header("transfer-encoding")?.lowercased() {
-            guard encoding.split(separator: ",").last?.trimmingCharacters == "chunked" else {
-                return .failure(HTTPParseError(status: 411, "Only chunked transfer encoding is understood; send Content-Length instead."))
-            }
-            guard head.header("content-length") == nil else {
-                return .failure(HTTPParseError(status: 400, "A request may not carry both Content-Length and Transfer-Encoding."))
-            }
+        if chunked {
             switch dechunk(bytes, from: bodyStart) {
             case .needMore: return .incompleteBody(head)
             case .failure(let e): return .failure(e)
@@ -102,6 +103,44 @@ public struct HTTPRequestParser: Sendable {
         return .request(HTTPRequest(head: head, body: body), consumed: bodyStart + length)
     }
 
+    // MARK: framing
+
+    /// The one refusal for every `Transfer-Encoding` but a single header saying `chunked`,
+    /// however it is spelt or split (two headers, `chunked, identity`, `identity`, `gzip`):
+    /// a proxy could read any of those differently, so none is guessed at.
+    public static let transferEncodingRefusal = HTTPParseError(status: 400,
+        "Transfer-Encoding must be exactly one header saying 'chunked'; send Content-Length instead. Nothing was stored.")
+
+    /// Whether the body is chunked; a failure for any other `Transfer-Encoding`, for one next
+    /// to `Content-Length`, and for one in an HTTP/1.0 request (RFC 9112 §6.1).
+    static func transferEncoding(_ head: HTTPRequestHead) -> Result<Bool, HTTPParseError> {
+        let encodings = head.headers.filter { $0.name == "transfer-encoding" }
+        guard let only = encodings.first else { return .success(false) }
+        guard encodings.count == 1, only.value.lowercased() == "chunked" else { return .failure(transferEncodingRefusal) }
+        guard head.isHTTP11 else {
+            return .failure(HTTPParseError(status: 400, "HTTP/1.0 requests may not use Transfer-Encoding; send Content-Length instead."))
+        }
+        guard head.header("content-length") == nil else {
+            return .failure(HTTPParseError(status: 400, "A request may not carry both Content-Length and Transfer-Encoding."))
+        }
+        return .success(true)
+    }
+
+    /// `tchar` of RFC 9110 §5.6.2: what a header name (a token) is made of.
+    static func isTokenCharacter(_ c: UInt8) -> Bool {
+        switch c {
+        case 0x30...0x39, 0x41...0x5A, 0x61...0x7A: return true
+        case UInt8(ascii: "!"), UInt8(ascii: "#"), UInt8(ascii: "$"), UInt8(ascii: "%"), UInt8(ascii: "&"), UInt8(ascii: "'"),
+             UInt8(ascii: "*"), UInt8(ascii: "+"), UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "^"), UInt8(ascii: "_"),
+             UInt8(ascii: "`"), UInt8(ascii: "|"), UInt8(ascii: "~"): return true
+        default: return false
+        }
+    }
+
+    /// A control byte, which no request line or header value may hold (RFC 9110 §5.5: values
+    /// are visible characters, obs-text, spaces and tabs; a lone CR or LF is not a line end).
+    static func isControl(_ c: UInt8) -> Bool { c < 0x20 || c == 0x7F }
+
     // MARK: head
 
     /// Parses a request line and headers (without the final CRLF CRLF). Works on bytes: no
@@ -124,6 +163,9 @@ public struct HTTPRequestParser: Sendable {
         func text(_ r: Range<Int>) -> String { String(decoding: UnsafeBufferPointer(rebasing: bytes[r]), as: UTF8.self) }
 
         let requestLine = lines[0]
+        if requestLine.contains(where: { isControl(bytes[$0]) }) {
+            return .failure(HTTPParseError(status: 400, "The request line contains a control character."))
+        }
         var spaces: [Int] = []
         for j in requestLine where bytes[j] == 0x20 { spaces.append(j) }
         guard spaces.count == 2, spaces[0] > requestLine.lowerBound,
@@ -161,12 +203,19 @@ public struct HTTPRequestParser: Sendable {
             for j in line.lowerBound..<colon {
                 let c = bytes[j]
                 if c == 0x20 || c == 0x09 { return .failure(HTTPParseError(status: 400, "A header name contains white space.")) }
+                guard isTokenCharacter(c) else {
+                    return .failure(HTTPParseError(status: 400, "A header name contains a character other than letters, digits and !#$%&'*+-.^_`|~."))
+                }
                 name.append(c >= 0x41 && c <= 0x5A ? c + 0x20 : c)
             }
             var from = colon + 1
             var to = line.upperBound
             while from < to, bytes[from] == 0x20 || bytes[from] == 0x09 { from += 1 }
             while to > from, bytes[to - 1] == 0x20 || bytes[to - 1] == 0x09 { to -= 1 }
+            // Tabs inside a value are allowed; every other control byte is refused.
+            if (from..<to).contains(where: { bytes[$0] != 0x09 && isControl(bytes[$0]) }) {
+                return .failure(HTTPParseError(status: 400, "The value of a header contains a control character."))
+            }
             headers.append((String(decoding: name, as: UTF8.self), text(from..<to)))
         }
         if version == "HTTP/1.1", !headers.contains(where: { $0.name == "host" }) {
@@ -273,8 +322,4 @@ public struct HTTPRequestParser: Sendable {
             i += size + 2
         }
     }
-}
-
-private extension Substring {
-    var trimmingCharacters: String { String(self).trimmingSpaces }
 }

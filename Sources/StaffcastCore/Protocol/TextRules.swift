@@ -3,16 +3,32 @@ import Foundation
 /// What text staffcast stores: anything but control characters, apart from new line, carriage
 /// return and tab. (PostgreSQL cannot store NUL in text; a client that sent one used to see
 /// its message silently cut at it.)
+///
+/// One rule for every control character Unicode has, not only ASCII's: C0 (U+0000–U+001F, but
+/// tab, line feed and carriage return), DEL (U+007F), C1 (U+0080–U+009F, among them U+0085
+/// NEXT LINE) and the line and paragraph separators U+2028 and U+2029. The last ones are
+/// refused rather than turned into "\n": a screen that honours them breaks a line where the
+/// sender's preview did not, JavaScript before ES2019 could not hold them in a string literal,
+/// and refusing keeps what is stored exactly what was sent. A line break is "\n" (or "\r\n").
 public enum TextRules {
+    /// Whether `scalar` may not be stored.
+    public static func isForbidden(_ scalar: Unicode.Scalar) -> Bool {
+        switch scalar.value {
+        case 0x09, 0x0A, 0x0D: return false
+        case 0x00...0x1F, 0x7F...0x9F, 0x2028, 0x2029: return true
+        default: return false
+        }
+    }
+
     /// The first control character in `text` that may not be stored, if any.
     public static func forbiddenControlCharacter(in text: String) -> Unicode.Scalar? {
-        text.unicodeScalars.first { ($0.value < 0x20 && $0 != "\n" && $0 != "\r" && $0 != "\t") || $0.value == 0x7F }
+        text.unicodeScalars.first(where: isForbidden)
     }
 
     /// Throws `invalid`, naming `field` and the character, when `text` holds one.
     public static func requireStorable(_ text: String, field: String) throws(StaffcastError) {
         if let bad = forbiddenControlCharacter(in: text) {
-            throw .invalid("The \(field) contains a control character (U+\(String(format: "%04X", bad.value))); only text, new lines and tabs may be sent. Nothing was stored.")
+            throw .invalid("The \(field) contains a control character (U+\(String(format: "%04X", bad.value))); only text, new lines (\\n) and tabs may be sent. Nothing was stored.")
         }
     }
 }

@@ -113,9 +113,11 @@ public final class PGConnection {
     /// written, the server's results are read as they come (`pump`), so neither side can
     /// block writing to the other (with blocking writes a batch of 2,000 marks deadlocked:
     /// PostgreSQL waited to write results we were not reading yet). Every wait has a deadline
-    /// (`pipelineTimeout`); past it the connection is closed, as its state is unknown.
+    /// (`timeout` seconds, 60 unless told); past it the connection is closed,
+    /// as its state is unknown.
     @discardableResult
-    public func pipeline(_ statements: [(sql: String, params: [String?])]) throws(PostgresError) -> [PGResult] {
+    public func pipeline(_ statements: [(sql: String, params: [String?])],
+                         timeout: Double = 60) throws(PostgresError) -> [PGResult] {
         guard let handle, PQstatus(handle) == CONNECTION_OK else {
             throw PostgresError(.connectionLost, "the database connection is closed",
                                 statement: statements.first.map { Self.firstLine($0.sql) })
@@ -131,7 +133,7 @@ public final class PGConnection {
                 PQsetnonblocking(h, 0)
             }
         }
-        let deadline = DispatchTime.now().uptimeNanoseconds + Self.pipelineTimeout * 1_000_000_000
+        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0.001, timeout) * 1e9)
         for (statement, name) in zip(statements, names) {
             let cParams: [UnsafeMutablePointer<CChar>?] = statement.params.map { $0.flatMap { strdup($0) } }
             defer { cParams.forEach { free($0) } }
@@ -179,9 +181,6 @@ public final class PGConnection {
         return results
     }
 
-    /// Seconds a pipeline may wait for the server, in all.
-    static let pipelineTimeout: UInt64 = 60
-
     /// Writes everything libpq holds for the server, reading what the server sends meanwhile.
     private func pump(_ handle: OpaquePointer, deadline: UInt64) throws(PostgresError) {
         while true {
@@ -212,13 +211,20 @@ public final class PGConnection {
             guard now < deadline else {
                 PQfinish(handle)
                 self.handle = nil
-                throw PostgresError(.connectionLost, "the database did not answer within \(Self.pipelineTimeout) s; the connection was closed")
+                throw PostgresError(.connectionLost, "the database did not answer in time; the connection was closed")
             }
             var fd = pollfd(fd: PQsocket(handle), events: events, revents: 0)
             let n = poll(&fd, 1, Int32(min(1_000, (deadline - now) / 1_000_000 + 1)))
             if n > 0 { return fd.revents }
             if n < 0 && errno != EINTR { throw PostgresError(.connectionLost, "poll: \(String(cString: strerror(errno)))") }
         }
+    }
+
+    /// One round trip (`SELECT 1`) that gives up after `timeout` seconds, closing the
+    /// connection then: a database that stopped answering is found out in that time, not when
+    /// TCP gives up (never, over a Unix socket). For the readiness probe.
+    public func ping(timeout: Double) throws(PostgresError) {
+        try pipeline([("SELECT 1", [])], timeout: timeout)
     }
 
     /// Runs one or more statements without parameters (migrations, BEGIN/COMMIT).

@@ -19,7 +19,7 @@ public final class ChangeListener: @unchecked Sendable {
     public let pollInterval: TimeInterval
     private let logger: Logger
     private let deliver: @Sendable (ChangeBatch) -> Void
-    private let shared: Mutex<(state: State, stop: Bool, lastError: String?)> = Mutex((.starting, false, nil))
+    private let shared: Mutex<(state: State, stop: Bool, lastError: String?, lastRead: Double?)> = Mutex((.starting, false, nil, nil))
     private let done = DispatchSemaphore(value: 0)
     private var cursors: ChangeCursors
 
@@ -35,6 +35,9 @@ public final class ChangeListener: @unchecked Sendable {
 
     public var state: State { shared.withLock { $0.state } }
     public var lastError: String? { shared.withLock { $0.lastError } }
+    /// When a read of the change logs last completed (`Monotonic` seconds): a listener that is
+    /// `listening` but has not read for longer than `pollInterval` is stuck (a silent database).
+    public var lastRead: Double? { shared.withLock { $0.lastRead } }
 
     public func start() {
         let thread = Thread { [self] in run() }
@@ -112,6 +115,7 @@ public final class ChangeListener: @unchecked Sendable {
         while true {
             let batch = try store.changes(after: cursors)
             cursors = batch.cursors
+            shared.withLock { $0.lastRead = Monotonic.now() }
             if !batch.isEmpty { deliver(batch) }
             if !batch.hasMore || stopping { return }
         }

@@ -10,7 +10,11 @@ public struct Receipts: Sendable, Equatable {
         public var readAt: Date?
         /// Their latest reply to the message (docs/protocol.md), if any.
         public var reply: Reply?
-        enum CodingKeys: String, CodingKey { case userID = "user_id", displayName = "display_name", readAt = "read_at", reply }
+        /// How the message reached them (the delivery funnel), oldest first.
+        public var reached: [Reached] = []
+        enum CodingKeys: String, CodingKey {
+            case userID = "user_id", displayName = "display_name", readAt = "read_at", reply, reached
+        }
         public init(userID: UUID, displayName: String, readAt: Date? = nil) {
             self.userID = userID
             self.displayName = displayName
@@ -22,6 +26,7 @@ public struct Receipts: Sendable, Equatable {
             displayName = try c.decode(String.self, forKey: .displayName)
             readAt = try c.decodeIfPresent(String.self, forKey: .readAt).flatMap(RFC3339.parse)
             reply = try c.decodeIfPresent(Reply.self, forKey: .reply)
+            reached = try c.decodeIfPresent([Reached].self, forKey: .reached) ?? []
         }
         public func encode(to encoder: Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
@@ -29,6 +34,7 @@ public struct Receipts: Sendable, Equatable {
             try c.encode(displayName, forKey: .displayName)
             if let readAt { try c.encode(RFC3339.format(readAt), forKey: .readAt) }
             if let reply { try c.encode(reply, forKey: .reply) }
+            try c.encode(reached, forKey: .reached)
         }
     }
 
@@ -37,4 +43,6 @@ public struct Receipts: Sendable, Equatable {
     public var readBy: [Person]
     public var unreadBy: [Person]
     public var readCount: Int { readBy.count }
+    /// The delivery funnel's totals: people reached live, by push, by email, and who read it.
+    public var totals: FunnelTotals { FunnelTotals(reached: (readBy + unreadBy).map(\.reached), read: readBy.count) }
 }

@@ -4,11 +4,24 @@ import StaffcastCore
 
 /// Set-up done by organisers from the shell (`staffcast admin …`), as the server's own login.
 extension Store {
-    public func createUser(name: String) throws -> UUID {
+    public func createUser(name: String, email: String? = nil) throws -> UUID {
         let name = try Self.validName(name, what: "user name")
+        let email = try email.flatMap { text throws(StaffcastError) in try EmailAddress.validate(text) }
         let id = UUID()
-        try conn.query("INSERT INTO profiles (id, display_name) VALUES ($1, $2)", [Self.id(id), name])
+        try conn.query("INSERT INTO profiles (id, display_name, email) VALUES ($1, $2, $3)", [Self.id(id), name, email])
         return id
+    }
+
+    /// Sets (or with "" removes) a user's email address (email for the unreached, sql/012).
+    public func setEmail(user: UUID, email: String) throws {
+        let address = try EmailAddress.validate(email)
+        let r = try conn.query("UPDATE profiles SET email = $2 WHERE id = $1 RETURNING id", [Self.id(user), address])
+        guard r.rowCount == 1 else { throw StaffcastError.notFound("There is no user \(Self.id(user)).") }
+    }
+
+    /// A user's email address, if any.
+    public func email(user: UUID) throws -> String? {
+        try conn.query("SELECT email FROM profiles WHERE id = $1", [Self.id(user)]).string(0, 0)
     }
 
     public func createEvent(name: String, startsAt: Date?) throws -> UUID {

@@ -171,6 +171,14 @@ extension Store {
                 WHERE r.message_id = $1 ORDER BY r.user_id, r.seq DESC
                 """, [Self.id(message)]))
             let latest = Dictionary(replies.map { ($0.userID, $0) }, uniquingKeysWith: { a, _ in a })
+            // The delivery funnel (sql/012): how each person was reached, oldest first.
+            let ways = try tx.query("SELECT user_id, via, \(Self.epochMicros("at")) FROM message_reach WHERE message_id = $1 ORDER BY at, via",
+                                    [Self.id(message)])
+            var reached: [UUID: [Reached]] = [:]
+            for i in 0..<ways.rowCount {
+                guard let u = ways.uuid(i, 0), let via = ways.string(i, 1), let at = ways.date(i, 2) else { continue }
+                reached[u, default: []].append(Reached(via: via, at: at))
+            }
             var read: [Receipts.Person] = []
             var unread: [Receipts.Person] = []
             for i in 0..<r.rowCount {
@@ -178,6 +186,7 @@ extension Store {
                 let readAt = r.date(i, 2)
                 var person = Receipts.Person(userID: id, displayName: r.string(i, 1) ?? "", readAt: readAt)
                 person.reply = latest[id]
+                person.reached = reached[id] ?? []
                 if readAt != nil { read.append(person) } else { unread.append(person) }
             }
             return Receipts(messageID: message, eventID: event, readBy: read, unreadBy: unread)

@@ -74,6 +74,24 @@ extension Store {
         }
     }
 
+    /// One token looked up by its digest (a server that does not know it yet), with the token
+    /// log's highest seq, from one statement's snapshot: the record while it is valid, else nil.
+    /// `Gatekeeper.learn` uses `through` to keep a revoke already applied from being undone.
+    public func lookupToken(_ digest: TokenDigest) throws -> (record: TokenRecord?, through: Int64) {
+        let r = try conn.query("""
+            SELECT (SELECT coalesce(max(seq), 0) FROM token_changes), p.id, p.display_name, \(Self.epochMicros("t.expires_at"))
+            FROM (SELECT 1) AS one
+            LEFT JOIN (api_tokens t JOIN profiles p ON p.id = t.user_id)
+                   ON t.token_hash = $1 AND \(Self.tokenIsValid("t"))
+            """, [TokenHasher.byteaText(digest)])
+        guard r.rowCount == 1, let through = r.int64(0, 0) else {
+            throw PostgresError(.unexpectedResult, "the token lookup returned \(r.rowCount) rows")
+        }
+        guard let user = r.uuid(0, 1) else { return (nil, through) }
+        return (TokenRecord(digest: digest, identity: Identity(userID: user, displayName: r.string(0, 2) ?? ""),
+                            expiresAt: r.date(0, 3)), through)
+    }
+
     /// Records that these tokens were used just now (shown by `staffcast admin token list`).
     /// Writes no change-log row; meant to be called now and then with the tokens a server
     /// saw since the last call, not once per request.

@@ -63,6 +63,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// only TLS (`https://`, `wss://`); neither: plain HTTP. Read once at start.
     public var tlsCertificate: String?
     public var tlsKey: String?
+    /// Web Push, email and webhooks (`push_vapid_key`, `smtp_url`, …; see `ReachConfiguration`).
+    public var reach = ReachConfiguration()
 
     public init() {}
 

@@ -28,7 +28,7 @@ extension HTTPAPI {
         case .revokeInvite(let code):
             runAsUser(head.bearerToken, respond) { store, identity in
                 let event = try store.revokeInvite(as: identity.userID, code: code)
-                return .json(200, ["code": code, "event_id": event.uuidString.lowercased(), "revoked": "true"])
+                return .json(200, InviteRevokedBody(code: code, eventID: event))
             }
         case .redeemInvite(let code):
             let allowed = redeemLimiter.withLock { $0.allow(peer, now: ServiceLoop.monotonicNow()) }

@@ -40,7 +40,8 @@ final class HTTPAPI: @unchecked Sendable {
     /// Tries at invite codes per client address (redeeming needs no token).
     let redeemLimiter = Mutex(RedeemLimiter())
 
-    func handle(_ request: HTTPRequest, peer: String = "", respond: @escaping Respond) {
+    /// `refusal`: the token could not be checked (`TokenResolver`); answered as is.
+    func handle(_ request: HTTPRequest, peer: String = "", refusal: StaffcastError? = nil, respond: @escaping Respond) {
         let head = request.head
         let started = ServiceLoop.monotonicNow()
         let metrics = self.metrics
@@ -53,6 +54,10 @@ final class HTTPAPI: @unchecked Sendable {
             logger.debug("http", metadata: ["method": "\(head.method)", "path": "\(head.path)", "status": "\(response.status)",
                                             "ms": "\(Int((ServiceLoop.monotonicNow() - started) * 1000))"])
             respond(response)
+        }
+        if let refusal {
+            answer(.error(refusal))
+            return
         }
         if head.path == "/v1/ws" {
             answer(.error(.invalid("This is the WebSocket endpoint: connect with a WebSocket client (subprotocol staffcast.v1).")))
@@ -77,6 +82,8 @@ final class HTTPAPI: @unchecked Sendable {
         let head = request.head
         let token = head.bearerToken
         switch route {
+        case .openAPI:
+            respond(HTTPResponse(status: 200, contentType: "application/yaml; charset=utf-8", body: PackageResources.openapi_yaml))
         case .healthz:
             respond(.json(200, ["status": "ok", "node": configuration.nodeID]))
         case .readyz:
@@ -291,8 +298,10 @@ final class HTTPAPI: @unchecked Sendable {
             }
         case .createInvite, .revokeInvite, .redeemInvite:
             invites(route, request, peer: peer, respond)
-        case .console(let asset):
-            respond(asset.response)
+        case .pushKey, .addPushSubscription, .deletePushSubscription, .webhooks, .deleteWebhook, .webhookDeliveries:
+            reach(route, request, respond)
+        case .web(let asset):
+            respond(asset.response(ifNoneMatch: head.header("if-none-match")))
         case .userTokens(let userID):
             userTokens(userID, tokenID: nil, method: head.method, bearer: token, respond)
         case .userToken(let userID, let tokenID):
@@ -304,7 +313,7 @@ final class HTTPAPI: @unchecked Sendable {
     /// any failure becomes the JSON error body with its status.
     /// The user a bearer token belongs to, from the gatekeeper's table in memory; nil after
     /// answering 401 when there is none.
-    private func caller(_ token: String?, _ respond: Respond) -> Identity? {
+    func caller(_ token: String?, _ respond: Respond) -> Identity? {
         guard let token, !token.isEmpty else {
             respond(.error(StaffcastError(.unauthorized,
                 "No token: send the header Authorization: Bearer TOKEN (staffcast admin token issue makes one).")))

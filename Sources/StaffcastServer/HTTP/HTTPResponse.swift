@@ -10,6 +10,8 @@ struct HTTPResponse: Sendable {
     var allow: String? = nil
     /// More header lines, e.g. the console's Content-Security-Policy.
     var headers: [(name: String, value: String)] = []
+    /// API answers are never stored; the web assets are revalidated (WebAsset).
+    var cacheControl = "no-store"
 
     static func json<T: Encodable>(_ status: Int, _ value: T) -> HTTPResponse {
         let encoder = JSONEncoder()
@@ -31,7 +33,9 @@ extension HTTPResponse {
     /// The whole response on the wire: status line, headers and (unless `headOnly`) body.
     func serialized(keepAlive: Bool, headOnly: Bool = false) -> [UInt8] {
         var head = "HTTP/1.1 \(status) \(Self.reason(status))\r\n"
-        head += "content-type: \(contentType)\r\ncontent-length: \(body.count)\r\ncache-control: no-store\r\n"
+        // A 304 has no body and no framing of its own (RFC 9110 15.4.5).
+        if status != 304 { head += "content-type: \(contentType)\r\ncontent-length: \(body.count)\r\n" }
+        head += "cache-control: \(cacheControl)\r\n"
         if status == 405 { head += "allow: \(allow ?? "GET, POST")\r\n" }
         for h in headers { head += "\(h.name): \(h.value)\r\n" }
         head += keepAlive ? "\r\n" : "connection: close\r\n\r\n"
@@ -46,6 +50,7 @@ extension HTTPResponse {
         case 201: return "Created"
         case 202: return "Accepted"
         case 204: return "No Content"
+        case 304: return "Not Modified"
         case 400: return "Bad Request"
         case 401: return "Unauthorized"
         case 403: return "Forbidden"

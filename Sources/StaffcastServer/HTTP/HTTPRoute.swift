@@ -22,13 +22,22 @@ enum HTTPRoute: Equatable {
     case createInvite(eventID: UUID)
     case revokeInvite(code: String)
     case redeemInvite(code: String)
-    /// The organiser's web console (`GET /console`), its script and style, and the page a
-    /// join URL opens (`GET /join/{code}`, the same page).
-    case console(ConsoleAsset)
+    /// The organiser's web console (`GET /console`, its script and style), the staff app
+    /// (`GET /app` and its files) and the page a join URL opens (`GET /join/{code}`: the app).
+    case web(WebAsset)
     /// GET lists, DELETE revokes all (HTTPAPI+Tokens).
     case userTokens(userID: UUID)
     /// DELETE revokes one.
     case userToken(userID: UUID, tokenID: UUID)
+    /// Web Push and webhooks (HTTPAPI+Reach).
+    case pushKey
+    case addPushSubscription
+    case deletePushSubscription(id: UUID)
+    case webhooks(eventID: UUID)
+    case deleteWebhook(eventID: UUID, webhookID: UUID)
+    case webhookDeliveries(eventID: UUID, webhookID: UUID)
+    /// `GET /v1/openapi.yaml`: docs/openapi.yaml, compiled in.
+    case openAPI
     case healthz
     case readyz
     case metrics
@@ -54,20 +63,41 @@ enum HTTPRoute: Equatable {
             case "healthz": return only("GET") { .success(.healthz) }
             case "readyz": return only("GET") { .success(.readyz) }
             case "metrics": return only("GET") { .success(.metrics) }
-            case "console": return only("GET") { .success(.console(.page)) }
+            case "console": return only("GET") { .success(.web(.consolePage)) }
+            case "app": return only("GET") { .success(.web(.appPage)) }
             default: return .failure(.notFound)
             }
         case 2 where parts[0] == "console":
-            guard let asset = ConsoleAsset(fileName: parts[1]) else { return .failure(.notFound) }
-            return only("GET") { .success(.console(asset)) }
+            guard let asset = WebAsset(consoleFile: parts[1]) else { return .failure(.notFound) }
+            return only("GET") { .success(.web(asset)) }
+        case 2 where parts[0] == "app":
+            guard let asset = WebAsset(appFile: parts[1]) else { return .failure(.notFound) }
+            return only("GET") { .success(.web(asset)) }
         case 2 where parts[0] == "join":
-            return only("GET") { .success(.console(.page)) }
+            return only("GET") { .success(.web(.appPage)) }
         case 3 where parts[0] == "v1" && parts[1] == "invites":
             return only("DELETE") { .success(.revokeInvite(code: parts[2])) }
         case 4 where parts[0] == "v1" && parts[1] == "invites" && parts[3] == "redeem":
             return only("POST") { .success(.redeemInvite(code: parts[2])) }
         case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "invites":
             return only("POST") { id(parts[2]).map { .createInvite(eventID: $0) } }
+        case 3 where parts == ["v1", "push", "key"]:
+            return only("GET") { .success(.pushKey) }
+        case 3 where parts == ["v1", "push", "subscriptions"]:
+            return only("POST") { .success(.addPushSubscription) }
+        case 4 where parts[0] == "v1" && parts[1] == "push" && parts[2] == "subscriptions":
+            return only("DELETE") { id(parts[3]).map { .deletePushSubscription(id: $0) } }
+        case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "webhooks":
+            switch method {
+            case "POST", "GET", "HEAD": return id(parts[2]).map { .webhooks(eventID: $0) }
+            default: return .failure(.methodNotAllowed(allowed: "GET, POST"))
+            }
+        case 5 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "webhooks":
+            return only("DELETE") { id(parts[2]).flatMap { e in id(parts[4]).map { .deleteWebhook(eventID: e, webhookID: $0) } } }
+        case 6 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "webhooks" && parts[5] == "deliveries":
+            return only("GET") { id(parts[2]).flatMap { e in id(parts[4]).map { .webhookDeliveries(eventID: e, webhookID: $0) } } }
+        case 2 where parts == ["v1", "openapi.yaml"]:
+            return only("GET") { .success(.openAPI) }
         case 2 where parts == ["v1", "status"]:
             return only("GET") { .success(.status) }
         case 3 where parts == ["v1", "me", "notifications"]:
@@ -143,6 +173,13 @@ enum HTTPRoute: Equatable {
         case .myEvents: return "GET /v1/me/events"
         case .userTokens: return "GET|DELETE /v1/users/{id}/tokens"
         case .userToken: return "DELETE /v1/users/{id}/tokens/{id}"
+        case .pushKey: return "GET /v1/push/key"
+        case .addPushSubscription: return "POST /v1/push/subscriptions"
+        case .deletePushSubscription: return "DELETE /v1/push/subscriptions/{id}"
+        case .webhooks: return "GET|POST /v1/events/{id}/webhooks"
+        case .deleteWebhook: return "DELETE /v1/events/{id}/webhooks/{id}"
+        case .webhookDeliveries: return "GET /v1/events/{id}/webhooks/{id}/deliveries"
+        case .openAPI: return "GET /v1/openapi.yaml"
         case .healthz: return "GET /healthz"
         case .readyz: return "GET /readyz"
         case .metrics: return "GET /metrics"
@@ -150,7 +187,7 @@ enum HTTPRoute: Equatable {
         case .createInvite: return "POST /v1/events/{id}/invites"
         case .revokeInvite: return "DELETE /v1/invites/{code}"
         case .redeemInvite: return "POST /v1/invites/{code}/redeem"
-        case .console: return "GET /console"
+        case .web(let asset): return asset.isConsole ? "GET /console" : "GET /app"
         }
     }
 }

@@ -14,6 +14,7 @@ struct ReceiptsBody: Encodable {
 
     enum CodingKeys: String, CodingKey {
         case messageID = "message_id", eventID = "event_id", readCount = "read_count", readBy = "read_by", unreadBy = "unread_by"
+        case totals
     }
 
     func encode(to encoder: Encoder) throws {
@@ -23,6 +24,7 @@ struct ReceiptsBody: Encodable {
         try c.encode(receipts.readCount, forKey: .readCount)
         try c.encode(receipts.readBy, forKey: .readBy)
         try c.encode(receipts.unreadBy, forKey: .unreadBy)
+        try c.encode(receipts.totals, forKey: .totals)
     }
 
     /// The same JSON as `encode(to:)` with sorted keys, written straight into bytes.
@@ -37,7 +39,16 @@ struct ReceiptsBody: Encodable {
         Self.append(receipts.readBy, to: &out)
         out += Array(#","read_count":"#.utf8)
         JSONBytes.appendInt(receipts.readCount, to: &out)
-        out += Array(#","unread_by":"#.utf8)
+        let totals = receipts.totals
+        out += Array(#","totals":{"email":"#.utf8)
+        JSONBytes.appendInt(totals.email, to: &out)
+        out += Array(#","live":"#.utf8)
+        JSONBytes.appendInt(totals.live, to: &out)
+        out += Array(#","push":"#.utf8)
+        JSONBytes.appendInt(totals.push, to: &out)
+        out += Array(#","read":"#.utf8)
+        JSONBytes.appendInt(totals.read, to: &out)
+        out += Array(#"},"unread_by":"#.utf8)
         Self.append(receipts.unreadBy, to: &out)
         out += Array("}\n".utf8)
         return out
@@ -49,6 +60,15 @@ struct ReceiptsBody: Encodable {
             if i > 0 { out.append(UInt8(ascii: ",")) }
             out += Array(#"{"display_name":"#.utf8)
             JSONBytes.appendString(person.displayName, to: &out)
+            out += Array(#","reached":["#.utf8)
+            for (j, way) in person.reached.enumerated() {
+                out += Array((j > 0 ? #",{"at":"# : #"{"at":"#).utf8)
+                JSONBytes.appendRFC3339(way.at, to: &out)
+                out += Array(#","via":"#.utf8)
+                JSONBytes.appendString(way.via, to: &out)
+                out.append(UInt8(ascii: "}"))
+            }
+            out.append(UInt8(ascii: "]"))
             if let readAt = person.readAt {
                 out += Array(#","read_at":"#.utf8)
                 JSONBytes.appendRFC3339(readAt, to: &out)

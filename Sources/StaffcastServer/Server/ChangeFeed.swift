@@ -7,7 +7,8 @@ import StaffcastPostgres
 /// live frame encoded once, applies token changes to the gatekeeper, and hands the same batch
 /// to every service loop. Runs on the listener's thread.
 ///
-/// Back-pressure: when a loop is more than `maxInboxDepth` items behind, the listener waits
+/// Back-pressure: when a loop has more than `maxInboxDepth` live items waiting (its inbox's
+/// live lane, `LoopInbox`), the listener waits
 /// (the change log, not memory, is the truth) instead of piling batches up.
 final class ChangeFeed: Sendable {
     static let maxInboxDepth = 1_024
@@ -50,7 +51,8 @@ final class ChangeFeed: Sendable {
                       frame: OutFrame(text: ServerFrame.reminder(message: r.message, round: r.round).encoded()))
             })
         metrics.listenerBatches.increment()
-        while isRunning(), loops.contains(where: { $0.inboxDepth > Self.maxInboxDepth }) { usleep(1_000) }
-        for loop in loops { loop.post { $0.deliver(committed) } }
+        // Only live work counts: a storm's database answers wait behind live fan-out, not before it.
+        while isRunning(), loops.contains(where: { $0.liveDepth > Self.maxInboxDepth }) { usleep(1_000) }
+        for loop in loops { loop.postLive { $0.deliver(committed) } }
     }
 }

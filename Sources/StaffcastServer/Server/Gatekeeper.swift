@@ -17,6 +17,8 @@ final class Gatekeeper: Sendable {
 
     private struct State {
         var tokens = TokenTable()
+        /// The seq of the last token change the table reflects (its load, then the feed).
+        var appliedThrough: Int64 = 0
         var caps: ConnectionCaps
         /// When each user's WebSockets opened in the last hour (at most 100 each), for status.
         var recentOpens: [UUID: [Date]] = [:]
@@ -45,11 +47,29 @@ final class Gatekeeper: Sendable {
         state = Mutex(State(caps: ConnectionCaps(maxConnections: maxConnections, maxPerUser: maxPerUser)))
     }
 
-    /// Replaces the table with what the database holds (at start).
-    func load(_ records: [TokenRecord]) {
+    /// Replaces the table with what the database holds (at start), as of token change `through`.
+    func load(_ records: [TokenRecord], through: Int64) {
         var table = TokenTable()
         for r in records { table.insert(r.digest, .init(identity: r.identity, expiresAt: r.expiresAt)) }
-        state.withLock { $0.tokens = table }
+        state.withLock {
+            $0.tokens = table
+            $0.appliedThrough = through
+        }
+    }
+
+    /// What a lookup of one unknown token found (`TokenResolver`), read from a snapshot that
+    /// held token changes up to `through`. Taken into the table only when the table is older
+    /// than that snapshot: then every later change (a revoke) is still to come from the feed
+    /// and will be applied after it. When the table is as new or newer, it already says the
+    /// truth (a token missing from it was revoked since). Returns whether the token is valid
+    /// in the table now.
+    func learn(_ record: TokenRecord?, digest: TokenDigest, through: Int64, now: Date = Date()) -> Bool {
+        state.withLock { s in
+            if let record, through > s.appliedThrough, record.expiresAt.map({ $0 > now }) ?? true {
+                s.tokens.insert(digest, .init(identity: record.identity, expiresAt: record.expiresAt))
+            }
+            return s.tokens.identity(for: digest, now: now) != nil
+        }
     }
 
     /// Applies token changes in log order; returns the digests that stopped being valid, whose
@@ -58,6 +78,7 @@ final class Gatekeeper: Sendable {
         state.withLock { s in
             var revoked = Set<TokenDigest>()
             for change in changes {
+                s.appliedThrough = max(s.appliedThrough, change.seq)
                 if let identity = change.identity, change.expiresAt.map({ $0 > now }) ?? true {
                     s.tokens.insert(change.digest, .init(identity: identity, expiresAt: change.expiresAt))
                     revoked.remove(change.digest)

@@ -120,8 +120,8 @@ final class JobRunner: Sendable {
                 outcomes = jobs.map { _ in .failed(e) }
             }
             metrics.databaseJob.recordSeconds(ServiceLoop.monotonicNow() - started)
-            let results = Array(zip(jobs, outcomes))
-            loop.post { l in for (job, outcome) in results { l.jobFinished(job, outcome) } }
+            // One item per answer: the loop runs a storm's answers a few at a time (`drainInbox`).
+            loop.post(contentsOf: zip(jobs, outcomes).map { job, outcome in { $0.jobFinished(job, outcome) } })
         }
     }
 

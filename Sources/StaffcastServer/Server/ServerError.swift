@@ -3,12 +3,14 @@ public enum ServerError: Error, CustomStringConvertible {
     case listen(String)
     case database(String)
     case tls(String)
+    case push(String)
 
     public var description: String {
         switch self {
         case .listen(let s): return s
         case .database(let s): return s
         case .tls(let s): return s
+        case .push(let s): return s
         }
     }
 }

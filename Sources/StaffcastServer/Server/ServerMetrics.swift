@@ -39,6 +39,13 @@ final class ServerMetrics: @unchecked Sendable {
             .increment()
     }
 
+    /// One attempt of the outbox (push, email, webhook) and what came of it
+    /// (`delivered`, `retry`, `failed`, `gone`).
+    func outboxAttempt(kind: String, outcome: String) {
+        Counter(label: "staffcast_outbox_attempts_total", dimensions: [("kind", kind), ("outcome", outcome)], factory: factory)
+            .increment()
+    }
+
     func error(code: String) {
         Counter(label: "staffcast_errors_total", dimensions: [("code", code)], factory: factory).increment()
     }
@@ -46,6 +53,12 @@ final class ServerMetrics: @unchecked Sendable {
     func httpRequest(route: String, status: Int) {
         Counter(label: "staffcast_http_requests_total", dimensions: [("route", route), ("status", "\(status)")], factory: factory)
             .increment()
+    }
+
+    /// Lookups of tokens the table did not know (`TokenResolver`), by what came of them:
+    /// valid, not_valid, failed, timeout, rate_limited, busy.
+    func tokenLookup(result: String) {
+        Counter(label: "staffcast_token_lookups_total", dimensions: [("result", result)], factory: factory).increment()
     }
 
     func gauge(_ label: String, _ value: Double) {

@@ -1,3 +1,4 @@
+import CStaffcastSocket
 import Foundation
 import Logging
 import StaffcastCore
@@ -29,10 +30,17 @@ public final class StaffcastServer: @unchecked Sendable {
     let startedAt = Date()
     private(set) var loops: [ServiceLoop] = []
     private var listener: ChangeListener?
+    /// Times a database round trip every second, for readiness (never on a service loop).
+    private var probe: DatabaseProbe?
     /// Runs due reminder/escalation rounds (claimed in the database; see `EscalationRunner`).
     private var escalations: EscalationRunner?
     /// Sends scheduled messages when due (one pass per tick, on a worker).
     private var scheduler: ScheduledDispatcher?
+    /// Delivers Web Push, email and webhooks from the outbox (`OutboxRunner`).
+    private var outbox: OutboxRunner?
+    func setOutbox(_ runner: OutboxRunner) { outbox = runner }
+    /// The VAPID application server key (base64url), when push is configured.
+    var pushPublicKey: String?
     private let shared = Mutex<(state: State, port: Int)>((.idle, 0))
     private let tickerStop = DispatchSemaphore(value: 0)
     private let loopsEnded = DispatchGroup()
@@ -64,7 +72,7 @@ public final class StaffcastServer: @unchecked Sendable {
             let store = Store(try PGConnection(conninfo: conninfo))
             cursors = try store.currentCursors()
             let tokens = try store.validTokens()
-            gatekeeper.load(tokens.tokens)
+            gatekeeper.load(tokens.tokens, through: tokens.through)
             cursors.token = tokens.through
         } catch {
             shared.withLock { $0.state = .stopped }
@@ -77,13 +85,22 @@ public final class StaffcastServer: @unchecked Sendable {
         scheduler = ScheduledDispatcher(workers: workers, logger: logger, metrics: metrics,
                                         emergencyEscalation: configuration.escalation.emergencyDefaultMinutes)
         escalations = EscalationRunner(workers: workers, policy: configuration.escalation, logger: logger)
+        let vapid: VAPIDKey?
+        do {
+            vapid = try loadVAPIDKey()
+        } catch {
+            shared.withLock { $0.state = .stopped }
+            throw error
+        }
         let reads = ReadBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
         let runner = JobRunner(workers: workers, sends: sends, reads: reads, logger: logger, metrics: metrics)
         let api = HTTPAPI(server: self, configuration: configuration, gatekeeper: gatekeeper, workers: workers, sends: sends,
                           logger: logger, metrics: metrics)
+        let resolver = TokenResolver(gatekeeper: gatekeeper, workers: workers, opsToken: configuration.opsToken,
+                                     logger: logger, metrics: metrics)
         loops = (0..<configuration.resolvedServiceThreads).map {
             ServiceLoop(index: $0, configuration: configuration, publishedThrough: cursors.message, logger: logger,
-                        metrics: metrics, gatekeeper: gatekeeper, runner: runner, api: api)
+                        metrics: metrics, gatekeeper: gatekeeper, resolver: resolver, runner: runner, api: api)
         }
         var port = configuration.port
         do {
@@ -95,6 +112,7 @@ public final class StaffcastServer: @unchecked Sendable {
         }
         shared.withLock { $0.port = port }
         workers.start()
+        startOutbox(vapid: vapid)
 
         let failures = Mutex<[String]>([])
         let started = DispatchGroup()
@@ -121,6 +139,10 @@ public final class StaffcastServer: @unchecked Sendable {
             throw ServerError.listen(failure)
         }
 
+        let probe = DatabaseProbe(conninfo: conninfo, interval: readinessRule.probeInterval,
+                                  deadline: readinessRule.probeDeadline, logger: logger)
+        self.probe = probe
+        probe.start()
         let feed = ChangeFeed(loops: loops, gatekeeper: gatekeeper, metrics: metrics) { [weak self] in
             self?.state == .running || self?.state == .starting
         }
@@ -130,7 +152,7 @@ public final class StaffcastServer: @unchecked Sendable {
         listener.start()
         // Ready means the listener is up too; wait briefly so `start` returns a ready server.
         let deadline = Date().addingTimeInterval(10)
-        while listener.state != .listening && Date() < deadline { usleep(5_000) }
+        while (listener.lastRead == nil || probe.lastSuccess == nil) && Date() < deadline { usleep(5_000) }
         if listener.state != .listening {
             logger.warning("serving, but the change listener is not listening yet", metadata: ["error": "\(listener.lastError ?? "-")"])
         }
@@ -174,6 +196,8 @@ public final class StaffcastServer: @unchecked Sendable {
             logger.warning("a service loop did not end in time")
         }
         listener?.stop()
+        outbox?.stop()
+        probe?.stop()
         // This server's presence rows go with it (queued jobs still run before workers end).
         let node = configuration.nodeID
         _ = workers.submit { session in _ = try? session.store().replacePresence(node: node, rows: []) }
@@ -188,6 +212,7 @@ public final class StaffcastServer: @unchecked Sendable {
             var lastPresence = 0.0
             var lastTrim = ServiceLoop.monotonicNow()
             var lastUse = lastTrim
+            var memory = MemoryTrimPolicy()
             while tickerStop.wait(timeout: .now() + 1) == .timedOut {
                 let expired = gatekeeper.removeExpired()
                 for loop in loops {
@@ -199,11 +224,15 @@ public final class StaffcastServer: @unchecked Sendable {
                 }
                 scheduler?.tick()
                 let now = ServiceLoop.monotonicNow()
+                // After a wave of closed connections (a flood of half-open TLS handshakes, a
+                // crowd gone home), give the freed memory back; here, never on a loop.
+                if memory.observe(held: loops.reduce(0) { $0 + $1.held.withLock { $0 } }, now: now) { _ = sc_malloc_trim() }
                 if now - lastPresence >= Self.presenceInterval {
                     lastPresence = now
                     publishPresence()
                 }
                 escalations?.tick(now: now)
+                outbox?.tick()
                 if now - lastUse >= Self.tokenUseInterval {
                     lastUse = now
                     flushTokenUse()
@@ -212,6 +241,7 @@ public final class StaffcastServer: @unchecked Sendable {
                     lastTrim = now
                     gatekeeper.trimOpens()
                     deleteStaleInvites()
+                    outbox?.trim()
                 }
             }
         }
@@ -301,19 +331,17 @@ public final class StaffcastServer: @unchecked Sendable {
 
     // MARK: readiness
 
-    public struct Readiness: Sendable, Encodable {
-        public var ready: Bool
-        public var database: String
-        public var listener: String
+    /// How recent the probe's last round trip and the listener's last read must be.
+    var readinessRule: ReadinessRule {
+        ReadinessRule(probeInterval: 1, probeDeadline: 2, listenerPollInterval: configuration.listenerPollInterval)
     }
 
+    /// Ready for traffic (`/readyz`): from what the probe and the listener last recorded, so
+    /// asking never waits on the database.
     public var readiness: Readiness {
         let l = listener
-        let listenerState = l?.state.rawValue ?? "stopped"
-        let databaseOK = l?.state == .listening
-        return Readiness(ready: databaseOK && state == .running,
-                         database: databaseOK ? "up" : (l?.lastError ?? "down"),
-                         listener: listenerState)
+        return readinessRule.judge(now: Monotonic.now(), state: state.rawValue, lastProbe: probe?.lastSuccess,
+                                   listenerState: l?.state.rawValue ?? "stopped", lastRead: l?.lastRead)
     }
 
     var listenerState: ChangeListener.State? { listener?.state }

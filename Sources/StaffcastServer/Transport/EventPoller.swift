@@ -12,8 +12,10 @@ final class EventPoller {
     }
 
     let fd: Int32
-    private var fds = [Int32](repeating: 0, count: 256)
-    private var events = [UInt32](repeating: 0, count: 256)
+    /// At most this many descriptors per `poll` (level-triggered: the rest stay ready for the
+    /// loop's next turn, after libwebsockets has serviced its own sockets).
+    private var fds = [Int32](repeating: 0, count: 64)
+    private var events = [UInt32](repeating: 0, count: 64)
 
     init() throws(SocketError) {
         fd = Int32(try SocketError.check(sc_epoll_create(), "epoll_create1"))

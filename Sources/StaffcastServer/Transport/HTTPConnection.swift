@@ -1,8 +1,10 @@
 import Foundation
 import StaffcastCore
 
-/// One TCP connection while it speaks plain HTTP (before a WebSocket upgrade hands it to
-/// libwebsockets). Owned by its service loop; only that loop's thread touches it.
+/// One TCP connection while it speaks HTTP (before a WebSocket upgrade hands it to
+/// libwebsockets): a socket the loop reads and writes itself, or, on a TLS port, a
+/// libwebsockets TLS wsi whose decrypted bytes the loop is given (`tls`, `ServiceLoop+TLS`).
+/// Owned by its service loop; only that loop's thread touches it.
 ///
 /// Requests pipelined on one keep-alive connection are answered in order: each gets a slot in
 /// `answers` when it is framed, filled when its answer is ready (possibly out of order, from a
@@ -20,6 +22,11 @@ final class HTTPConnection {
     }
 
     let fd: Int32
+    /// The libwebsockets wsi doing TLS on `fd` (which libwebsockets then owns), or nil.
+    let tls: OpaquePointer?
+    /// TLS only: decrypted bytes have arrived (the handshake is done); reading is paused.
+    var tlsEstablished = false
+    var readPaused = false
     /// Distinguishes this connection from a later one that reuses its descriptor.
     let serial: Int
     let peer: String
@@ -32,15 +39,21 @@ final class HTTPConnection {
     var closeAfterAnswers = false
     var peerClosed = false
     var sentContinue = false
+    /// An upgrade waits for its token to be looked up (`TokenResolver`): nothing more is framed
+    /// until the answer; the lookup's own deadline ends the wait.
+    var awaitingToken = false
     /// Monotonic seconds: when the request being received began (or the connection opened),
     /// when anything last happened, and when written bytes last left.
     var requestStartedAt: Double
     var lastActivity: Double
     var lastWriteProgress: Double
+    /// Bytes waiting to leave (ours and the kernel's) at the last tick (`writeStalled`).
+    var lastQueued = 0
     var writeInterest = false
 
-    init(fd: Int32, serial: Int, peer: String, now: Double) {
+    init(fd: Int32, serial: Int, peer: String, now: Double, tls: OpaquePointer? = nil) {
         self.fd = fd
+        self.tls = tls
         self.serial = serial
         self.peer = peer
         requestStartedAt = now

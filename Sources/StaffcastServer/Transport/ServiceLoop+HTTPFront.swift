@@ -21,7 +21,9 @@ extension ServiceLoop {
 
     func acceptAll() {
         var peer = [CChar](repeating: 0, count: 64)
-        for _ in 0..<256 {
+        // Bounded per turn (the listening socket stays ready): the loop returns to
+        // libwebsockets, which writes live frames, before accepting more of a storm.
+        for _ in 0..<Self.acceptsPerTurn {
             let fd = sc_accept(listenFD, &peer, Int32(peer.count))
             if fd < 0 {
                 if -fd != EAGAIN && -fd != EWOULDBLOCK && -fd != EINTR && -fd != ECONNABORTED {
@@ -45,6 +47,8 @@ extension ServiceLoop {
             }
         }
     }
+
+    static let acceptsPerTurn = 64
 
     func read(_ connection: HTTPConnection) {
         var chunk = [UInt8](repeating: 0, count: 16_384)
@@ -74,7 +78,8 @@ extension ServiceLoop {
 
     /// Frames as many whole requests as the pipeline allows and dispatches them in order.
     func frame(_ connection: HTTPConnection) {
-        while connection.answers.count < HTTPConnection.maxPipelined, !connection.closeAfterAnswers, !connection.input.isEmpty {
+        while connection.answers.count < HTTPConnection.maxPipelined, !connection.closeAfterAnswers, !connection.awaitingToken,
+              !connection.input.isEmpty {
             switch parser.parse(connection.input) {
             case .needMore:
                 flush(connection)
@@ -107,10 +112,21 @@ extension ServiceLoop {
                 let fd = connection.fd
                 let serial = connection.serial
                 let headOnly = request.head.method == "HEAD"
-                api.handle(request, peer: connection.peer) { [self] response in
-                    let bytes = response.serialized(keepAlive: keepAlive, headOnly: headOnly)
-                    post { loop in loop.answer(fd: fd, serial: serial, slot: slot, bytes) }
+                let peer = connection.peer
+                let serve: @Sendable (ServiceLoop, TokenResolver.Outcome) -> Void = { loop, outcome in
+                    var refusal: StaffcastError?
+                    if case .refuse(let e) = outcome { refusal = e }
+                    loop.api.handle(request, peer: peer, refusal: refusal) { [weak loop] response in
+                        let bytes = response.serialized(keepAlive: keepAlive, headOnly: headOnly)
+                        loop?.post { l in l.answer(fd: fd, serial: serial, slot: slot, bytes) }
+                    }
                 }
+                // A token the table does not know yet is looked up first (off this thread); its
+                // answer slot keeps the pipeline in order meanwhile.
+                let check = resolver.check(request.head.bearerToken, peer: peer) { [weak self] outcome in
+                    self?.post { loop in serve(loop, outcome) }
+                }
+                if case .decided(let outcome) = check { serve(self, outcome) }
             }
         }
         flush(connection)
@@ -138,6 +154,7 @@ extension ServiceLoop {
     /// Writes what is ready, in order; closes a finished connection.
     func flush(_ connection: HTTPConnection) {
         guard http[connection.fd] === connection else { return }
+        if let wsi = connection.tls { return flushTLS(connection, wsi) }
         connection.releaseReadyAnswers()
         while !connection.output.isEmpty {
             let n = connection.output.withUnsafeBytes { sc_write(connection.fd, $0.baseAddress, $0.count) }
@@ -160,16 +177,32 @@ extension ServiceLoop {
         if connection.isFinished { close(connection, reset: false) }
     }
 
+    /// Once a tick: whether an answer has stopped moving for `write_stall_timeout`. What is
+    /// waiting counts wherever it is: ours, libwebsockets' (TLS), and the kernel's send queue
+    /// (`SIOCOUTQ`), so a reader that stops reading is caught even when the whole answer fit in
+    /// the socket. Bytes leaving any of them are progress.
+    func writeStalled(_ connection: HTTPConnection, now: Double) -> Bool {
+        let kernel = Int(max(0, sc_send_queue(connection.fd)))
+        let waiting = connection.output.count + kernel + (tlsHoldsOutput(connection) ? 1 : 0)
+        defer { connection.lastQueued = waiting }
+        guard waiting > 0 else { return false }
+        if waiting < connection.lastQueued { connection.lastWriteProgress = now }
+        return now - connection.lastWriteProgress >= configuration.writeStallTimeout
+    }
+
     func close(_ connection: HTTPConnection, reset: Bool) {
         guard http[connection.fd] === connection else { return }
+        if let wsi = connection.tls { return closeTLS(connection, wsi, reset: reset) }
         http[connection.fd] = nil
         poller?.remove(connection.fd)
         if reset { sc_close_reset(connection.fd) } else { _ = sc_close(connection.fd) }
     }
 
     /// A WebSocket upgrade: decided here from memory (path, draining, token, caps); admitted
-    /// ones go to libwebsockets with the bytes read so far.
-    func upgrade(_ connection: HTTPConnection, _ head: HTTPRequestHead, headLength: Int) {
+    /// ones go to libwebsockets with the bytes read so far. A token the table does not know
+    /// yet is looked up first (`TokenResolver`, off this thread): the connection waits, framing
+    /// nothing, and `resumeUpgrade` decides once the answer is posted back.
+    func upgrade(_ connection: HTTPConnection, _ head: HTTPRequestHead, headLength: Int, tokenChecked: Bool = false) {
         guard head.path == "/v1/ws" else {
             return refuse(connection, .error(.notFound("WebSockets connect at /v1/ws.")), status: 404)
         }
@@ -180,12 +213,27 @@ extension ServiceLoop {
             return refuse(connection, .error(StaffcastError(.tooLarge,
                 "The upgrade request is larger than 2,048 bytes; send fewer or shorter headers.")), status: 431)
         }
+        if !tokenChecked {
+            let fd = connection.fd
+            let serial = connection.serial
+            let check = resolver.check(head.bearerToken, peer: connection.peer) { [weak self] outcome in
+                self?.post { loop in loop.resumeUpgrade(fd: fd, serial: serial, head, headLength: headLength, outcome) }
+            }
+            switch check {
+            case .pending:
+                connection.awaitingToken = true
+                return
+            case .decided(.refuse(let error)):
+                return refuseUpgrade(connection, error)
+            case .decided(.proceed):
+                break
+            }
+        }
         switch gatekeeper.admit(token: head.bearerToken) {
         case .failure(let error):
-            logger.info("refused websocket", metadata: ["peer": "\(connection.peer)", "code": "\(error.code)"])
-            metrics.error(code: error.code.rawValue)
-            refuse(connection, .error(error), status: error.code.httpStatus)
+            refuseUpgrade(connection, error)
         case .success(let admission):
+            if let tls = connection.tls { return upgradeTLS(connection, tls, admission: admission) }
             let fd = connection.fd
             let bytes = connection.input
             http[fd] = nil
@@ -198,5 +246,21 @@ extension ServiceLoop {
                 logger.warning("websocket handshake not started", metadata: ["error": "\(error)"])
             }
         }
+    }
+
+    /// The token lookup of a waiting upgrade ended (on the loop's thread).
+    func resumeUpgrade(fd: Int32, serial: Int, _ head: HTTPRequestHead, headLength: Int, _ outcome: TokenResolver.Outcome) {
+        guard let connection = http[fd], connection.serial == serial, connection.awaitingToken else { return }
+        connection.awaitingToken = false
+        switch outcome {
+        case .refuse(let error): refuseUpgrade(connection, error)
+        case .proceed: upgrade(connection, head, headLength: headLength, tokenChecked: true)
+        }
+    }
+
+    func refuseUpgrade(_ connection: HTTPConnection, _ error: StaffcastError) {
+        logger.info("refused websocket", metadata: ["peer": "\(connection.peer)", "code": "\(error.code)"])
+        metrics.error(code: error.code.rawValue)
+        refuse(connection, .error(error), status: error.code.httpStatus)
     }
 }

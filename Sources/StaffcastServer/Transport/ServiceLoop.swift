@@ -28,10 +28,15 @@ final class ServiceLoop: @unchecked Sendable {
     let gatekeeper: Gatekeeper
     let runner: JobRunner
     let api: HTTPAPI
+    /// Looks up tokens the gatekeeper does not know yet, off this thread.
+    let resolver: TokenResolver
     let parser = HTTPRequestParser()
 
     // Shared with other threads.
-    let inbox = Mutex<(items: [Work], context: UInt)>(([], 0))
+    let inbox = Mutex<LoopInbox>(LoopInbox())
+    /// HTTP connections (TLS handshakes included) and WebSockets held, as of the last tick
+    /// (read by the ticker's `MemoryTrimPolicy`).
+    let held = Mutex<Int>(0)
 
     // The loop's thread only.
     private(set) var engine: FanoutEngine<OutFrame>
@@ -49,17 +54,23 @@ final class ServiceLoop: @unchecked Sendable {
     var nextConnection = 1
     /// Subscribe jobs gathered since the loop last drained its inbox (`flushSubscribes`).
     var subscribes: [DatabaseJob] = []
+    /// Work taken from the inbox's `work` lane and not yet run (`drainInbox`); `backlogHead`
+    /// is the next item. Bounded by what the inbox's lane is (see `LoopInbox`).
+    var backlog: [Work] = []
+    var backlogHead = 0
     var writeBuffer: UnsafeMutablePointer<UInt8>
-    /// TLS only: the relays by either side's wsi, the TCP peer of each relayed descriptor, and
-    /// the scratch buffer (LWS_PRE in front) for relayed bytes.
+    /// TLS only: HTTP connections by their TLS wsi (`ServiceLoop+TLS`); the relays of
+    /// upgraded connections by either side's wsi and by the descriptor libwebsockets' WebSocket
+    /// reads (`TLSRelay`); the scratch buffer (LWS_PRE in front) for bytes written through TLS.
+    var tlsHTTP: [UInt: HTTPConnection] = [:]
     var relays: [UInt: TLSRelay] = [:]
-    var relayPeers: [Int32: String] = [:]
+    var relaysByInner: [Int32: TLSRelay] = [:]
     let relayBuffer: UnsafeMutablePointer<UInt8>
     var draining = false
     var exitRequested = false
 
     init(index: Int, configuration: ServerConfiguration, publishedThrough: Int64, logger: Logger, metrics: ServerMetrics,
-         gatekeeper: Gatekeeper, runner: JobRunner, api: HTTPAPI) {
+         gatekeeper: Gatekeeper, resolver: TokenResolver, runner: JobRunner, api: HTTPAPI) {
         self.index = index
         self.configuration = configuration
         self.logger = logger
@@ -67,6 +78,7 @@ final class ServiceLoop: @unchecked Sendable {
         self.gatekeeper = gatekeeper
         self.runner = runner
         self.api = api
+        self.resolver = resolver
         self.engine = FanoutEngine(configuration: configuration.engine, publishedThrough: publishedThrough)
         writeBuffer = .allocate(capacity: OutFrame.headroom + configuration.engine.maxWriteBytes)
         relayBuffer = .allocate(capacity: staffcast_lws_pre() + Self.relayChunk)
@@ -78,19 +90,6 @@ final class ServiceLoop: @unchecked Sendable {
     }
 
     // MARK: any thread
-
-    /// Runs `work` on the loop's thread soon. Returns the number of items now waiting.
-    @discardableResult
-    func post(_ work: @escaping Work) -> Int {
-        let (context, depth) = inbox.withLock { box -> (UInt, Int) in
-            box.items.append(work)
-            return (box.context, box.items.count)
-        }
-        if context != 0 { LWSContext.wake(context) }
-        return depth
-    }
-
-    var inboxDepth: Int { inbox.withLock { $0.items.count } }
 
     static func monotonicNow() -> Double {
         var ts = timespec()
@@ -126,15 +125,22 @@ final class ServiceLoop: @unchecked Sendable {
             if lws_service(context, 0) < 0 { break }
         }
         inbox.withLock { $0.context = 0 }
-        for connection in http.values { _ = sc_close(connection.fd) }
+        // TLS connections' descriptors belong to libwebsockets (closed by `destroy`).
+        for connection in http.values where connection.tls == nil { _ = sc_close(connection.fd) }
         http.removeAll()
+        tlsHTTP.removeAll()
         if listenFD >= 0 { _ = sc_close(listenFD) }
         listenFD = -1
         lws?.destroy() // closes every WebSocket; CLOSED callbacks release their slots
         lws = nil
         poller = nil
-        let leftovers = inbox.withLock { box -> [Work] in defer { box.items.removeAll() }; return box.items }
+        let leftovers = inbox.withLock { box -> [Work] in
+            defer { box.live.removeAll(); box.work.removeAll() }
+            return box.live + box.work
+        }
         _ = leftovers // frames held by work that will never run are released here
+        backlog.removeAll()
+        backlogHead = 0
     }
 
     /// Asks the loop to leave `lws_service` and close everything.
@@ -156,10 +162,16 @@ final class ServiceLoop: @unchecked Sendable {
         case LWS_CALLBACK_RAW_ADOPT_FILE, LWS_CALLBACK_RAW_CLOSE_FILE, LWS_CALLBACK_RAW_WRITEABLE_FILE, LWS_CALLBACK_RAW_ADOPT:
             return 0
         case LWS_CALLBACK_RAW_RX:
+            if let connection = tlsHTTP[UInt(bitPattern: wsi)] { return tlsReceived(connection, wsi, input, length) }
             return relayReceived(wsi, input, length)
         case LWS_CALLBACK_RAW_WRITEABLE:
+            if let connection = tlsHTTP[UInt(bitPattern: wsi)] {
+                flush(connection)
+                return 0
+            }
             return relayWritable(wsi)
         case LWS_CALLBACK_RAW_CLOSE:
+            tlsClosed(wsi)
             relayClosed(wsi)
             return 0
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
@@ -188,6 +200,7 @@ final class ServiceLoop: @unchecked Sendable {
             closed(wsi, user)
             return 0
         case LWS_CALLBACK_WSI_DESTROY:
+            if !tlsHTTP.isEmpty { tlsClosed(wsi) }
             if !relays.isEmpty { relayClosed(wsi) }
             if let admission = upgrading.removeValue(forKey: UInt(bitPattern: wsi)) { gatekeeper.release(admission) }
             return 0
@@ -227,7 +240,7 @@ final class ServiceLoop: @unchecked Sendable {
     /// The client's address: the TCP peer of a TLS connection (whose WebSocket runs on the
     /// relay's socket pair), or the socket's own peer.
     func peer(of wsi: OpaquePointer) -> String {
-        if configuration.tlsEnabled, let peer = relayPeers[lws_get_socket_fd(wsi)] { return peer }
+        if configuration.tlsEnabled, let relay = relaysByInner[lws_get_socket_fd(wsi)] { return relay.peer }
         return LWSContext.peer(wsi)
     }
 
@@ -282,6 +295,10 @@ final class ServiceLoop: @unchecked Sendable {
     }
 
     func closed(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) {
+        if !relaysByInner.isEmpty {
+            let fd = lws_get_socket_fd(wsi)
+            if fd >= 0, relaysByInner[fd] != nil { relaysByInner[fd] = nil } // its number may be reused
+        }
         guard let id = Self.connectionID(user), let socket = sockets.removeValue(forKey: id) else { return }
         engine.connectionClosed(id)
         gatekeeper.release(socket.admission)
@@ -302,6 +319,8 @@ final class ServiceLoop: @unchecked Sendable {
                 // kernel's send queue (and libwebsockets' buffer) for minutes otherwise.
                 let fd = lws_get_socket_fd(wsi)
                 if fd >= 0 { sc_set_linger_zero(fd) }
+                // Over TLS the peer is the TCP socket behind the relay: reset that one too.
+                if fd >= 0, let relay = relaysByInner[fd] { resetRelay(relay) }
                 lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, staffcast_lws_kill_async())
             case .run(let job):
                 if case .subscribe = job.request {
@@ -337,67 +356,25 @@ final class ServiceLoop: @unchecked Sendable {
         }
     }
 
-    /// Sends the gathered subscribes to the database in batches per event (at most
-    /// `maxSubscribeBatch` each), so a reconnect storm costs a few statements per batch.
-    func flushSubscribes() {
-        let jobs = subscribes
-        subscribes = []
-        var byEvent: [UUID: [DatabaseJob]] = [:]
-        for job in jobs {
-            guard case .subscribe(let event, _, _) = job.request else { continue }
-            byEvent[event, default: []].append(job)
-        }
-        for (event, list) in byEvent {
-            for start in stride(from: 0, to: list.count, by: Self.maxSubscribeBatch) {
-                let chunk = Array(list[start..<min(start + Self.maxSubscribeBatch, list.count)])
-                if !runner.submitSubscribes(event: event, chunk, replyTo: self) {
-                    let now = Self.monotonicNow()
-                    for job in chunk { perform(engine.jobRefused(connection: job.connection, ref: job.ref, now: now)) }
-                }
-            }
-        }
-    }
-
-    static let maxSubscribeBatch = 500
-
-    /// A database job's answer, on the loop's thread.
-    func jobFinished(_ job: DatabaseJob, _ outcome: JobOutcome<OutFrame>) {
-        perform(engine.jobCompleted(connection: job.connection, ref: job.ref, outcome: outcome,
-                                    now: Self.monotonicNow(), wall: Date()))
-    }
-
-    /// A committed batch from the change feed, on the loop's thread.
-    func deliver(_ batch: CommittedBatch<OutFrame>) {
-        perform(engine.committed(batch, now: Self.monotonicNow(), wall: Date()))
-    }
-
-    func drainInbox() {
-        let work = inbox.withLock { box -> [Work] in
-            let out = box.items
-            box.items.removeAll(keepingCapacity: true)
-            return out
-        }
-        for item in work { item(self) }
-    }
-
     // MARK: time and shutdown
 
     /// Once a second: the engine's heartbeats and deadlines, and the HTTP deadlines.
     func tick() {
         let now = Self.monotonicNow()
+        held.withLock { $0 = http.count + sockets.count }
         // Sample every socket's kernel send queue (one ioctl each) for the write-stall policy.
         for (id, socket) in sockets {
             let fd = lws_get_socket_fd(socket.wsi)
-            if fd >= 0 { engine.socketQueued(id, bytes: Int(max(0, sc_send_queue(fd))), now: now) }
+            if fd >= 0 { engine.socketQueued(id, bytes: Int(max(0, sc_send_queue(fd))) + relayQueued(fd), now: now) }
         }
         perform(engine.tick(now: now, wall: Date()))
         for connection in Array(http.values) {
-            if !connection.output.isEmpty, now - connection.lastWriteProgress >= configuration.writeStallTimeout {
+            if writeStalled(connection, now: now) {
                 close(connection, reset: true)
             } else if connection.isIdle {
                 let limit = connection.nextAnswer == 0 ? configuration.headerTimeout : configuration.idleTimeout
                 if now - connection.lastActivity >= limit { close(connection, reset: false) }
-            } else if !connection.input.isEmpty, connection.answers.isEmpty, !connection.closeAfterAnswers,
+            } else if !connection.input.isEmpty, connection.answers.isEmpty, !connection.closeAfterAnswers, !connection.awaitingToken,
                       now - connection.requestStartedAt >= configuration.headerTimeout {
                 refuse(connection, HTTPResponse.error(StaffcastError(.invalid,
                     "The request did not arrive in time (\(Int(configuration.headerTimeout)) s); send it whole.")), status: 408)
@@ -439,6 +416,6 @@ final class ServiceLoop: @unchecked Sendable {
         }
         return LoopSnapshot(index: index, connections: engine.connections.count, httpConnections: http.count,
                             subscribers: engine.hub.subscriberCounts, members: members, stats: engine.stats,
-                            inboxDepth: inboxDepth)
+                            inboxDepth: inboxDepth + backlogDepth)
     }
 }

@@ -60,20 +60,28 @@ struct EventCreateCommand: ParsableCommand {
 
 struct UserCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "user", abstract: "Create and delete users.", subcommands: [UserCreateCommand.self, UserDeleteCommand.self])
+        commandName: "user", abstract: "Create, change and delete users.",
+        subcommands: [UserCreateCommand.self, UserSetCommand.self, UserDeleteCommand.self])
 }
 
 struct UserCreateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "create", abstract: "Create a user; prints their id alone on stdout.",
-        discussion: "Example: staffcast admin user create --name \"Alice (gate 3)\"")
+        discussion: """
+            With --email, an urgent or emergency message they have not read after email_after_seconds
+            (default 60) is emailed to them once, when smtp_url and email_from are configured.
+
+            Example: staffcast admin user create --name "Alice (gate 3)" --email alice@example.org
+            """)
 
     @Option(help: "The name others see next to their messages and in receipts.") var name: String
+    @Option(help: ArgumentHelp("Their email address, for urgent messages they have not read.", valueName: "address"))
+    var email: String?
     @OptionGroup var database: DatabaseOptions
 
     func run() throws {
         try reportingFailures {
-            let id = try AdminCommand.withStore(database) { try $0.createUser(name: name) }
+            let id = try AdminCommand.withStore(database) { try $0.createUser(name: name, email: email) }
             print(id.uuidString.lowercased())
         }
     }

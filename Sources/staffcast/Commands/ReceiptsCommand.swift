@@ -9,7 +9,8 @@ struct ReceiptsCommand: ParsableCommand {
         abstract: "List who has read a message and who has not.",
         discussion: """
             For admins and owners of the message's event. "Not read" is everyone with access to the
-            event (but the sender) who has not read it.
+            event (but the sender) who has not read it. The delivery funnel shows how each person was
+            reached (live on a WebSocket, by Web Push, by email) and when, and the totals.
 
             With --watch it stays open and redraws as reads come in (live `receipt` frames over the
             WebSocket), until everyone has read it or Ctrl-C; the exit status is 0 when everyone has
@@ -75,6 +76,15 @@ struct ReceiptsCommand: ParsableCommand {
         }
     }
 
+    /// "  [live 10:02:03, push 10:02:04]": how the message reached the person (the funnel).
+    static func reached(_ p: APIClient.ReceiptList.Person) -> String {
+        guard let ways = p.reached, !ways.isEmpty else { return "" }
+        let f = DateFormatter()
+        f.locale = Locale(identifier: "en_US_POSIX")
+        f.dateFormat = "HH:mm:ss"
+        return "  [" + ways.map { "\($0.via) \(f.string(from: $0.at))" }.joined(separator: ", ") + "]"
+    }
+
     /// "  — running late: 10 min" when the person replied (their latest reply).
     static func reply(_ p: APIClient.ReceiptList.Person) -> String {
         guard let r = p.reply else { return "" }
@@ -92,12 +102,15 @@ struct ReceiptsCommand: ParsableCommand {
         if redraw && screen { out += "\u{1B}[H\u{1B}[2J" } else if redraw { out += "\n" }
         let total = r.list.readBy.count + r.list.unreadBy.count
         out += "read by \(r.list.readBy.count) of \(total)\n"
+        if let t = r.list.totals {
+            out += "reached: live \(t.live) · push \(t.push) · email \(t.email) · read \(t.read)\n"
+        }
         for p in r.list.readBy {
-            out += "  ✓ \(p.displayName)\(p.readAt.map { "  \($0)" } ?? "")\(Self.reply(p))\n"
+            out += "  ✓ \(p.displayName)\(p.readAt.map { "  \($0)" } ?? "")\(Self.reached(p))\(Self.reply(p))\n"
         }
         if !r.list.unreadBy.isEmpty {
             out += "not read by \(r.list.unreadBy.count):\n"
-            for p in r.list.unreadBy { out += "  · \(p.displayName)\(Self.reply(p))\n" }
+            for p in r.list.unreadBy { out += "  · \(p.displayName)\(Self.reached(p))\(Self.reply(p))\n" }
         } else {
             out += "everyone has read it\n"
         }

@@ -53,13 +53,20 @@ struct ServeCommand: ParsableCommand {
     func run() throws {
         try reportingFailures {
             let file = try database.loadConfigFile()
-            let configuration = try effectiveConfiguration(file)
+            var configuration = try effectiveConfiguration(file)
+            // The VAPID key lives beside the data when no file is named (made on first start).
+            if configuration.reach.pushVapidKey == nil {
+                configuration.reach.pushVapidKey = URL(fileURLWithPath: database.resolved(file).dataDir)
+                    .appendingPathComponent("push_vapid_key.pem").path
+            }
             try StaffcastServer.checkTLS(configuration)
             if checkConfig {
                 printEffective(configuration, file)
                 return
             }
             raiseFileLimit()
+            // From here a signal is held until the server is up, then stops it gracefully.
+            StopSignal.install()
             let (target, logger) = try database.open(applicationName: "staffcast serve", file: file)
             warnIfPrivileged(target.serverConninfo, logger: logger)
             let server = StaffcastServer(configuration: configuration, conninfo: target.serverConninfo, logger: logger)
@@ -69,9 +76,6 @@ struct ServeCommand: ParsableCommand {
                 target.release(onlyIfStartedHere: false, logger: logger)
                 throw error
             }
-            // Armed before the banner: whoever reads "serving on" may signal at once, and a signal
-            // between the two would otherwise be ignored (SIG_IGN set, handler not yet resumed).
-            let stopRequested = armSignals(logger: logger)
             let host = configuration.host == "0.0.0.0" ? "127.0.0.1" : configuration.host
             let secure = configuration.tlsEnabled ? "s" : ""
             FileHandle.standardOutput.write(Data("""
@@ -82,7 +86,8 @@ struct ServeCommand: ParsableCommand {
                 Stop with Ctrl-C (or SIGTERM).
 
                 """.utf8))
-            stopRequested.wait()
+            StopSignal.wait()
+            logger.info("stop requested: stopping gracefully (a second signal exits at once)")
             server.stop()
             target.release(onlyIfStartedHere: false, logger: logger)
         }
@@ -150,6 +155,15 @@ struct ServeCommand: ParsableCommand {
             ("escalate_after_minutes", c.escalation.emergencyDefaultMinutes.map(String.init) ?? "0 (emergencies do not escalate by default)"),
             ("max_escalation_rounds", "\(c.escalation.maxRounds)"),
             ("escalation_interval_seconds", c.escalation.intervalSecondsOverride.map(String.init) ?? "(none: each message's own minutes)"),
+            ("push_vapid_key", c.reach.pushVapidKey ?? "(none)"),
+            ("push_contact", c.reach.pushContact),
+            ("smtp_url", c.reach.smtpURL.map(ReachConfiguration.redacted) ?? "(none: no email)"),
+            ("email_from", c.reach.emailFrom ?? "(none)"),
+            ("email_after_seconds", "\(c.reach.emailAfterSeconds)"),
+            ("public_url", c.reach.publicURL ?? "(from the listen address)"),
+            ("delivery_ca_file", c.reach.caFile ?? "(the system's CAs)"),
+            ("delivery_concurrency_per_host", "\(c.reach.concurrencyPerHost)"),
+            ("delivery_threads", "\(c.reach.threads)"),
             ("tls_cert", c.tlsCertificate ?? "(none: plain http:// and ws://)"),
             ("tls_key", c.tlsKey ?? "(none)"),
         ]
@@ -181,39 +195,4 @@ struct ServeCommand: ParsableCommand {
             _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         }
     }
-
-    /// Routes SIGINT and SIGTERM to the returned semaphore (wait on it); a second signal exits at
-    /// once. The handlers stay installed for the life of the process.
-    private func armSignals(logger: Logger) -> DispatchSemaphore {
-        let stop = DispatchSemaphore(value: 0)
-        let count = SignalCount()
-        var sources: [DispatchSourceSignal] = []
-        for sig in [SIGINT, SIGTERM] {
-            signal(sig, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-            source.setEventHandler {
-                if count.next() > 1 {
-                    logger.warning("second signal: exiting now")
-                    Foundation.exit(1)
-                }
-                stop.signal()
-            }
-            source.resume()
-            sources.append(source)
-        }
-        SignalSources.keep(sources)
-        return stop
-    }
-}
-
-/// Keeps the signal sources alive (a released source stops delivering).
-private enum SignalSources {
-    nonisolated(unsafe) static var all: [DispatchSourceSignal] = []
-    static func keep(_ sources: [DispatchSourceSignal]) { all += sources }
-}
-
-private final class SignalCount: @unchecked Sendable {
-    private let lock = NSLock()
-    private var n = 0
-    func next() -> Int { lock.lock(); defer { lock.unlock() }; n += 1; return n }
 }

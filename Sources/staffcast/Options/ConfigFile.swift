@@ -24,6 +24,8 @@ struct ConfigFile {
         "max_connections_per_user", "header_timeout", "idle_timeout", "write_stall_timeout", "tls_cert", "tls_key",
         "duplicate_window_minutes",
         "escalate_after_minutes", "max_escalation_rounds", "escalation_interval_seconds",
+        "push_vapid_key", "push_contact", "smtp_url", "email_from", "email_after_seconds", "public_url",
+        "delivery_ca_file", "delivery_concurrency_per_host", "delivery_threads",
     ]
 
     static func load(path: String) throws -> ConfigFile {
@@ -107,6 +109,36 @@ struct ConfigFile {
             }
             s.opsToken = v
         }
+        // Reaching staff: Web Push, email, webhooks (docs/operations.md).
+        s.reach.pushVapidKey = try string("push_vapid_key")
+        if let v = try string("push_contact") {
+            guard v.hasPrefix("mailto:") || v.hasPrefix("https://") else {
+                throw CommandFailure("config file \(path): 'push_contact' must be a mailto: or https: URL (push services use it to reach you)")
+            }
+            s.reach.pushContact = v
+        }
+        if let v = try string("smtp_url") {
+            guard let u = URLComponents(string: v), ["smtp", "smtps"].contains(u.scheme?.lowercased() ?? ""), u.host?.isEmpty == false else {
+                throw CommandFailure("config file \(path): 'smtp_url' must be smtp://[user:password@]host:port (or smtps://)")
+            }
+            s.reach.smtpURL = v
+        }
+        if let v = try string("email_from") {
+            guard v.contains("@"), !v.contains(where: { $0 == "<" || $0 == ">" || $0.isWhitespace }) else {
+                throw CommandFailure("config file \(path): 'email_from' must be a bare address such as staffcast@example.org")
+            }
+            s.reach.emailFrom = v
+        }
+        if let v = try int("email_after_seconds", 1...86_400) { s.reach.emailAfterSeconds = v }
+        if let v = try string("public_url") {
+            guard let u = URL(string: v), ["http", "https"].contains(u.scheme ?? ""), u.host != nil else {
+                throw CommandFailure("config file \(path): 'public_url' must be an http(s) URL such as https://staffcast.example.org")
+            }
+            s.reach.publicURL = v
+        }
+        s.reach.caFile = try string("delivery_ca_file")
+        if let v = try int("delivery_concurrency_per_host", 1...256) { s.reach.concurrencyPerHost = v }
+        if let v = try int("delivery_threads", 1...256) { s.reach.threads = v }
         s.tlsCertificate = try string("tls_cert")
         s.tlsKey = try string("tls_key")
         if let v = map["metrics_require_token"] {

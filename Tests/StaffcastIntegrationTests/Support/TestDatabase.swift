@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Logging
 import StaffcastCore
@@ -65,11 +66,47 @@ enum TestDatabase {
         ownerConninfo.replacingOccurrences(of: "user=\(EmbeddedCluster.superuser) ", with: "user=\(EmbeddedCluster.serverLogin) ")
     }
 
-    /// A fresh, migrated database.
+    /// A fresh, migrated database: a copy of the migrated template (`CREATE DATABASE … TEMPLATE`,
+    /// a file copy inside PostgreSQL) instead of running every migration again for each test.
     static func create() throws -> String {
-        let conninfo = try createEmpty()
-        try Migrator(migrations: try migrations(), logger: logger).migrate(PGConnection(conninfo: conninfo))
-        return conninfo
+        let c = try cluster()
+        let template = try migratedTemplate()
+        let name = "t_" + UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(20)
+        let admin = try PGConnection(conninfo: c.conninfo(database: "postgres"))
+        try admin.execute("CREATE DATABASE \(name) TEMPLATE \(template)")
+        return c.conninfo(database: String(name))
+    }
+
+    nonisolated(unsafe) private static var templateName: String?
+
+    /// The template every test database is copied from: migrated once per run, named after a
+    /// digest of the migrations so that a changed `sql/` makes a new one (the cluster outlives
+    /// runs). Nobody stays connected to it: PostgreSQL copies only an unused template.
+    private static func migratedTemplate() throws -> String {
+        let c = try cluster()
+        lock.lock()
+        defer { lock.unlock() }
+        if let t = templateName { return t }
+        let all = try migrations()
+        let digest = SHA256.hash(data: Data(all.map { "\($0.version)\n\($0.sql)" }.joined(separator: "\u{0}").utf8))
+        let name = "template_" + digest.prefix(10).map { String(format: "%02x", $0) }.joined()
+        let admin = try PGConnection(conninfo: c.conninfo(database: "postgres"))
+        let exists = try admin.query("SELECT count(*) FROM pg_database WHERE datname = $1 AND datistemplate", [name]).int(0, 0) ?? 0
+        if exists == 0 {
+            // A half-made one (a run killed mid-migration) is dropped and made again.
+            try admin.execute("DROP DATABASE IF EXISTS \(name)")
+            let building = name + "_new"
+            try admin.execute("DROP DATABASE IF EXISTS \(building)")
+            try admin.execute("CREATE DATABASE \(building)")
+            do {
+                let conn = try PGConnection(conninfo: c.conninfo(database: building))
+                try Migrator(migrations: all, logger: logger).migrate(conn)
+            }
+            try admin.execute("ALTER DATABASE \(building) RENAME TO \(name)")
+            try admin.execute("ALTER DATABASE \(name) WITH IS_TEMPLATE true ALLOW_CONNECTIONS false")
+        }
+        templateName = name
+        return name
     }
 }
 

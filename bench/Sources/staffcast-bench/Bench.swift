@@ -121,7 +121,7 @@ final class Bench {
 
     /// The event's highest seq: the newest message over the HTTP API, or the highest acknowledged
     /// (of the main event; 0 for another).
-    private func currentBase(event: String? = nil) -> Int64 {
+    func currentBase(event: String? = nil) -> Int64 {
         let event = event ?? o.event
         var seq = event == o.event ? knownMaxSeq : 0
         if let r = Net.get(host: o.host, port: o.port, path: "/v1/events/\(event)/messages?limit=1", token: o.publisherToken),
@@ -240,7 +240,7 @@ final class Bench {
         }
     }
 
-    private func traffic(_ n: Int, _ kind: PublisherKind) -> TrafficSummary {
+    func traffic(_ n: Int, _ kind: PublisherKind) -> TrafficSummary {
         var t = TrafficSummary()
         _ = ensurePool(n)
         t.subscribers = eachLoop { $0.subscribedNow }.reduce(0, +)
@@ -348,6 +348,7 @@ final class Bench {
             case "sendrate-ws": sendrateWebSocket()
             case "flatout-ws": flatout(http: false)
             case "soak": soak()
+            case "storm-live": stormLive()
             case "custom":
                 for n in o.customSubscribers {
                     latency("\(grouped(n)) subscribers, \(num(o.customRate)) msg/s: p99 send→receipt", n, o.customRate, targetMs: nil)

@@ -16,7 +16,7 @@ struct Options {
     /// figure), then the fan-out cases of issue 7, then the durable path of issue 8: the read storm
     /// before the send-rate runs (those add hundreds of thousands of messages to the event, which
     /// would all be unread for the read storm's fresh users), the 64-client send rate last.
-    static let fanoutScenarios = ["storm", "memory", "latency10k", "latency1k", "flatout-ws", "flatout-http"]
+    static let fanoutScenarios = ["storm", "memory", "latency10k", "latency1k", "storm-live", "flatout-ws", "flatout-http"]
     static let durableScenarios = ["readstorm", "catchup", "sendrate-ws", "sendrate1", "sendrate-paced", "sendrate"]
     static let allScenarios = fanoutScenarios + durableScenarios
     var scenarios = Options.allScenarios
@@ -58,6 +58,11 @@ struct Options {
     var soakConnections = 10_000
     var soakMinutes = 30
     var soakRate = 2.0
+    /// `storm-live`: this many subscribers at this rate, quiet and then while this many other
+    /// clients reconnect (connect, upgrade, subscribe, reset) over and over.
+    var stormLiveSubscribers = 200
+    var stormLiveRate = 10.0
+    var stormLiveConnections = 3_000
 
     static let help = """
         staffcast-bench: the fan-out benchmark (bench/README.md). Usually run by `make bench`
@@ -97,6 +102,9 @@ struct Options {
           SOAK_CONNECTIONS      soak (only when named; bench/soak.sh): subscribers held open [10000]
           SOAK_MINUTES          soak: minutes; server VmRSS is read after each [30]
           SOAK_RATE             soak: messages per second from the publisher [2]
+          STORM_LIVE_SUBSCRIBERS   storm-live: subscribers whose latency is measured [200]
+          STORM_LIVE_RATE          storm-live: messages per second to them [10]
+          STORM_LIVE_CONNECTIONS   storm-live: clients reconnecting meanwhile, over and over [3000]
           READERS               subscriber threads (epoll loops) [2]
           CONNECT_TIMEOUT       seconds to wait for a set of subscribers [60]
           SETTLE                seconds idle before reading VmRSS after connecting [2]
@@ -175,6 +183,9 @@ struct Options {
         try int("soak-connections", &o.soakConnections)
         try int("soak-minutes", &o.soakMinutes)
         try double("soak-rate", &o.soakRate)
+        try int("storm-live-subscribers", &o.stormLiveSubscribers)
+        try double("storm-live-rate", &o.stormLiveRate)
+        try int("storm-live-connections", &o.stormLiveConnections)
         o.readstormEvent = value("readstorm-event") ?? ""
         if let file = value("readstorm-tokens") {
             o.readstormTokensFile = file

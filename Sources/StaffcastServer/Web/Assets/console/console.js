@@ -1,9 +1,7 @@
-/// The console's script (see ConsoleAsset): plain JavaScript, no library, no build step. It
-/// talks to this server only: the HTTP API with the token as a bearer header, and the
-/// WebSocket with the token as a `staffcast.bearer.` subprotocol (never in a URL). The token
-/// lives in the tab's sessionStorage.
-enum ConsoleScript {
-    static let source = #"""
+// The organiser's web console (docs/protocol.md, Web console): plain JavaScript, no library,
+// no build step. It talks to this server only: the HTTP API with the token as a bearer header,
+// and the WebSocket with the token as a `staffcast.bearer.` subprotocol (never in a URL). The
+// token lives in the tab's sessionStorage. Compiled into the binary (see WebAsset.swift).
 "use strict";
 (function () {
   const $ = (id) => document.getElementById(id);
@@ -13,6 +11,7 @@ enum ConsoleScript {
     token: sessionStorage.getItem(TOKEN_KEY), me: null, events: [], eventId: null, ws: null, wsOpen: false,
     retry: 0, retryTimer: null, lastSeq: 0, messages: new Map(), receipts: new Map(), replies: new Map(),
     roster: null, pollTimer: null, features: {}, refs: 0, pending: new Map(), invite: null, stopped: false,
+    retryFrame: null, confirming: null, paging: false, heldMax: 0,
   };
 
   function setConn(text, cls) { const c = $("conn"); c.textContent = text; c.className = "conn " + (cls || ""); }
@@ -30,7 +29,7 @@ enum ConsoleScript {
   const errorText = (res) => (res.data && res.data.error && res.data.error.message) || ("HTTP " + res.status);
 
   // ---- sign in / out -------------------------------------------------------------------
-  function showOnly(id) { for (const s of ["sign-in", "join", "app"]) $(s).hidden = s !== id; }
+  function showOnly(id) { for (const s of ["sign-in", "app"]) $(s).hidden = s !== id; }
 
   function signOut(reason) {
     S.stopped = true;
@@ -57,29 +56,6 @@ enum ConsoleScript {
     start(res.data.events || []);
   });
   $("sign-out").addEventListener("click", () => signOut(""));
-
-  // ---- joining with an invite (/join/CODE) ----------------------------------------------
-  function joinMode(code) {
-    showOnly("join");
-    setConn("invite");
-    $("join-name").focus();
-    $("join-form").addEventListener("submit", async (e) => {
-      e.preventDefault();
-      const name = $("join-name").value.trim();
-      if (!name) return;
-      const r = await fetch("/v1/invites/" + encodeURIComponent(code) + "/redeem", {
-        method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ display_name: name }) });
-      let data = null; try { data = await r.json(); } catch (_) {}
-      if (!r.ok) { $("join-error").textContent = (data && data.error && data.error.message) || ("HTTP " + r.status); return; }
-      sessionStorage.setItem(TOKEN_KEY, data.token);
-      sessionStorage.setItem(EVENT_KEY, data.event_id);
-      $("join-form").hidden = true;
-      $("join-done").hidden = false;
-      $("join-command").textContent = "# on a terminal: save the token (shown once) where staffcast looks for it\n"
-        + "mkdir -p ~/.config/staffcast && (umask 077; echo '" + data.token + "' > ~/.config/staffcast/token)\n"
-        + "staffcast watch --server " + location.origin + " --event " + data.event_id;
-    });
-  }
 
   // ---- events -----------------------------------------------------------------------------
   function start(events) {
@@ -184,6 +160,9 @@ enum ConsoleScript {
     if (!S.eventId) return;
     const f = { op: "subscribe", event_id: S.eventId };
     if (S.lastSeq > 0) f.since_seq = S.lastSeq; // catch up with exactly what was missed
+    // Until the catch-up pages end, live messages do not move the cursor the pages follow
+    // (or a page after a live message's seq would skip what lies between).
+    S.paging = true; S.heldMax = 0;
     wsSend(f);
   }
 
@@ -193,18 +172,19 @@ enum ConsoleScript {
       case "subscribed":
         if (f.event_id !== S.eventId) break;
         for (const m of f.history || []) upsert(m, false);
-        if (f.more) wsSend({ op: "history", event_id: S.eventId, after_seq: S.lastSeq, limit: 200 });
-        renderMessages(); break;
+        pageOn(f.more); renderMessages(); break;
       case "history":
         if (f.event_id !== S.eventId) break;
         for (const m of f.messages || []) upsert(m, false);
-        if (f.more) wsSend({ op: "history", event_id: S.eventId, after_seq: S.lastSeq, limit: 200 });
-        renderMessages(); break;
+        pageOn(f.more); renderMessages(); break;
       case "message": case "sent": case "message_updated":
-        if (f.message && f.message.event_id === S.eventId) { upsert(f.message, f.op !== "message_updated"); renderMessages(); }
-        if (f.op === "sent") settle(f.ref, "Sent.");
+        if (f.message && f.message.event_id === S.eventId) {
+          upsert(f.message, f.op !== "message_updated"); renderMessages();
+          if (f.op === "message") announce(f.message);
+        }
+        if (f.op === "sent") sendSucceeded(f.ref, "Sent.", f.message);
         break;
-      case "scheduled": settle(f.ref, "Scheduled for " + new Date((f.scheduled || {}).send_at).toLocaleString() + "."); break;
+      case "scheduled": sendSucceeded(f.ref, "Scheduled for " + new Date((f.scheduled || {}).send_at).toLocaleString() + ".", null); break;
       case "message_retracted": {
         const m = S.messages.get(f.message_id); if (m) { m.retracted = true; renderMessages(); } break; }
       case "receipt": {
@@ -223,9 +203,15 @@ enum ConsoleScript {
       case "access_revoked":
         if (f.event_id === S.eventId) { setConn("access ended", "down"); S.events = S.events.filter((ev) => (ev.event_id || ev.id) !== f.event_id); start(S.events); }
         break;
-      case "error": settle(f.ref, null, f.message || f.code); break;
+      case "error": sendFailed(f.ref, f.message || f.code, f.code); break;
       default: break;
     }
+  }
+
+  function pageOn(more) {
+    if (more) { wsSend({ op: "history", event_id: S.eventId, after_seq: S.lastSeq, limit: 200 }); return; }
+    S.paging = false;
+    if (S.heldMax > S.lastSeq) S.lastSeq = S.heldMax;
   }
 
   function upsert(m, fresh) {
@@ -233,7 +219,7 @@ enum ConsoleScript {
     if (old) { m.read_count = Math.max(m.read_count || 0, old.read_count || 0); }
     m.fresh = fresh && !old;
     S.messages.set(m.id, m);
-    if (m.seq > S.lastSeq) S.lastSeq = m.seq;
+    if (fresh && S.paging) { if (m.seq > S.heldMax) S.heldMax = m.seq; } else if (m.seq > S.lastSeq) S.lastSeq = m.seq;
   }
 
   // ---- rendering --------------------------------------------------------------------------
@@ -352,29 +338,111 @@ enum ConsoleScript {
   }
 
   // ---- sending ---------------------------------------------------------------------------
-  function settle(ref, ok, err) {
-    if (!ref || !S.pending.has(ref)) return;
-    const where = S.pending.get(ref); S.pending.delete(ref);
-    where.textContent = ok || ("Not sent: " + err);
-    where.className = "status" + (ok ? "" : " error");
-    $("send-button").disabled = false;
+  // The text stays in the box until the server has stored it: a refused send (a duplicate, a
+  // bad field, no connection) loses nothing and says why in the alert under the form.
+  function announce(m) { $("announce").textContent = "New " + m.priority + " " + m.message_type + " from " + m.sender_name + ": " + m.message; }
+
+  function showSendError(text, retryFrame) {
+    const box = $("send-error");
+    box.textContent = text;
+    box.classList.add("shown");
+    S.retryFrame = retryFrame || null;
+    $("send-anyway").hidden = !retryFrame;
+    $("send-status").textContent = "";
   }
+  function clearSendError() {
+    $("send-error").textContent = ""; $("send-error").classList.remove("shown");
+    $("send-anyway").hidden = true; S.retryFrame = null;
+  }
+
+  function sendSucceeded(ref, text, message) {
+    if (!ref || !S.pending.has(ref)) return;
+    const p = S.pending.get(ref); S.pending.delete(ref); clearTimeout(p.timer);
+    $("send-button").disabled = false;
+    clearSendError();
+    // Only now the form is emptied, and back to the defaults: the next message is not an
+    // emergency by accident.
+    if ($("message").value === p.typed) $("message").value = "";
+    $("type").value = "broadcast"; $("priority").value = "normal"; $("template").value = "";
+    $("send-at").value = "";
+    $("send-status").textContent = text;
+    if (message) showReach(message, text);
+  }
+
+  function sendFailed(ref, why, code) {
+    if (!ref || !S.pending.has(ref)) return;
+    const p = S.pending.get(ref); S.pending.delete(ref); clearTimeout(p.timer);
+    $("send-button").disabled = false;
+    if (code === "conflict") {
+      const again = Object.assign({}, p.frame, { force: true });
+      // The server's sentence ends with the command-line way to force; here it is the button.
+      showSendError("Not sent: " + why.replace(/\s*Send it with force[^]*$/, "") + " Press “Send anyway” if it really should go out twice.", again);
+    } else {
+      showSendError("Not sent: " + why, null);
+    }
+  }
+
+  // "delivered live to N of M staff; not connected: …" as `staffcast send` prints it (the
+  // sender left out), from the reach of the message's audience right after it was stored.
+  async function showReach(m, prefix) {
+    const q = Array.isArray(m.teams) && m.teams.length ? "?teams=" + encodeURIComponent(m.teams.join(",")) : "";
+    const res = await api("GET", "/v1/events/" + m.event_id + "/reach" + q).catch(() => ({ ok: false }));
+    if (!res.ok || !res.data || $("send-status").textContent !== prefix) return;
+    const me = S.me && S.me.id;
+    const off = (res.data.offline || []).filter((p) => p.user_id !== me);
+    const live = (res.data.online || []).filter((p) => p.user_id !== me).length;
+    let line = " Delivered live to " + live + " of " + (live + off.length) + " staff";
+    if (off.length) line += "; not connected: " + off.slice(0, 10).map((p) => p.display_name).join(", ") + (off.length > 10 ? " and " + (off.length - 10) + " more" : "");
+    $("send-status").textContent = prefix + line + ".";
+  }
+
+  function transmit(f, typed) {
+    f.ref = "send-" + (++S.refs);
+    if (!wsSend(f)) { showSendError("Not sent: not connected to the server. Your text is kept; try again in a moment.", null); return; }
+    const timer = setTimeout(() => sendFailed(f.ref, "no answer from the server within 10 s. Check the list before sending again."), 10000);
+    S.pending.set(f.ref, { frame: f, typed, timer });
+    clearSendError();
+    $("send-status").textContent = "Sending…";
+    $("send-button").disabled = true;
+  }
+
+  function confirmEmergency(f, typed) {
+    const ev = currentEvent();
+    const n = S.roster ? Math.max(0, S.roster - 1) : null;
+    $("confirm-text").textContent = "It takes over the screen of " + (n !== null ? n + " people" : "everyone") + " on "
+      + (ev ? ev.name : "this event") + " and keeps ringing until each acknowledges it:\n“" + (f.message || f.template) + "”";
+    const dlg = $("confirm-emergency");
+    S.confirming = { f, typed };
+    dlg.showModal();
+    $("confirm-cancel").focus();
+  }
+  $("confirm-send").addEventListener("click", () => {
+    const c = S.confirming; S.confirming = null;
+    $("confirm-emergency").close();
+    if (c) transmit(c.f, c.typed);
+  });
+  $("confirm-cancel").addEventListener("click", () => { S.confirming = null; $("confirm-emergency").close(); });
+  $("confirm-emergency").addEventListener("close", () => { S.confirming = null; $("message").focus(); });
 
   $("send-form").addEventListener("submit", (e) => {
     e.preventDefault();
     const text = $("message").value, template = $("template").value;
-    if (!text.trim() && !template) { $("send-status").textContent = "Write a message first."; return; }
-    const f = { op: "send", event_id: S.eventId, message_type: $("type").value, priority: $("priority").value, ref: "send-" + (++S.refs) };
+    if (!text.trim() && !template) { showSendError("Write a message first.", null); $("message").focus(); return; }
+    const f = { op: "send", event_id: S.eventId, message_type: $("type").value, priority: $("priority").value };
     if (template && !text.trim()) f.template = template; else f.message = text;
     const exp = parseInt($("expires").value, 10); if (exp > 0) f.expires_in_minutes = exp;
     if (S.features.scheduled && $("send-at").value) f.send_at = new Date($("send-at").value).toISOString();
-    if (!wsSend(f)) { $("send-status").textContent = "Not connected; try again in a moment."; return; }
-    S.pending.set(f.ref, $("send-status"));
-    $("send-status").textContent = "Sending…"; $("send-status").className = "status";
-    $("send-button").disabled = true;
-    $("message").value = "";
-    setTimeout(() => settle(f.ref, null, "no answer from the server"), 10000);
+    if (f.message_type === "emergency") confirmEmergency(f, text); else transmit(f, text);
   });
+  $("send-anyway").addEventListener("click", () => {
+    const f = S.retryFrame; if (!f) return;
+    const again = Object.assign({}, f); delete again.ref;
+    transmit(again, $("message").value);
+  });
+  // An emergency goes out as urgent unless the organiser says otherwise after choosing it.
+  $("type").addEventListener("change", () => { if ($("type").value === "emergency") $("priority").value = "urgent"; });
+  // "Send anyway" repeats exactly what was refused: once the text changes, it is a new send.
+  $("message").addEventListener("input", () => { if (S.retryFrame) { S.retryFrame = null; $("send-anyway").hidden = true; } });
   $("message").addEventListener("keydown", (e) => { if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) $("send-form").requestSubmit(); });
 
   // ---- invites -----------------------------------------------------------------------------
@@ -401,12 +469,8 @@ enum ConsoleScript {
   });
 
   // ---- boot ------------------------------------------------------------------------------
-  const join = location.pathname.match(/^\/join\/([A-Za-z0-9_-]{22})$/);
-  if (join) { joinMode(join[1]); return; }
   if (S.token) {
     api("GET", "/v1/me/events").then((res) => { if (res.ok) start(res.data.events || []); else if (res.status !== 401) signOut(errorText(res)); })
       .catch(() => signOut("The server cannot be reached."));
   } else signOut("");
 })();
-"""#
-}

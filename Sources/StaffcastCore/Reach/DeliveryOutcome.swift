@@ -1,0 +1,20 @@
+/// How one attempt at a delivery ended, as the policy sees it (the transport only reports the
+/// status code or the failure). Pure.
+public enum AttemptResult: Sendable, Equatable {
+    /// The other side answered with this HTTP status (SMTP: 250 for accepted, the reply code otherwise).
+    case status(Int, retryAfterSeconds: Double? = nil)
+    /// No answer: connection refused, TLS failure, timeout… (retried).
+    case transportFailure(String)
+}
+
+/// What to do with a delivery after an attempt.
+public enum DeliveryOutcome: Sendable, Equatable {
+    /// Done: the other side took it.
+    case delivered
+    /// The destination is gone for good (push 404/410): forget it (the subscription).
+    case gone
+    /// Try again at this time (seconds since 1970).
+    case retry(at: Double)
+    /// No more attempts (a permanent refusal, or the time limit passed).
+    case failed(reason: String)
+}

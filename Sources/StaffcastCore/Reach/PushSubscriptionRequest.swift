@@ -1,0 +1,43 @@
+import Foundation
+
+/// A browser's PushSubscription as `POST /v1/push/subscriptions` takes it:
+/// `{"endpoint", "keys": {"p256dh", "auth"}}`, checked so that what is stored can be encrypted
+/// to (RFC 8291: an uncompressed P-256 point and a 16-byte secret) and sent to (an https URL).
+public struct PushSubscriptionRequest: Sendable, Equatable {
+    public var endpoint: String
+    /// base64url, as the browser gave them.
+    public var p256dh: String
+    public var auth: String
+
+    public static let maxEndpointLength = 2_048
+
+    public init(endpoint: String, p256dh: String, auth: String) throws(StaffcastError) {
+        guard endpoint.utf8.count <= Self.maxEndpointLength, let url = URL(string: endpoint),
+              url.scheme?.lowercased() == "https", let host = url.host, !host.isEmpty else {
+            throw .invalid("endpoint must be the https URL of the browser's push service (PushSubscription.endpoint).")
+        }
+        guard let key = Base64URL.decode(p256dh), key.count == 65, key.first == 0x04 else {
+            throw .invalid("keys.p256dh must be the subscription's P-256 public key: 65 bytes, uncompressed, base64url.")
+        }
+        guard let secret = Base64URL.decode(auth), secret.count == 16 else {
+            throw .invalid("keys.auth must be the subscription's 16-byte authentication secret, base64url.")
+        }
+        self.endpoint = endpoint
+        self.p256dh = p256dh
+        self.auth = auth
+    }
+
+    /// From the JSON body (`PushSubscription.toJSON()`; `expirationTime` and other fields are ignored).
+    public static func decode(body: [UInt8]) throws(StaffcastError) -> PushSubscriptionRequest {
+        guard let parsed = try? JSONSerialization.jsonObject(with: Data(body)), let object = parsed as? [String: Any] else {
+            throw .invalid("The body must be the browser's PushSubscription as JSON: {\"endpoint\":\"https://…\",\"keys\":{\"p256dh\":\"…\",\"auth\":\"…\"}}.")
+        }
+        let fields = JSONFields(object)
+        guard let endpoint = try fields.string("endpoint") else { throw .invalid("endpoint is missing.") }
+        guard let keys = object["keys"] as? [String: Any] else { throw .invalid("keys is missing: {\"p256dh\":\"…\",\"auth\":\"…\"}.") }
+        let k = JSONFields(keys)
+        guard let p256dh = try k.string("p256dh") else { throw .invalid("keys.p256dh is missing.") }
+        guard let auth = try k.string("auth") else { throw .invalid("keys.auth is missing.") }
+        return try PushSubscriptionRequest(endpoint: endpoint, p256dh: p256dh, auth: auth)
+    }
+}

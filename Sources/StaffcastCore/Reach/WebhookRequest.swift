@@ -1,0 +1,48 @@
+import Foundation
+
+/// A webhook as `POST /v1/events/{event_id}/webhooks` takes it: `{"url", "events", "secret"}`.
+public struct WebhookRequest: Sendable, Equatable {
+    /// The kinds of change a webhook may ask for.
+    public static let changeTypes = ["message", "receipt", "reply", "answer", "escalation"]
+
+    public var eventID: UUID
+    public var url: String
+    public var events: [String]
+    public var secret: String
+
+    public init(eventID: UUID, url: String, events: [String], secret: String) throws(StaffcastError) {
+        guard url.utf8.count <= 2_048, let u = URL(string: url), let scheme = u.scheme?.lowercased(),
+              scheme == "https" || scheme == "http", let host = u.host, !host.isEmpty else {
+            throw .invalid("url must be an http or https URL (https outside a trusted network) of at most 2048 bytes.")
+        }
+        guard !events.isEmpty else {
+            throw .invalid("events must name at least one of: \(Self.changeTypes.joined(separator: ", ")).")
+        }
+        for e in events where !Self.changeTypes.contains(e) {
+            throw .invalid("events: '\(e.prefix(40))' is not one of \(Self.changeTypes.joined(separator: ", ")).")
+        }
+        guard (16...500).contains(secret.utf8.count) else {
+            throw .invalid("secret must be 16 to 500 bytes: the receiver checks each body's HMAC-SHA256 with it.")
+        }
+        guard TextRules.forbiddenControlCharacter(in: secret) == nil, TextRules.forbiddenControlCharacter(in: url) == nil else {
+            throw .invalid("url and secret may not contain control characters.")
+        }
+        self.eventID = eventID
+        self.url = url
+        self.events = Self.changeTypes.filter(events.contains)
+        self.secret = secret
+    }
+
+    public static func decode(eventID: UUID, body: [UInt8]) throws(StaffcastError) -> WebhookRequest {
+        guard let parsed = try? JSONSerialization.jsonObject(with: Data(body)), let object = parsed as? [String: Any] else {
+            throw .invalid("The body must be JSON: {\"url\":\"https://…\",\"events\":[\"message\",\"receipt\"],\"secret\":\"…\"}.")
+        }
+        let fields = JSONFields(object)
+        guard let url = try fields.string("url") else { throw .invalid("url is missing.") }
+        guard let secret = try fields.string("secret") else { throw .invalid("secret is missing (16 to 500 bytes).") }
+        guard let events = object["events"] as? [String] else {
+            throw .invalid("events must be an array of: \(changeTypes.joined(separator: ", ")).")
+        }
+        return try WebhookRequest(eventID: eventID, url: url, events: events, secret: secret)
+    }
+}

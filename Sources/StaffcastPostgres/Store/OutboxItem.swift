@@ -1,0 +1,26 @@
+import Foundation
+import StaffcastCore
+
+/// One claimed outbox row (sql/012_reach.sql) with what its delivery needs, read in the claiming
+/// transaction. The lease keeps other servers off it while it is delivered.
+public struct OutboxItem: Sendable {
+    public enum Target: Sendable {
+        /// A Web Push of `message` (as its recipient sees it) to one subscription.
+        case push(subscriptionID: UUID, endpoint: String, p256dh: String, auth: String, message: StaffMessage)
+        /// An email of `message` to one person.
+        case email(address: String, displayName: String, eventName: String, message: StaffMessage)
+        /// A webhook POST of `payload` (the exact bytes signed) to `url`.
+        case webhook(webhookID: UUID, url: String, secret: String, changeType: String, payload: String)
+    }
+
+    public var id: Int64
+    public var kind: DeliveryKind
+    public var deliveryID: UUID
+    /// Attempts so far, this one included.
+    public var attempts: Int
+    public var giveUpAt: Date
+    public var eventID: UUID?
+    public var userID: UUID?
+    public var messageID: UUID?
+    public var target: Target
+}

@@ -1,0 +1,242 @@
+import Foundation
+import StaffcastCore
+
+/// The durable outbox (sql/012_reach.sql), as the server's own login. Passes claim rows with
+/// `FOR UPDATE SKIP LOCKED` and a lease, so with several servers each row is worked on by one
+/// at a time, and a row leased by a server that died is due again when its lease runs out.
+extension Store {
+    /// Turns committed messages (`fanout` rows) into push and email rows and records who was
+    /// live, at most `limit` messages a pass, in one transaction. Push goes to each audience
+    /// member's subscriptions unless they were subscribed to the event on some server (presence),
+    /// and to everyone for urgent or emergency messages; email (when `emailAfterSeconds` is set)
+    /// to each audience member with an address, for urgent or emergency messages, due that long
+    /// after the send. Returns how many messages were expanded.
+    public func expandFanouts(emailAfterSeconds: Int?, limit: Int = 200) throws -> Int {
+        try conn.transaction { tx in
+            let due = try tx.query("""
+                SELECT o.id, o.message_id FROM outbox o
+                WHERE o.kind = 'fanout' AND o.status = 'pending' ORDER BY o.id LIMIT $1 FOR UPDATE SKIP LOCKED
+                """, [String(limit)])
+            guard due.rowCount > 0 else { return 0 }
+            let ids = (0..<due.rowCount).compactMap { due.int64($0, 0) }.map(String.init)
+            let messages = Self.arrayLiteral((0..<due.rowCount).compactMap { due.uuid($0, 1) })
+            // Those subscribed to the event on some server (presence, refreshed every 3 s) got it live.
+            try tx.query("""
+                INSERT INTO message_reach (message_id, user_id, via, at)
+                SELECT DISTINCT m.id, a.user_id, 'live', m.sent_at
+                FROM staff_messages m CROSS JOIN LATERAL staffcast_message_audience(m.id) a
+                WHERE m.id = ANY ($1::uuid[])
+                  AND EXISTS (SELECT 1 FROM presence p WHERE p.event_id = m.event_id AND p.user_id = a.user_id
+                              AND p.seen_at > now() - interval '30 seconds')
+                ON CONFLICT DO NOTHING
+                """, [messages])
+            try tx.query("""
+                INSERT INTO outbox (kind, event_id, message_id, user_id, subscription_id, give_up_at, urgency)
+                SELECT 'push', m.event_id, m.id, s.user_id, s.id,
+                       least(coalesce(m.expires_at, 'infinity'), m.sent_at + interval '1 day'),
+                       CASE WHEN m.priority = 'urgent' OR m.message_type = 'emergency' THEN 0 ELSE 1 END
+                FROM staff_messages m CROSS JOIN LATERAL staffcast_message_audience(m.id) a
+                JOIN push_subscriptions s ON s.user_id = a.user_id
+                WHERE m.id = ANY ($1::uuid[]) AND m.retracted_at IS NULL
+                  AND (m.expires_at IS NULL OR m.expires_at > now())
+                  AND (m.priority = 'urgent' OR m.message_type = 'emergency'
+                       OR NOT EXISTS (SELECT 1 FROM presence p WHERE p.event_id = m.event_id AND p.user_id = a.user_id
+                                      AND p.seen_at > now() - interval '30 seconds'))
+                ORDER BY m.seq, s.id
+                ON CONFLICT DO NOTHING
+                """, [messages])
+            if let emailAfterSeconds {
+                try tx.query("""
+                    INSERT INTO outbox (kind, event_id, message_id, user_id, next_attempt_at, urgency, give_up_at)
+                    SELECT 'email', m.event_id, m.id, a.user_id, m.sent_at + make_interval(secs => $2::int), 0,
+                           least(coalesce(m.expires_at, 'infinity'), m.sent_at + make_interval(secs => $2::int) + interval '6 hours')
+                    FROM staff_messages m CROSS JOIN LATERAL staffcast_message_audience(m.id) a
+                    JOIN profiles p ON p.id = a.user_id AND p.email IS NOT NULL
+                    WHERE m.id = ANY ($1::uuid[]) AND (m.priority = 'urgent' OR m.message_type = 'emergency')
+                    ORDER BY m.seq, a.user_id
+                    ON CONFLICT DO NOTHING
+                    """, [messages, String(emailAfterSeconds)])
+            }
+            try tx.query("UPDATE outbox SET status = 'done', done_at = now() WHERE id = ANY ($1::bigint[])",
+                         ["{" + ids.joined(separator: ",") + "}"])
+            return due.rowCount
+        }
+    }
+
+    /// Claims up to `limit` due deliveries, those of urgent and emergency messages first (a
+    /// webhook's only while none before it is pending: in order per webhook) and leases them to `node` for `leaseSeconds`. An email whose message
+    /// was read, retracted or expired meanwhile is marked skipped instead of returned.
+    public func claimDeliveries(node: String, limit: Int, leaseSeconds: Int = 300) throws -> [OutboxItem] {
+        guard limit > 0 else { return [] }
+        return try conn.transaction { tx in
+            let r = try tx.query("""
+                WITH due AS (
+                    SELECT o.id FROM outbox o
+                    WHERE o.status = 'pending' AND o.kind <> 'fanout' AND o.next_attempt_at <= now()
+                      AND (o.lease_until IS NULL OR o.lease_until < now())
+                      AND (o.kind <> 'webhook' OR NOT EXISTS (
+                            SELECT 1 FROM outbox b WHERE b.kind = 'webhook' AND b.status = 'pending'
+                              AND b.webhook_id = o.webhook_id AND b.id < o.id))
+                    ORDER BY o.urgency, o.next_attempt_at, o.id
+                    LIMIT $1
+                    FOR UPDATE SKIP LOCKED)
+                UPDATE outbox o SET lease_until = now() + make_interval(secs => $3::int), leased_by = $2,
+                                    attempts = o.attempts + 1
+                FROM due WHERE o.id = due.id
+                RETURNING o.id, o.kind, o.delivery_id, o.attempts, \(Self.epochMicros("o.give_up_at")),
+                          o.event_id, o.user_id, o.message_id, o.subscription_id, o.webhook_id, o.change_type, o.payload
+                """, [String(limit), node, String(leaseSeconds)])
+            var items: [OutboxItem] = []
+            for i in 0..<r.rowCount {
+                guard let id = r.int64(i, 0), let kind = r.string(i, 1).flatMap(DeliveryKind.init),
+                      let delivery = r.uuid(i, 2), let giveUp = r.date(i, 4) else { continue }
+                let user = r.uuid(i, 6), message = r.uuid(i, 7)
+                let target: OutboxItem.Target?
+                switch kind {
+                case .push:
+                    target = try pushTarget(tx, subscription: r.uuid(i, 8), user: user, message: message)
+                case .email:
+                    target = try emailTarget(tx, user: user, message: message)
+                case .webhook:
+                    target = try webhookTarget(tx, webhook: r.uuid(i, 9), changeType: r.string(i, 10), payload: r.string(i, 11))
+                }
+                guard let target else {
+                    try tx.query("""
+                        UPDATE outbox SET status = 'skipped', done_at = now(), lease_until = NULL,
+                               last_error = 'nothing left to deliver (read, retracted, expired or removed)'
+                        WHERE id = $1
+                        """, [String(id)])
+                    continue
+                }
+                items.append(OutboxItem(id: id, kind: kind, deliveryID: delivery, attempts: r.int(i, 3) ?? 1, giveUpAt: giveUp,
+                                        eventID: r.uuid(i, 5), userID: user, messageID: message, target: target))
+            }
+            return items
+        }
+    }
+
+    /// The message as `user` sees it, if it still counts (not retracted, not expired).
+    private func liveMessage(_ tx: PGConnection, _ message: UUID, reader: UUID) throws -> StaffMessage? {
+        let r = try tx.query("""
+            SELECT \(Self.messageColumns(reader: "$2")) FROM staff_messages m JOIN profiles p ON p.id = m.sender_id
+            WHERE m.id = $1 AND \(Self.unexpired)
+            """, [Self.id(message), Self.id(reader)])
+        return try Self.messages(r).first
+    }
+
+    private func pushTarget(_ tx: PGConnection, subscription: UUID?, user: UUID?, message: UUID?) throws -> OutboxItem.Target? {
+        guard let subscription, let user, let message,
+              let m = try liveMessage(tx, message, reader: user) else { return nil }
+        // Still in the audience: access may have been revoked since the push was queued.
+        guard try tx.query("SELECT 1 FROM staffcast_message_audience($1) a WHERE a.user_id = $2",
+                           [Self.id(message), Self.id(user)]).rowCount == 1 else { return nil }
+        let s = try tx.query("SELECT endpoint, p256dh, auth FROM push_subscriptions WHERE id = $1", [Self.id(subscription)])
+        guard s.rowCount == 1, let endpoint = s.string(0, 0), let p256dh = s.string(0, 1), let auth = s.string(0, 2) else {
+            return nil
+        }
+        return .push(subscriptionID: subscription, endpoint: endpoint, p256dh: p256dh, auth: auth, message: m)
+    }
+
+    private func emailTarget(_ tx: PGConnection, user: UUID?, message: UUID?) throws -> OutboxItem.Target? {
+        guard let user, let message, let m = try liveMessage(tx, message, reader: user), !m.read else { return nil }
+        // Still in the audience (access may have been revoked since), with an address.
+        let p = try tx.query("""
+            SELECT p.email, p.display_name, e.name FROM profiles p, events e
+            WHERE p.id = $1 AND e.id = $2 AND p.email IS NOT NULL
+              AND EXISTS (SELECT 1 FROM staffcast_message_audience($3) a WHERE a.user_id = p.id)
+            """, [Self.id(user), Self.id(m.eventID), Self.id(message)])
+        guard p.rowCount == 1, let address = p.string(0, 0) else { return nil }
+        return .email(address: address, displayName: p.string(0, 1) ?? "", eventName: p.string(0, 2) ?? "", message: m)
+    }
+
+    private func webhookTarget(_ tx: PGConnection, webhook: UUID?, changeType: String?, payload: String?) throws -> OutboxItem.Target? {
+        guard let webhook, let payload else { return nil }
+        let w = try tx.query("SELECT url, secret FROM webhooks WHERE id = $1", [Self.id(webhook)])
+        guard w.rowCount == 1, let url = w.string(0, 0), let secret = w.string(0, 1) else { return nil }
+        return .webhook(webhookID: webhook, url: url, secret: secret, changeType: changeType ?? "", payload: payload)
+    }
+
+    /// What became of one attempt, as the outbox records it.
+    public enum Recorded: Sendable, Equatable {
+        case delivered
+        /// The push subscription is gone (404/410): it is deleted, with its pending pushes.
+        case gone
+        case retry(at: Date, error: String)
+        case failed(error: String)
+    }
+
+    /// Records the end of an attempt at `item`: done (and the funnel's push/email reach), a
+    /// retry at its time, a failure, or a gone subscription; a webhook attempt is also listed.
+    public func recordAttempt(_ item: OutboxItem, _ recorded: Recorded, statusCode: Int?) throws {
+        try conn.transaction { tx in
+            let id = String(item.id)
+            switch recorded {
+            case .delivered:
+                try tx.query("UPDATE outbox SET status = 'done', done_at = now(), lease_until = NULL, last_error = NULL WHERE id = $1",
+                             [id])
+                if let message = item.messageID, let user = item.userID, item.kind != .webhook {
+                    try tx.query("""
+                        INSERT INTO message_reach (message_id, user_id, via) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING
+                        """, [Self.id(message), Self.id(user), item.kind.rawValue])
+                }
+            case .gone:
+                if case .push(let subscription, _, _, _, _) = item.target {
+                    try tx.query("DELETE FROM push_subscriptions WHERE id = $1", [Self.id(subscription)])
+                }
+                try tx.query("UPDATE outbox SET status = 'failed', done_at = now(), lease_until = NULL, last_error = 'gone' WHERE id = $1",
+                             [id])
+            case .retry(let at, let error):
+                try tx.query("""
+                    UPDATE outbox SET next_attempt_at = to_timestamp($2::float8), lease_until = NULL, last_error = left($3, 500)
+                    WHERE id = $1
+                    """, [id, String(at.timeIntervalSince1970), error])
+            case .failed(let error):
+                try tx.query("""
+                    UPDATE outbox SET status = 'failed', done_at = now(), lease_until = NULL, last_error = left($2, 500) WHERE id = $1
+                    """, [id, error])
+            }
+            if case .webhook(let webhook, _, _, let changeType, _) = item.target, let event = item.eventID {
+                let outcome: String, error: String?
+                switch recorded {
+                case .delivered: (outcome, error) = ("delivered", nil)
+                case .retry(_, let e): (outcome, error) = ("retry", e)
+                case .failed(let e): (outcome, error) = ("failed", e)
+                case .gone: (outcome, error) = ("failed", "gone")
+                }
+                try tx.query("""
+                    INSERT INTO webhook_attempts (webhook_id, event_id, delivery_id, change_type, attempt, status_code, error, outcome)
+                    VALUES ($1, $2, $3, $4, $5, $6, left($7, 500), $8)
+                    """, [Self.id(webhook), Self.id(event), Self.id(item.deliveryID), changeType, String(item.attempts),
+                          statusCode.map(String.init), error, outcome])
+            }
+        }
+    }
+
+    /// Gives back the leases of claimed rows that were never attempted (a server stopping).
+    public func releaseLeases(_ ids: [Int64], node: String) throws {
+        guard !ids.isEmpty else { return }
+        try conn.query("""
+            UPDATE outbox SET lease_until = NULL, leased_by = NULL, attempts = greatest(attempts - 1, 0)
+            WHERE id = ANY ($1::bigint[]) AND leased_by = $2 AND status = 'pending'
+            """, ["{" + ids.map(String.init).joined(separator: ",") + "}", node])
+    }
+
+    /// Deletes finished outbox rows and webhook attempts older than `days` (the ticker's trim).
+    @discardableResult
+    public func pruneOutbox(days: Int = 7) throws -> Int {
+        let r = try conn.query("""
+            WITH gone AS (DELETE FROM outbox WHERE status <> 'pending' AND done_at < now() - make_interval(days => $1::int) RETURNING 1)
+            SELECT count(*) FROM gone
+            """, [String(days)])
+        _ = try conn.query("DELETE FROM webhook_attempts WHERE at < now() - make_interval(days => $1::int)", [String(days)])
+        return r.int(0, 0) ?? 0
+    }
+
+    /// Pending outbox rows by kind (tests, status).
+    public func pendingDeliveries() throws -> [String: Int] {
+        let r = try conn.query("SELECT kind, count(*) FROM outbox WHERE status = 'pending' GROUP BY kind")
+        var out: [String: Int] = [:]
+        for i in 0..<r.rowCount { if let k = r.string(i, 0) { out[k] = r.int(i, 1) ?? 0 } }
+        return out
+    }
+}

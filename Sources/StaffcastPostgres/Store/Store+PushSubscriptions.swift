@@ -1,0 +1,36 @@
+import Foundation
+import StaffcastCore
+
+/// Web Push subscriptions (sql/012_reach.sql), as their user under row-level security: a user
+/// adds and removes only their own.
+extension Store {
+    /// Stores a browser's subscription for `user` (the same endpoint again replaces its keys);
+    /// returns its id.
+    public func addPushSubscription(as user: UUID, _ request: PushSubscriptionRequest) throws -> UUID {
+        try conn.transaction(asUser: user) { tx in
+            let r = try tx.query("""
+                INSERT INTO push_subscriptions (user_id, endpoint, p256dh, auth) VALUES ($1, $2, $3, $4)
+                ON CONFLICT (user_id, endpoint) DO UPDATE SET p256dh = excluded.p256dh, auth = excluded.auth
+                RETURNING id
+                """, [Self.id(user), request.endpoint, request.p256dh, request.auth])
+            guard let id = r.uuid(0, 0) else { throw PostgresError(.unexpectedResult, "the subscription was not returned") }
+            return id
+        }
+    }
+
+    /// Removes one of `user`'s subscriptions; not_found when they have none with that id.
+    public func deletePushSubscription(as user: UUID, id: UUID) throws {
+        try conn.transaction(asUser: user) { tx in
+            let r = try tx.query("DELETE FROM push_subscriptions WHERE id = $1 AND user_id = $2 RETURNING id", [Self.id(id), Self.id(user)])
+            guard r.rowCount == 1 else {
+                throw StaffcastError.notFound("You have no push subscription \(Self.id(id)).")
+            }
+        }
+    }
+
+    /// The subscriptions of `user` (server login; tests and ops).
+    public func pushSubscriptionIDs(user: UUID) throws -> [UUID] {
+        let r = try conn.query("SELECT id FROM push_subscriptions WHERE user_id = $1 ORDER BY created_at", [Self.id(user)])
+        return (0..<r.rowCount).compactMap { r.uuid($0, 0) }
+    }
+}

@@ -1,0 +1,75 @@
+import Foundation
+import StaffcastCore
+import StaffcastPostgres
+
+/// Web Push and webhook routes (docs/protocol.md, "Reaching staff"): the VAPID public key (no
+/// auth), a user's own push subscriptions, and an event owner's webhooks with their attempts.
+extension HTTPAPI {
+    func reach(_ route: HTTPRoute, _ request: HTTPRequest, _ respond: @escaping Respond) {
+        let head = request.head
+        let token = head.bearerToken
+        switch route {
+        case .pushKey:
+            guard let key = server.pushPublicKey else {
+                // Not a failure of the server: this one simply offers no push (no push_vapid_key).
+                respond(.error(.notFound("This server does not offer Web Push (no push_vapid_key configured).")))
+                return
+            }
+            respond(.json(200, ["public_key": key]))
+        case .addPushSubscription:
+            // Who asks comes first: no token is 401 whatever the body.
+            guard caller(token, respond) != nil else { return }
+            let subscription: PushSubscriptionRequest
+            do {
+                subscription = try PushSubscriptionRequest.decode(body: request.body)
+            } catch {
+                respond(.error(error))
+                return
+            }
+            runAsUser(token, respond) { store, identity in
+                .json(201, ["id": try store.addPushSubscription(as: identity.userID, subscription).uuidString.lowercased()])
+            }
+        case .deletePushSubscription(let id):
+            runAsUser(token, respond) { store, identity in
+                try store.deletePushSubscription(as: identity.userID, id: id)
+                return .json(200, DeletedBody(id: id))
+            }
+        case .webhooks(let eventID) where head.method == "POST":
+            guard caller(token, respond) != nil else { return }
+            let webhook: WebhookRequest
+            do {
+                webhook = try WebhookRequest.decode(eventID: eventID, body: request.body)
+            } catch {
+                respond(.error(error))
+                return
+            }
+            runAsUser(token, respond) { store, identity in .json(201, try store.createWebhook(as: identity.userID, webhook)) }
+        case .webhooks(let eventID):
+            runAsUser(token, respond) { store, identity in
+                .json(200, ["webhooks": try store.webhooks(as: identity.userID, event: eventID)])
+            }
+        case .deleteWebhook(let eventID, let webhookID):
+            runAsUser(token, respond) { store, identity in
+                try store.deleteWebhook(as: identity.userID, event: eventID, id: webhookID)
+                return .json(200, DeletedBody(id: webhookID))
+            }
+        case .webhookDeliveries(let eventID, let webhookID):
+            runAsUser(token, respond) { store, identity in
+                .json(200, ["deliveries": try store.webhookAttempts(as: identity.userID, event: eventID, webhook: webhookID)])
+            }
+        default:
+            respond(.error(.notFound("There is no such route.")))
+        }
+    }
+}
+
+/// `{"id", "deleted": true}`: the answer to deleting a push subscription or a webhook.
+struct DeletedBody: Encodable {
+    let id: UUID
+    enum CodingKeys: String, CodingKey { case id, deleted }
+    func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(id.uuidString.lowercased(), forKey: .id)
+        try c.encode(true, forKey: .deleted)
+    }
+}

@@ -1,0 +1,174 @@
+import Foundation
+import Logging
+import StaffcastCore
+import StaffcastPostgres
+import Synchronization
+
+/// Drives the outbox (sql/012_reach.sql) on this server. Once a second (the server's ticker) it
+/// hands one pass to a database worker — never two at once: committed messages become push and
+/// email rows (`Store.expandFanouts`), then due deliveries are claimed and leased
+/// (`Store.claimDeliveries`, `FOR UPDATE SKIP LOCKED`), only as many as the `DeliveryPool` has
+/// room for. The pool's threads do the I/O; each result goes through `RetryPolicy` and is
+/// recorded by a database worker. Nothing here runs on a service loop.
+final class OutboxRunner: Sendable {
+    private let workers: DatabaseWorkers
+    private let configuration: ReachConfiguration
+    private let node: String
+    private let logger: Logger
+    private let policy = RetryPolicy()
+    private let busy = Mutex(false)
+    private let pool: DeliveryPool
+    /// Seconds a claimed row stays leased to this server (its pool must start it well before).
+    static let leaseSeconds = 300
+
+    init(workers: DatabaseWorkers, configuration: ReachConfiguration, deliverer: Deliverer, node: String, logger: Logger,
+         metrics: ServerMetrics) {
+        self.workers = workers
+        self.configuration = configuration
+        self.node = node
+        self.logger = logger
+        let policy = self.policy
+        // Filled below: the pool's completion needs the runner's recorder.
+        let kick = Mutex<(@Sendable () -> Void)?>(nil)
+        let recorder = Recorder(workers: workers, policy: policy, logger: logger, metrics: metrics) { kick.withLock { $0 }?() }
+        pool = DeliveryPool(threads: configuration.threads, concurrencyPerHost: configuration.concurrencyPerHost,
+                            capacity: max(16, configuration.threads * 8),
+                            makeHandles: { [timeout = configuration.attemptTimeout, ca = configuration.caFile] in
+                                CurlHandles(timeout: timeout, caFile: ca)
+                            },
+                            deliver: { deliverer.attempt($0, host: $1, handles: $2) },
+                            finished: { item, result in recorder.record(item, result) })
+        // After a webhook attempt is recorded a pass starts at once (not at the next tick): a
+        // webhook's deliveries go one at a time, in order, and should not wait a second each.
+        // Push and email are claimed in batches by the ticker's passes.
+        kick.withLock { $0 = { [weak self] in self?.tick() } }
+    }
+
+    /// Called by the ticker; starts a pass unless one is running. Never waits.
+    func tick() {
+        let start = busy.withLock { busy -> Bool in
+            if busy { return false }
+            busy = true
+            return true
+        }
+        guard start else { return }
+        let room = pool.room
+        let emailAfter = configuration.emailEnabled ? configuration.emailAfterSeconds : nil
+        let queued = workers.submit { [self] session in
+            defer { busy.withLock { $0 = false } }
+            do {
+                let store = try session.store()
+                // A backlog (after every server was down) is expanded 200 messages at a time.
+                for _ in 0..<10 {
+                    if try store.expandFanouts(emailAfterSeconds: emailAfter) < 200 { break }
+                }
+                let items = try store.claimDeliveries(node: node, limit: room, leaseSeconds: Self.leaseSeconds)
+                if !items.isEmpty {
+                    logger.debug("outbox: claimed deliveries", metadata: ["count": "\(items.count)"])
+                    let refused = pool.enqueue(items)
+                    if !refused.isEmpty {
+                        // Full or stopping: back to the outbox now rather than after the lease.
+                        try store.releaseLeases(refused.map(\.id), node: node)
+                        logger.info("outbox: deliveries left for a later pass (delivery queue full or stopping)",
+                                    metadata: ["count": "\(refused.count)"])
+                    }
+                }
+            } catch {
+                session.dropIfBroken()
+                logger.warning("outbox: a pass failed; the next tick tries again", metadata: ["error": "\(error)"])
+            }
+        }
+        if !queued { busy.withLock { $0 = false } }
+    }
+
+    /// Trims finished rows (once a minute from the ticker, on a worker).
+    func trim() {
+        let logger = self.logger
+        _ = workers.submit { session in
+            do {
+                let n = try session.store().pruneOutbox()
+                if n > 0 { logger.info("outbox: trimmed finished deliveries", metadata: ["count": "\(n)"]) }
+            } catch {
+                session.dropIfBroken()
+                logger.debug("outbox: trim failed", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Ends the delivery threads after their current attempts and gives back the leases of
+    /// claimed items that had not started, so that the next server (or this one restarted)
+    /// takes them at once instead of after the lease. Called before the workers stop.
+    func stop() {
+        let unstarted = pool.stop()
+        guard !unstarted.isEmpty else { return }
+        let node = self.node
+        let logger = self.logger
+        _ = workers.submit { session in
+            do {
+                try session.store().releaseLeases(unstarted.map(\.id), node: node)
+            } catch {
+                logger.info("outbox: leases not given back; they run out by themselves", metadata: ["error": "\(error)"])
+            }
+        }
+    }
+
+    /// Turns an attempt's result into the outbox's next state and records it on a worker. If the
+    /// worker queue is full the row keeps its lease and is tried again when the lease runs out.
+    struct Recorder: Sendable {
+        let workers: DatabaseWorkers
+        let policy: RetryPolicy
+        let logger: Logger
+        let metrics: ServerMetrics
+        /// Called once the attempt is recorded.
+        let recorded: @Sendable () -> Void
+
+        func record(_ item: OutboxItem, _ result: AttemptResult) {
+            let now = Date()
+            let outcome = policy.decide(kind: item.kind, result: result, attempts: item.attempts,
+                                        now: now.timeIntervalSince1970, giveUpAt: item.giveUpAt.timeIntervalSince1970,
+                                        jitter: Double.random(in: 0...1))
+            let recorded: Store.Recorded
+            let status: Int?, detail: String
+            switch result {
+            case .status(let code, _): (status, detail) = (code, "answered \(code)")
+            case .transportFailure(let why): (status, detail) = (nil, why)
+            }
+            switch outcome {
+            case .delivered: recorded = .delivered
+            case .gone: recorded = .gone
+            case .retry(let at): recorded = .retry(at: Date(timeIntervalSince1970: at), error: detail)
+            case .failed(let reason): recorded = .failed(error: reason)
+            }
+            let meta: Logger.Metadata = ["kind": "\(item.kind.rawValue)", "delivery": "\(item.deliveryID)",
+                                         "attempt": "\(item.attempts)", "result": "\(detail)"]
+            switch outcome {
+            case .delivered: metrics.outboxAttempt(kind: item.kind.rawValue, outcome: "delivered")
+            case .gone: metrics.outboxAttempt(kind: item.kind.rawValue, outcome: "gone")
+            case .retry: metrics.outboxAttempt(kind: item.kind.rawValue, outcome: "retry")
+            case .failed: metrics.outboxAttempt(kind: item.kind.rawValue, outcome: "failed")
+            }
+            switch outcome {
+            case .delivered: logger.debug("outbox: delivered", metadata: meta)
+            case .gone: logger.info("outbox: push subscription gone; deleted", metadata: meta)
+            case .retry: logger.info("outbox: delivery will be retried", metadata: meta)
+            case .failed: logger.warning("outbox: delivery failed for good", metadata: meta)
+            }
+            let logger = self.logger
+            let done = self.recorded
+            let queued = workers.submit { session in
+                do {
+                    try session.store().recordAttempt(item, recorded, statusCode: status)
+                    if item.kind == .webhook { done() }
+                } catch {
+                    session.dropIfBroken()
+                    logger.warning("outbox: an attempt was not recorded; it is tried again after its lease",
+                                   metadata: ["delivery": "\(item.deliveryID)", "error": "\(error)"])
+                }
+            }
+            if !queued {
+                logger.warning("outbox: worker queue full; the attempt is tried again after its lease",
+                               metadata: ["delivery": "\(item.deliveryID)"])
+            }
+        }
+    }
+}

@@ -1,0 +1,20 @@
+/// What other threads hand a service loop, in two lanes (guarded by the loop's mutex).
+///
+/// `live` holds fan-out from the change feed (messages, revokes): the loop runs all of it at
+/// every wake-up, before anything else. `work` holds everything else (database answers,
+/// subscribe batches, HTTP answers, ticks): the loop moves it to its own backlog and runs it
+/// within a budget per wake-up (`ServiceLoop.drainInbox`), so a reconnect storm's
+/// thousands of answers never sit between a live message and its sockets.
+///
+/// Bounds: `live` is kept under `ChangeFeed.maxInboxDepth` by the change feed, which waits
+/// before posting more (the change log keeps the rest); `work` is bounded by what can be in
+/// flight (the worker queue's capacity, 32 requests per WebSocket, 16 pipelined requests per
+/// HTTP connection).
+struct LoopInbox {
+    var live: [ServiceLoop.Work] = []
+    var work: [ServiceLoop.Work] = []
+    /// The libwebsockets context to wake (0 while the loop has none).
+    var context: UInt = 0
+
+    var count: Int { live.count + work.count }
+}

@@ -1,0 +1,141 @@
+import CLibWebSockets
+import Foundation
+import StaffcastCore
+
+/// How a service loop runs what other threads hand it (`LoopInbox`): live fan-out first and
+/// whole, everything else within a budget per wake-up. `post`, `postLive` and the depths may
+/// be called from any thread; everything else runs on the loop's thread only.
+///
+/// Why: in a reconnect storm a loop receives thousands of subscribe answers (each a history
+/// frame to queue), upgrades and HTTP answers at once. Run in arrival order and all in one
+/// go, a live message posted behind them waited for all of it, and its writes waited for the
+/// next turn of `lws_service` after that. Now a wake-up runs every live item, then backlog
+/// work for at most `stormBudget` and `stormItems`, and if work is left it wakes itself
+/// again: the loop goes back to `lws_service` in between, which writes what the live items
+/// queued (and reads, accepts, handshakes, each bounded per turn as well) before more storm
+/// work runs. The item bound also bounds the writes the next turn does for storm answers
+/// (libwebsockets writes every socket that asked, in descriptor order, in one turn).
+extension ServiceLoop {
+    /// Seconds of backlog work per wake-up, and items.
+    static let stormBudget = 0.002
+    static let stormItems = 64
+
+    // MARK: any thread
+
+    /// Runs `work` on the loop's thread soon, after live fan-out and within the loop's
+    /// per-wake-up budget (`drainInbox`). Returns the number of items now waiting.
+    @discardableResult
+    func post(_ work: @escaping Work) -> Int {
+        let (context, depth) = inbox.withLock { box -> (UInt, Int) in
+            box.work.append(work)
+            return (box.context, box.count)
+        }
+        if context != 0 { LWSContext.wake(context) }
+        return depth
+    }
+
+    /// Several items at once (one lock, one wake-up): a subscribe batch's answers, which the
+    /// loop can then run a few at a time.
+    func post(contentsOf items: [Work]) {
+        let context = inbox.withLock { box -> UInt in
+            box.work.append(contentsOf: items)
+            return box.context
+        }
+        if context != 0 { LWSContext.wake(context) }
+    }
+
+    /// Live fan-out (the change feed): run first at the loop's next wake-up, whatever else waits.
+    func postLive(_ work: @escaping Work) {
+        let context = inbox.withLock { box -> UInt in
+            box.live.append(work)
+            return box.context
+        }
+        if context != 0 { LWSContext.wake(context) }
+    }
+
+    /// Items waiting in the inbox (both lanes); the loop's own backlog is not counted.
+    var inboxDepth: Int { inbox.withLock { $0.count } }
+    /// Live items waiting: what the change feed holds back on.
+    var liveDepth: Int { inbox.withLock { $0.live.count } }
+
+    // MARK: the loop's thread
+
+    /// The loop woke for its inbox (`LWS_CALLBACK_EVENT_WAIT_CANCELLED`).
+    func drainInbox() {
+        let (live, work) = inbox.withLock { box -> ([Work], [Work]) in
+            defer {
+                box.live.removeAll(keepingCapacity: true)
+                box.work.removeAll(keepingCapacity: true)
+            }
+            return (box.live, box.work)
+        }
+        for item in live { item(self) }
+        backlog.append(contentsOf: work)
+        runBacklog()
+    }
+
+    /// Runs backlog items in order until the budget is spent; wakes the loop again if any are left.
+    private func runBacklog() {
+        let started = Self.monotonicNow()
+        var ran = 0
+        while backlogHead < backlog.count {
+            let item = backlog[backlogHead]
+            backlog[backlogHead] = Self.ranWork // releases what the item held as soon as it ran
+            backlogHead += 1
+            item(self)
+            ran += 1
+            // A clock read every few items: most items take microseconds.
+            if ran >= Self.stormItems { break }
+            if ran % 4 == 0, Self.monotonicNow() - started >= Self.stormBudget { break }
+        }
+        if backlogHead == backlog.count {
+            backlog.removeAll(keepingCapacity: true)
+            backlogHead = 0
+            return
+        }
+        if backlogHead >= 1_024 {
+            backlog.removeFirst(backlogHead)
+            backlogHead = 0
+        }
+        if let context = lws?.context { lws_cancel_service(context) }
+    }
+
+    /// Work left in the backlog (for status).
+    var backlogDepth: Int { backlog.count - backlogHead }
+
+    /// Sends the gathered subscribes to the database in batches per event (at most
+    /// `maxSubscribeBatch` each), so a reconnect storm costs a few statements per batch.
+    func flushSubscribes() {
+        let jobs = subscribes
+        subscribes = []
+        var byEvent: [UUID: [DatabaseJob]] = [:]
+        for job in jobs {
+            guard case .subscribe(let event, _, _) = job.request else { continue }
+            byEvent[event, default: []].append(job)
+        }
+        for (event, list) in byEvent {
+            for start in stride(from: 0, to: list.count, by: Self.maxSubscribeBatch) {
+                let chunk = Array(list[start..<min(start + Self.maxSubscribeBatch, list.count)])
+                if !runner.submitSubscribes(event: event, chunk, replyTo: self) {
+                    let now = Self.monotonicNow()
+                    for job in chunk { perform(engine.jobRefused(connection: job.connection, ref: job.ref, now: now)) }
+                }
+            }
+        }
+    }
+
+    static let maxSubscribeBatch = 500
+
+    /// A database job's answer, on the loop's thread.
+    func jobFinished(_ job: DatabaseJob, _ outcome: JobOutcome<OutFrame>) {
+        perform(engine.jobCompleted(connection: job.connection, ref: job.ref, outcome: outcome,
+                                    now: Self.monotonicNow(), wall: Date()))
+    }
+
+    /// A committed batch from the change feed, on the loop's thread.
+    func deliver(_ batch: CommittedBatch<OutFrame>) {
+        perform(engine.committed(batch, now: Self.monotonicNow(), wall: Date()))
+    }
+
+    private static let ranWork: Work = { _ in }
+}

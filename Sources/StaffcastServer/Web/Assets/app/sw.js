@@ -1,0 +1,49 @@
+// The staff app's service worker (scope /app): keeps the app's files so that it opens without a
+// network (the messages themselves are kept by app.js in localStorage), and shows Web Push
+// messages when the server sends them (docs/protocol.md, Web Push). Never touches the API.
+"use strict";
+const SHELL = "staffcast-shell";
+const FILES = ["/app", "/app/app.css", "/app/app-text.js", "/app/app.js", "/app/manifest.webmanifest", "/app/icon.svg", "/app/icon-192.png"];
+
+self.addEventListener("install", (e) => {
+  e.waitUntil(caches.open(SHELL).then((c) => c.addAll(FILES.map((f) => new Request(f, { cache: "no-cache" })))).then(() => self.skipWaiting()));
+});
+self.addEventListener("activate", (e) => {
+  e.waitUntil(caches.keys().then((keys) => Promise.all(keys.filter((k) => k !== SHELL).map((k) => caches.delete(k)))).then(() => self.clients.claim()));
+});
+
+// The shell: answered from the cache at once when there (a stadium's network can be slow), and
+// refreshed from the server behind it (the server revalidates with its ETag), so the next start
+// has the newest files. Without a cached copy, the network.
+self.addEventListener("fetch", (e) => {
+  const url = new URL(e.request.url);
+  if (e.request.method !== "GET" || url.origin !== location.origin) return;
+  if (!(url.pathname === "/app" || url.pathname === "/app/" || url.pathname.startsWith("/app/"))) return;
+  const key = url.pathname === "/app/" ? "/app" : url.pathname;
+  e.respondWith(caches.open(SHELL).then(async (cache) => {
+    const cached = await cache.match(key);
+    const fresh = fetch(e.request, { cache: "no-cache" }).then((r) => { if (r.ok) cache.put(key, r.clone()); return r; });
+    if (cached) { e.waitUntil(fresh.catch(() => {})); return cached; }
+    return fresh;
+  }));
+});
+
+// A push: `{"op":"message","message": Message}`.
+self.addEventListener("push", (e) => {
+  let data = null;
+  try { data = e.data ? e.data.json() : null; } catch (_) { data = null; }
+  const m = data && data.message;
+  if (!m) return;
+  const urgent = m.message_type === "emergency" || m.priority === "urgent";
+  e.waitUntil(self.registration.showNotification((m.message_type === "emergency" ? "⚠ " : "") + m.sender_name, {
+    body: m.message, tag: m.id, renotify: urgent, requireInteraction: urgent, icon: "/app/icon-192.png", badge: "/app/icon-192.png",
+    vibrate: urgent ? [400, 150, 400, 150, 800] : [200], data: { url: "/app" },
+  }));
+});
+self.addEventListener("notificationclick", (e) => {
+  e.notification.close();
+  e.waitUntil(self.clients.matchAll({ type: "window", includeUncontrolled: true }).then((list) => {
+    for (const c of list) if (new URL(c.url).pathname.startsWith("/app")) return c.focus();
+    return self.clients.openWindow("/app");
+  }));
+});

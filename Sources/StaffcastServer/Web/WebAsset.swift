@@ -1,0 +1,105 @@
+import Foundation
+
+/// The files of the organiser's web console and of the staff app (docs/protocol.md, Web console,
+/// The staff app), kept as plain
+/// `.html/.css/.js` under `Web/Assets/` and compiled into the binary by SwiftPM's
+/// `embedInCode` rule (the generated `PackageResources`), so the server needs no file at run
+/// time, whatever directory it runs from. Served with a Content-Security-Policy that allows
+/// nothing from another origin and no inline script or style, and an ETag so that a browser
+/// revalidates instead of downloading again. Immutable after start: any thread may read it.
+enum WebAsset: CaseIterable, Equatable, Sendable {
+    case consolePage, consoleScript, consoleStyle
+    case appPage, appScript, appText, appStyle, serviceWorker, manifest, iconSVG, icon192, icon512
+
+    /// The asset a path under `/console/` names (`console.js`), nil for any other file.
+    init?(consoleFile name: String) {
+        switch name {
+        case "console.js": self = .consoleScript
+        case "console.css": self = .consoleStyle
+        default: return nil
+        }
+    }
+
+    /// The asset a path under `/app/` names (`app.js`, `sw.js`, …), nil for any other file.
+    init?(appFile name: String) {
+        switch name {
+        case "app.js": self = .appScript
+        case "app-text.js": self = .appText
+        case "app.css": self = .appStyle
+        case "sw.js": self = .serviceWorker
+        case "manifest.webmanifest": self = .manifest
+        case "icon.svg": self = .iconSVG
+        case "icon-192.png": self = .icon192
+        case "icon-512.png": self = .icon512
+        default: return nil
+        }
+    }
+
+    var isConsole: Bool { self == .consolePage || self == .consoleScript || self == .consoleStyle }
+
+    static let contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        + "connect-src 'self'; manifest-src 'self'; worker-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+    var bytes: [UInt8] {
+        switch self {
+        case .consolePage: PackageResources.console_html
+        case .consoleScript: PackageResources.console_js
+        case .consoleStyle: PackageResources.console_css
+        case .appPage: PackageResources.app_html
+        case .appScript: PackageResources.app_js
+        case .appText: PackageResources.app_text_js
+        case .appStyle: PackageResources.app_css
+        case .serviceWorker: PackageResources.sw_js
+        case .manifest: PackageResources.manifest_webmanifest
+        case .iconSVG: PackageResources.icon_svg
+        case .icon192: PackageResources.icon_192_png
+        case .icon512: PackageResources.icon_512_png
+        }
+    }
+
+    var contentType: String {
+        switch self {
+        case .consolePage, .appPage: "text/html; charset=utf-8"
+        case .consoleScript, .appScript, .appText, .serviceWorker: "text/javascript; charset=utf-8"
+        case .consoleStyle, .appStyle: "text/css; charset=utf-8"
+        case .manifest: "application/manifest+json"
+        case .iconSVG: "image/svg+xml"
+        case .icon192, .icon512: "image/png"
+        }
+    }
+
+    /// A strong validator of the bytes: the same build serves the same tag on every server.
+    var etag: String { Self.etags[self] ?? "" }
+
+    private static let etags: [WebAsset: String] = Dictionary(uniqueKeysWithValues: allCases.map { asset in
+        // FNV-1a (64 bit): a cache validator that changes when the file does, not a security measure.
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in asset.bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        let hex = String(hash, radix: 16)
+        return (asset, "\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\"")
+    })
+
+    /// The answer to a GET (or HEAD): `304` without a body when `ifNoneMatch` names the current
+    /// tag, else the file. `no-cache`: the browser keeps it but asks each time, so a new server
+    /// version is picked up at once (the URLs carry no version).
+    func response(ifNoneMatch: String?) -> HTTPResponse {
+        let fresh = ifNoneMatch.map { Self.matches($0, etag) } ?? false
+        var r = HTTPResponse(status: fresh ? 304 : 200, contentType: contentType, body: fresh ? [] : bytes)
+        r.cacheControl = "no-cache"
+        r.headers = [(name: "etag", value: etag),
+                     (name: "content-security-policy", value: Self.contentSecurityPolicy),
+                     (name: "x-content-type-options", value: "nosniff"),
+                     (name: "referrer-policy", value: "no-referrer")]
+        // The worker lives at /app/sw.js but serves the page at /app (outside /app/).
+        if self == .serviceWorker { r.headers.append((name: "service-worker-allowed", value: "/app")) }
+        return r
+    }
+
+    /// `If-None-Match`: `*` or a comma-separated list of tags, weak ones (`W/"…"`) compared weakly.
+    static func matches(_ header: String, _ etag: String) -> Bool {
+        header.split(separator: ",").contains { part in
+            let tag = part.trimmingCharacters(in: .whitespaces)
+            return tag == "*" || tag == etag || tag == "W/" + etag
+        }
+    }
+}

@@ -1,0 +1,39 @@
+import StaffcastCore
+import XCTest
+
+/// One rule for control characters, ASCII's and Unicode's alike (docs/protocol.md, "Text").
+final class TextRulesTests: XCTestCase {
+    func testEveryC0C1AndSeparatorIsRefused() {
+        var refused: [UInt32] = Array(0x00...0x08) + [0x0B, 0x0C] + Array(0x0E...0x1F) + [0x7F]
+        refused += Array(0x80...0x9F) + [0x2028, 0x2029]
+        for value in refused {
+            let scalar = Unicode.Scalar(value)!
+            for text in ["a\(Character(scalar))b", "\(Character(scalar))", "end\(Character(scalar))"] {
+                XCTAssertEqual(TextRules.forbiddenControlCharacter(in: text), scalar, "U+\(String(value, radix: 16))")
+                XCTAssertThrowsError(try TextRules.requireStorable(text, field: "message")) { error in
+                    XCTAssertEqual((error as? StaffcastError)?.code, .invalid)
+                    XCTAssertTrue((error as? StaffcastError)?.message.contains(String(format: "U+%04X", value)) ?? false,
+                                  "the refusal names the character")
+                }
+            }
+        }
+    }
+
+    func testNextLineAndLineSeparatorInSendAndReply() {
+        let event = UUID()
+        for text in ["first\u{85}second", "first\u{2028}second", "first\u{2029}second", "csi\u{9B}31m"] {
+            XCTAssertThrowsError(try SendRequest(eventID: event, message: text)) {
+                XCTAssertEqual(($0 as? StaffcastError)?.code, .invalid)
+            }
+        }
+    }
+
+    func testTextNewLinesTabsAndOtherUnicodeAreKept() throws {
+        let allowed = "line one\nline two\r\n\ttabbed · Zoë ✓ 日本 🎉 \u{A0}nbsp \u{200B}zwsp \u{A0}\u{2027}"
+        XCTAssertNil(TextRules.forbiddenControlCharacter(in: allowed))
+        XCTAssertNoThrow(try TextRules.requireStorable(allowed, field: "message"))
+        for value: UInt32 in [0x09, 0x0A, 0x0D, 0x20, 0x7E, 0xA0, 0xA1, 0x2027, 0x10FFFF] {
+            XCTAssertFalse(TextRules.isForbidden(Unicode.Scalar(value)!), "U+\(String(value, radix: 16))")
+        }
+    }
+}

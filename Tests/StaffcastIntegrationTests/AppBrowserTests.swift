@@ -1,0 +1,159 @@
+import Foundation
+import StaffcastClient
+import StaffcastCore
+@testable import StaffcastPostgres
+import XCTest
+
+/// The staff app (`/app`) in a real browser at a phone's size: headless Chromium driven by
+/// Selenium (`scripts/app-browser-test.py`, a child process) against a real server. The page
+/// opens an invite link and lands in the app signed in; this test sends it messages as the
+/// organiser and checks, through the HTTP API, what the phone did (read, replied, acknowledged);
+/// then stops the server, stores messages meanwhile (more than one catch-up page) and starts it
+/// again: the app, reloaded offline from its service worker's cache, must show all of them once,
+/// in order. Screenshots go to `.build/app-*.png`. Chromium, chromedriver, selenium and
+/// axe-selenium-python are required (make test installs them): without them it fails, never skips.
+final class AppBrowserTests: IntegrationTestCase {
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        try startServer()
+    }
+
+    func testAPhoneJoinsReadsRepliesAcknowledgesAndCatchesUp() throws {
+        let fm = FileManager.default
+        guard fm.isExecutableFile(atPath: "/usr/bin/chromedriver"),
+              ["/usr/bin/chromium", "/usr/bin/chromium-browser"].contains(where: fm.isExecutableFile(atPath:)) else {
+            XCTFail("the app's browser test needs Debian's chromium and chromium-driver: run scripts/install-deps.sh (or make test)")
+            return
+        }
+        let owner = try server.api(fixture.ownerToken)
+        let event = fixture.event.uuidString.lowercased()
+        let invite = try JSONSerialization.jsonObject(with: owner.call("POST", "/v1/events/\(event)/invites",
+            body: Data("{}".utf8), contentType: "application/json")) as? [String: Any]
+        let url = try XCTUnwrap(invite?["url"] as? String)
+        let missed = 1_030  // more than the 1,000 a subscribe replays: the app must page
+
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        p.arguments = ["python3", TestDatabase.packageRoot.appendingPathComponent("scripts/app-browser-test.py").path,
+                       "--url", server.http, "--invite", url, "--missed", String(missed),
+                       "--screenshots", TestDatabase.packageRoot.appendingPathComponent(".build").path]
+        let output = OutputCollector()
+        let pipe = Pipe()
+        p.standardOutput = pipe
+        p.standardError = pipe
+        pipe.fileHandleForReading.readabilityHandler = { h in output.append(h.availableData) }
+        try p.run()
+        defer { if p.isRunning { p.terminate() } }
+        func reached(_ marker: String, _ timeout: TimeInterval = 120) -> Bool {
+            let ok = output.wait(for: marker, timeout: timeout)
+            if !ok { XCTFail("the script did not get to \(marker):\n\(output.text)") }
+            return ok
+        }
+
+        guard reached("JOINED") else { return }
+        let phoneUser = try fixture.count("""
+            SELECT count(*) FROM profiles p JOIN event_access a ON a.user_id = p.id
+            WHERE p.display_name = 'Pat Phone' AND a.access_level = 'staff' AND a.event_id = $1
+            """, [event])
+        XCTAssertEqual(phoneUser, 1, "the invite made Pat Phone a staff member")
+
+        // A live message: the phone marks it read and replies; the organiser sees both.
+        let high = try owner.sendMessage(event: fixture.event, message: "Gate 4 needs two more stewards",
+                                         type: "alert", priority: "high", expiresInMinutes: nil)
+        guard reached("READ_AND_REPLIED") else { return }
+        XCTAssertTrue(try waitFor("the receipt of Pat Phone's read") {
+            try self.names(owner, "/v1/messages/\(high.id.uuidString.lowercased())/receipts", "read_by").contains("Pat Phone")
+        })
+        XCTAssertTrue(try waitFor("Pat Phone's reply") {
+            let body = try JSONSerialization.jsonObject(with: owner.call("GET", "/v1/messages/\(high.id.uuidString.lowercased())/replies")) as? [String: Any]
+            return (body?["replies"] as? [[String: Any]] ?? []).contains {
+                $0["display_name"] as? String == "Pat Phone" && $0["status"] as? String == "on_my_way"
+            }
+        })
+
+        // An emergency holds the phone's screen until acknowledged (which marks it read).
+        let emergency = try owner.sendMessage(event: fixture.event, message: "Evacuate stand B by the north exits",
+                                              type: "emergency", priority: "urgent", expiresInMinutes: nil)
+        guard reached("ACKNOWLEDGED") else { return }
+        XCTAssertTrue(try waitFor("the emergency's receipt") {
+            try self.names(owner, "/v1/messages/\(emergency.id.uuidString.lowercased())/receipts", "read_by").contains("Pat Phone")
+        })
+
+        // Offline: the server goes away; messages are stored meanwhile; it comes back.
+        guard reached("GO_OFFLINE") else { return }
+        let port = server.port
+        server.stop()
+        for i in 1...missed {
+            _ = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "Missed \(i)"))
+        }
+        guard reached("RELOADED_OFFLINE") else { return }
+        server = try TestServer(conninfo: fixture.conninfo) { $0.port = port }
+        guard reached("BACK_ONLINE") else { return }
+        _ = try owner.sendMessage(event: fixture.event, message: "After the return", type: nil, priority: nil, expiresInMinutes: nil)
+
+        let deadline = Date().addingTimeInterval(180)
+        while p.isRunning && Date() < deadline { usleep(100_000) }
+        XCTAssertFalse(p.isRunning, "the browser script did not finish:\n\(output.text)")
+        p.waitUntilExit()
+        pipe.fileHandleForReading.readabilityHandler = nil
+        output.append(pipe.fileHandleForReading.readDataToEndOfFile())
+        XCTAssertEqual(p.terminationStatus, 0, output.text)
+        XCTAssertTrue(output.text.contains("\nOK"), output.text)
+        print(output.text)
+    }
+
+    func testTheAppIsServedInstallableFromTheBinary() throws {
+        let api = try server.api(nil)
+        let files: [(String, String)] = [
+            ("/app", "text/html; charset=utf-8"), ("/app/", "text/html; charset=utf-8"),
+            ("/app/app.js", "text/javascript; charset=utf-8"), ("/app/app-text.js", "text/javascript; charset=utf-8"),
+            ("/app/app.css", "text/css; charset=utf-8"), ("/app/sw.js", "text/javascript; charset=utf-8"),
+            ("/app/manifest.webmanifest", "application/manifest+json"), ("/app/icon.svg", "image/svg+xml"),
+            ("/app/icon-192.png", "image/png"), ("/app/icon-512.png", "image/png"),
+            ("/join/AAAAAAAAAAAAAAAAAAAAAA", "text/html; charset=utf-8"),
+        ]
+        for (path, type) in files {
+            let r = try RawSocket.get(port: server.port, path, timeout: 5)
+            XCTAssertEqual(r.status, 200, path)
+            XCTAssertEqual(r.header("content-type"), type, path)
+        }
+        XCTAssertEqual(try api.raw("GET", "/join/AAAAAAAAAAAAAAAAAAAAAA").body, try api.raw("GET", "/app").body,
+                       "a join link opens the app")
+        XCTAssertEqual(try api.raw("GET", "/app/nosuch.js").status, 404)
+        let manifest = try XCTUnwrap(JSONSerialization.jsonObject(with: api.raw("GET", "/app/manifest.webmanifest").body) as? [String: Any])
+        XCTAssertEqual(manifest["start_url"] as? String, "/app")
+        XCTAssertEqual(manifest["display"] as? String, "standalone")
+        let icons = manifest["icons"] as? [[String: Any]] ?? []
+        XCTAssertTrue(icons.contains { $0["sizes"] as? String == "512x512" } && icons.contains { $0["sizes"] as? String == "192x192" })
+        let png = try api.raw("GET", "/app/icon-512.png").body
+        XCTAssertEqual(Array(png.prefix(4)), [0x89, 0x50, 0x4E, 0x47], "a PNG")
+        // The worker may control /app (outside its folder /app/), and the page the policy.
+        let socket = try RawSocket(port: server.port)
+        defer { socket.close() }
+        try socket.send("GET /app/sw.js HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let sw = try socket.readResponse(deadline: Date().addingTimeInterval(5))
+        XCTAssertEqual(sw.header("service-worker-allowed"), "/app")
+        try socket.send("GET /app HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        let page = try socket.readResponse(deadline: Date().addingTimeInterval(5))
+        let policy = try XCTUnwrap(page.header("content-security-policy"))
+        XCTAssertTrue(policy.contains("default-src 'none'") && policy.contains("manifest-src 'self'") && policy.contains("worker-src 'self'"), policy)
+        XCTAssertNotNil(page.header("etag"))
+        XCTAssertFalse(page.bodyText.contains("<script>"), "no inline script")
+    }
+
+    private func names(_ api: APIClient, _ path: String, _ key: String) throws -> [String] {
+        let body = try JSONSerialization.jsonObject(with: api.call("GET", path)) as? [String: Any]
+        return (body?[key] as? [[String: Any]] ?? []).compactMap { $0["display_name"] as? String }
+    }
+
+    /// Polls `condition` until it holds or 15 s have passed.
+    private func waitFor(_ what: String, _ condition: () throws -> Bool) throws -> Bool {
+        let deadline = Date().addingTimeInterval(15)
+        while Date() < deadline {
+            if try condition() { return true }
+            usleep(100_000)
+        }
+        XCTFail("timed out waiting for \(what)")
+        return false
+    }
+}

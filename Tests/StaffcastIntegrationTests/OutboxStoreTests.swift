@@ -1,0 +1,51 @@
+import Foundation
+import StaffcastCore
+import StaffcastPostgres
+import XCTest
+
+/// The outbox's claims in PostgreSQL (sql/012_reach.sql), without a server: urgent first,
+/// leases that keep a second claimer off, leases given back, and webhooks one at a time in order.
+final class OutboxStoreTests: IntegrationTestCase {
+    let key = Base64URL.encode([4] + [UInt8](repeating: 7, count: 64))
+    let auth = Base64URL.encode([UInt8](repeating: 1, count: 16))
+
+    func testUrgentGoesFirstAndALeaseKeepsOthersOff() throws {
+        let store = fixture.store
+        _ = try store.addPushSubscription(as: fixture.staff, try PushSubscriptionRequest(
+            endpoint: "https://push.example/sam", p256dh: key, auth: auth))
+        let normal = try store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "Lunch"))
+        let urgent = try store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "Storm", messageType: "alert",
+                                                                   priority: "urgent"))
+        XCTAssertEqual(try store.expandFanouts(emailAfterSeconds: nil), 2)
+        let first = try store.claimDeliveries(node: "a", limit: 1)
+        XCTAssertEqual(first.map(\.messageID), [urgent.id], "the urgent push is claimed before the older normal one")
+        XCTAssertEqual(first.first?.attempts, 1)
+        let second = try store.claimDeliveries(node: "b", limit: 10)
+        XCTAssertEqual(second.map(\.messageID), [normal.id], "a leased row is not claimed again")
+        XCTAssertEqual(try store.claimDeliveries(node: "c", limit: 10).count, 0)
+        try store.releaseLeases(first.map(\.id), node: "a")
+        let again = try store.claimDeliveries(node: "c", limit: 10)
+        XCTAssertEqual(again.map(\.messageID), [urgent.id], "a lease given back makes the row due at once")
+        XCTAssertEqual(again.first?.attempts, 1, "giving a lease back does not count as an attempt")
+    }
+
+    func testAWebhooksDeliveriesAreClaimedOneAtATimeInOrder() throws {
+        let store = fixture.store
+        _ = try store.createWebhook(as: fixture.owner, try WebhookRequest(eventID: fixture.event, url: "https://hooks.example/a",
+                                                                          events: ["message"], secret: "0123456789abcdef"))
+        let messages = try (1...3).map { try store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "Update \($0)")) }
+        func claimed() throws -> [UUID] {
+            try store.claimDeliveries(node: "a", limit: 10).compactMap { item in
+                guard case .webhook(_, _, _, _, let payload) = item.target,
+                      let object = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any],
+                      let data = object["data"] as? [String: Any] else { return nil }
+                try store.recordAttempt(item, .delivered, statusCode: 204)
+                return (data["id"] as? String).flatMap(UUID.init(uuidString:))
+            }
+        }
+        XCTAssertEqual(try claimed(), [messages[0].id], "only the head of the webhook's queue")
+        XCTAssertEqual(try claimed(), [messages[1].id])
+        XCTAssertEqual(try claimed(), [messages[2].id])
+        XCTAssertEqual(try claimed(), [])
+    }
+}

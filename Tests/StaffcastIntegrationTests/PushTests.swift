@@ -1,0 +1,202 @@
+import Foundation
+import StaffcastClient
+import StaffcastCore
+import StaffcastPostgres
+import StaffcastServer
+import XCTest
+
+/// Web Push end to end against a real counterpart: an HTTPS push service on loopback
+/// (`scripts/test-counterparts.py push`) that decrypts each body with PyPI http-ece (RFC 8291)
+/// and verifies the VAPID JWT (RFC 8292) with `cryptography`. Real PostgreSQL, real server.
+final class PushTests: IntegrationTestCase {
+    var service: Counterpart!
+    var keyFile: String!
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("staffcast-push-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        keyFile = dir.appendingPathComponent("data/push_vapid_key.pem").path
+        service = try Counterpart(["push", "--ca", dir.appendingPathComponent("push-ca.pem").path])
+        let ca = service.info["ca"] as? String
+        try startServer {
+            $0.reach.pushVapidKey = self.keyFile
+            $0.reach.pushContact = "mailto:ops@example.org"
+            $0.reach.caFile = ca
+        }
+    }
+
+    override func tearDown() {
+        service?.stop()
+        service = nil
+        super.tearDown()
+    }
+
+    func id(_ u: UUID) -> String { u.uuidString.lowercased() }
+
+    func subscription(_ name: String) -> [String: Any] {
+        let all = service.info["subscriptions"] as? [String: [String: String]] ?? [:]
+        let s = all[name] ?? [:]
+        return ["endpoint": s["endpoint"] ?? "", "keys": ["p256dh": s["p256dh"] ?? "", "auth": s["auth"] ?? ""]]
+    }
+
+    func subscribe(_ token: String, _ name: String) throws -> UUID {
+        let body = try JSONSerialization.data(withJSONObject: subscription(name))
+        let r = try server.api(token).raw("POST", "/v1/push/subscriptions", body: body, contentType: "application/json")
+        XCTAssertEqual(r.status, 201, String(decoding: r.body, as: UTF8.self))
+        let object = try JSONSerialization.jsonObject(with: r.body) as? [String: Any]
+        return try XCTUnwrap((object?["id"] as? String).flatMap(UUID.init(uuidString:)))
+    }
+
+    func pushed(_ request: [String: Any]) -> [String: Any]? {
+        guard let text = request["plaintext"] as? String else { return nil }
+        return try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any]
+    }
+
+    func pushedMessageID(_ request: [String: Any]) -> String? {
+        (pushed(request)?["message"] as? [String: Any])?["id"] as? String
+    }
+
+    func path(_ request: [String: Any], _ prefix: String) -> Bool { (request["path"] as? String)?.hasPrefix(prefix) == true }
+
+    func waitUntil(_ timeout: TimeInterval, _ condition: () throws -> Bool) rethrows -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if try condition() { return true }
+            usleep(100_000)
+        }
+        return try condition()
+    }
+
+    func testTheKeyIsMadeOnceAndServed() throws {
+        XCTAssertTrue(FileManager.default.fileExists(atPath: keyFile), "push_vapid_key is made on first start")
+        let attributes = try FileManager.default.attributesOfItem(atPath: keyFile)
+        XCTAssertEqual((attributes[.posixPermissions] as? NSNumber)?.intValue, 0o600)
+        let r = try server.api(nil).raw("GET", "/v1/push/key")
+        XCTAssertEqual(r.status, 200)
+        let key = try XCTUnwrap((try JSONSerialization.jsonObject(with: r.body) as? [String: Any])?["public_key"] as? String)
+        let bytes = try XCTUnwrap(Base64URL.decode(key))
+        XCTAssertEqual(bytes.count, 65)
+        XCTAssertEqual(bytes.first, 4, "uncompressed P-256")
+        // A restart keeps the key (browsers' subscriptions are bound to it).
+        server.stop()
+        server = try TestServer(conninfo: fixture.conninfo) { $0.reach.pushVapidKey = self.keyFile }
+        let again = try server.api(nil).raw("GET", "/v1/push/key")
+        XCTAssertEqual((try JSONSerialization.jsonObject(with: again.body) as? [String: Any])?["public_key"] as? String, key)
+    }
+
+    func testBadSubscriptionsAreRefusedAndOnlyTheOwnerDeletes() throws {
+        let bad = try server.api(fixture.staffToken).raw("POST", "/v1/push/subscriptions",
+                                                          body: Data(#"{"endpoint":"http://x/y","keys":{"p256dh":"a","auth":"b"}}"#.utf8),
+                                                          contentType: "application/json")
+        XCTAssertEqual(bad.status, 400)
+        XCTAssertEqual(try server.api(nil).raw("POST", "/v1/push/subscriptions", body: Data("{}".utf8)).status, 401)
+        let mine = try subscribe(fixture.staffToken, "ok")
+        XCTAssertEqual(try subscribe(fixture.staffToken, "ok"), mine, "the same endpoint again is the same subscription")
+        XCTAssertEqual(try server.api(fixture.adminToken).raw("DELETE", "/v1/push/subscriptions/\(id(mine))").status, 404)
+        XCTAssertEqual(try server.api(fixture.staffToken).raw("DELETE", "/v1/push/subscriptions/\(id(mine))").status, 200)
+        XCTAssertEqual(try fixture.store.pushSubscriptionIDs(user: fixture.staff), [])
+    }
+
+    func testAMessageIsPushedEncryptedWithVAPIDAndGoneAndFlakyServicesAreHandled() throws {
+        let keyAnswer = try server.api(nil).raw("GET", "/v1/push/key")
+        let publicKey = (try JSONSerialization.jsonObject(with: keyAnswer.body) as? [String: Any])?["public_key"] as? String
+        _ = try subscribe(fixture.staffToken, "ok")
+        _ = try subscribe(fixture.staffToken, "flaky")
+        _ = try subscribe(fixture.adminToken, "gone")
+
+        // Nobody is connected: a normal message goes to every subscription of the audience.
+        let m = try server.api(fixture.ownerToken).sendMessage(event: fixture.event, message: "Gates open at 10",
+                                                               type: nil, priority: nil, expiresInMinutes: 30)
+        let ok = service.wait { self.path($0, "/ok/") }.first ?? [:]
+        XCTAssertNil(ok["decrypt_error"], "\(ok)")
+        let frame = try XCTUnwrap(pushed(ok), "the body decrypts (http-ece, aes128gcm) to JSON: \(ok)")
+        XCTAssertEqual(frame["op"] as? String, "message")
+        let message = try XCTUnwrap(frame["message"] as? [String: Any])
+        XCTAssertEqual(message["id"] as? String, id(m.id))
+        XCTAssertEqual(message["message"] as? String, "Gates open at 10")
+        XCTAssertEqual(message["event_id"] as? String, id(fixture.event))
+        XCTAssertEqual(message["sender_name"] as? String, "Olivia Owner")
+        // VAPID: signature by the key GET /v1/push/key serves, aud the endpoint's origin, exp ≤ 24 h, sub the contact.
+        XCTAssertEqual(ok["vapid_ok"] as? Bool, true, "\(ok["vapid_error"] ?? "")")
+        XCTAssertEqual(ok["k"] as? String, publicKey)
+        let claims = ok["claims"] as? [String: Any]
+        XCTAssertEqual(claims?["sub"] as? String, "mailto:ops@example.org")
+        XCTAssertEqual(claims?["aud"] as? String, "https://127.0.0.1:\(service.port)")
+        let headers = ok["headers"] as? [String: String] ?? [:]
+        XCTAssertEqual(headers["content-encoding"], "aes128gcm")
+        XCTAssertEqual(headers["urgency"], "normal")
+        XCTAssertEqual(headers["topic"], id(m.id).replacingOccurrences(of: "-", with: ""))
+        let ttl = try XCTUnwrap(headers["ttl"].flatMap(Int.init))
+        XCTAssertTrue((1_700...1_800).contains(ttl), "TTL runs to the expiry (30 min): \(ttl)")
+
+        // 503 first, then delivered by a retry with backoff.
+        let flaky = service.wait(for: 2) { self.path($0, "/flaky/") }
+        XCTAssertEqual(flaky.map { $0["answered"] as? Int }, [503, 201])
+        XCTAssertEqual(flaky.compactMap(pushedMessageID), [id(m.id), id(m.id)])
+
+        // 410: the subscription is deleted.
+        service.wait { self.path($0, "/gone/") }
+        XCTAssertTrue(try waitUntil(10) { try fixture.store.pushSubscriptionIDs(user: fixture.admin).isEmpty },
+                      "a 410 deletes the subscription")
+
+        // Ops see it: retries and deliveries by kind.
+        let metrics = String(decoding: try server.api(nil).raw("GET", "/metrics").body, as: UTF8.self)
+        XCTAssertTrue(metrics.contains(#"staffcast_outbox_attempts_total{kind="push",outcome="retry"} 1"#), metrics)
+        // The funnel: staff was reached by push (once, though two devices got it).
+        XCTAssertTrue(try waitUntil(10) {
+            try fixture.count("SELECT count(*) FROM message_reach WHERE message_id = $1 AND user_id = $2 AND via = 'push'",
+                              [id(m.id), id(fixture.staff)]) == 1
+        })
+    }
+
+    func testARetryIsDroppedOnceThePersonHasNoAccess() throws {
+        let subscription = try subscribe(fixture.staffToken, "flaky")
+        let m = try server.api(fixture.ownerToken).sendMessage(event: fixture.event, message: "Crew change at 14:00",
+                                                               type: nil, priority: nil, expiresInMinutes: nil)
+        // The first attempt gets 503; before its retry (a second or so later) Sam's access ends.
+        service.wait { self.path($0, "/flaky/") }
+        XCTAssertTrue(try fixture.store.revoke(event: fixture.event, user: fixture.staff))
+        XCTAssertTrue(try waitUntil(15) {
+            try fixture.count("SELECT count(*) FROM outbox WHERE kind = 'push' AND subscription_id = $1 AND status = 'skipped'",
+                              [id(subscription)]) == 1
+        }, "the retry finds Sam out of the audience and sends nothing")
+        XCTAssertEqual(service.requests.filter { path($0, "/flaky/") }.count, 1)
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM message_reach WHERE message_id = $1 AND via = 'push'", [id(m.id)]), 0)
+    }
+
+    func testConnectedStaffGetNoPushButUrgentGoesToEveryone() throws {
+        _ = try subscribe(fixture.staffToken, "ok")
+        let staff = try server.connect(fixture.staffToken)
+        defer { staff.close() }
+        _ = try staff.subscribe(fixture.event)
+        // Presence is written every 3 s: wait until this server's row says Sam is here.
+        XCTAssertTrue(try waitUntil(15) {
+            try fixture.count("SELECT count(*) FROM presence WHERE user_id = $1 AND event_id = $2",
+                              [id(fixture.staff), id(fixture.event)]) > 0
+        })
+        let api = try server.api(fixture.ownerToken)
+        let normal = try api.sendMessage(event: fixture.event, message: "Lunch is served", type: nil, priority: nil, expiresInMinutes: nil)
+        let urgent = try api.sendMessage(event: fixture.event, message: "Storm: all stages stop", type: "alert", priority: "urgent",
+                                         expiresInMinutes: nil)
+        let got = service.wait { self.pushedMessageID($0) == self.id(urgent.id) }.first ?? [:]
+        XCTAssertEqual((got["headers"] as? [String: String])?["urgency"], "high")
+        // Both were expanded (their fanout rows are done); the normal one made no push for Sam.
+        XCTAssertTrue(try waitUntil(10) {
+            try fixture.count("SELECT count(*) FROM outbox WHERE kind = 'fanout' AND status = 'pending'") == 0
+        })
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM outbox WHERE kind = 'push' AND message_id = $1", [id(normal.id)]), 0)
+        XCTAssertFalse(service.requests.contains { pushedMessageID($0) == id(normal.id) })
+        // The funnel says how: live for both, push for the urgent one too.
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM message_reach WHERE user_id = $1 AND via = 'live'", [id(fixture.staff)]), 2)
+        XCTAssertTrue(try waitUntil(10) {
+            try fixture.count("SELECT count(*) FROM message_reach WHERE message_id = $1 AND via = 'push'", [id(urgent.id)]) == 1
+        })
+        // Receipts carry the funnel: per person how and when, and the totals.
+        let receipts = try server.api(fixture.adminToken).receipts(message: urgent.id).list
+        let sam = try XCTUnwrap(receipts.unreadBy.first { $0.userID == fixture.staff })
+        XCTAssertEqual(sam.reached?.map(\.via), ["live", "push"])
+        XCTAssertEqual(receipts.totals, FunnelTotals(live: 1, push: 1, email: 0, read: 0))
+        XCTAssertEqual(receipts.unreadBy.first { $0.userID == fixture.admin }?.reached, [])
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+import StaffcastServer
+import XCTest
+
+/// The base of the integration tests: a fresh migrated database with the usual people of one
+/// event (`fixture`), and the servers a test starts, stopped and released in `tearDown` —
+/// XCTest keeps every test case object until the run ends, so whatever a test holds (database
+/// connections, listening sockets, threads) must be let go of there.
+class IntegrationTestCase: XCTestCase {
+    var fixture: Fixture!
+    /// The test's server: the first one `startServer` started (a test may also assign it).
+    var server: TestServer!
+    private var started: [TestServer] = []
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        fixture = try Fixture(conninfo: try TestDatabase.create())
+    }
+
+    /// A real server on the fixture's database (a loopback port the kernel chooses).
+    @discardableResult
+    func startServer(_ configure: (inout ServerConfiguration) -> Void = { _ in }) throws -> TestServer {
+        let s = try TestServer(conninfo: fixture.conninfo, configure: configure)
+        started.append(s)
+        if server == nil { server = s }
+        return s
+    }
+
+    override func tearDown() {
+        started.forEach { $0.stop() }
+        if let server, !started.contains(where: { $0 === server }) { server.stop() }
+        started = []
+        server = nil
+        fixture = nil
+        super.tearDown()
+    }
+}

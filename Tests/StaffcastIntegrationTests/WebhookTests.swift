@@ -1,0 +1,118 @@
+import Foundation
+import StaffcastClient
+import StaffcastCore
+import StaffcastPostgres
+import StaffcastServer
+import XCTest
+
+/// Signed webhooks against a real receiver (`scripts/test-counterparts.py webhook`, which checks
+/// each body's HMAC-SHA256): owners only, never the secret back, in order per webhook, retried
+/// with backoff, and nothing lost when staffcast restarts in between.
+final class WebhookTests: IntegrationTestCase {
+    var receiver: Counterpart!
+    let secret = "whsec-0123456789abcdef"
+
+    override func setUpWithError() throws {
+        try super.setUpWithError()
+        receiver = try Counterpart(["webhook", "--secret", secret])
+        try startServer()
+    }
+
+    override func tearDown() {
+        receiver?.stop()
+        receiver = nil
+        super.tearDown()
+    }
+
+    func id(_ u: UUID) -> String { u.uuidString.lowercased() }
+    var base: String { "http://127.0.0.1:\(receiver.port)" }
+
+    func create(_ token: String, path: String, events: [String]) throws -> (status: Int, body: [String: Any]) {
+        let body = try JSONSerialization.data(withJSONObject: ["url": base + path, "events": events, "secret": secret])
+        let r = try server.api(token).raw("POST", "/v1/events/\(id(fixture.event))/webhooks", body: body, contentType: "application/json")
+        return (r.status, (try? JSONSerialization.jsonObject(with: r.body) as? [String: Any]) ?? [:])
+    }
+
+    func data(_ request: [String: Any]) -> [String: Any] {
+        (request["payload"] as? [String: Any])?["data"] as? [String: Any] ?? [:]
+    }
+
+    func waitUntil(_ timeout: TimeInterval, _ condition: () throws -> Bool) rethrows -> Bool {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            if try condition() { return true }
+            usleep(100_000)
+        }
+        return try condition()
+    }
+
+    func testOnlyOwnersManageWebhooksAndTheSecretNeverComesBack() throws {
+        XCTAssertEqual(try create(fixture.adminToken, path: "/ok", events: ["message"]).status, 403)
+        XCTAssertEqual(try create(fixture.staffToken, path: "/ok", events: ["message"]).status, 403)
+        XCTAssertEqual(try create(fixture.outsiderToken, path: "/ok", events: ["message"]).status, 404)
+        XCTAssertEqual(try create(fixture.ownerToken, path: "/ok", events: ["sms"]).status, 400)
+        let made = try create(fixture.ownerToken, path: "/ok", events: ["message", "receipt"])
+        XCTAssertEqual(made.status, 201)
+        XCTAssertNil(made.body["secret"])
+        let hook = try XCTUnwrap(made.body["id"] as? String)
+        let list = try server.api(fixture.ownerToken).raw("GET", "/v1/events/\(id(fixture.event))/webhooks")
+        XCTAssertEqual(list.status, 200)
+        XCTAssertFalse(String(decoding: list.body, as: UTF8.self).contains(secret), "the secret is never listed")
+        XCTAssertTrue(String(decoding: list.body, as: UTF8.self).contains(hook))
+        XCTAssertEqual(try server.api(fixture.adminToken).raw("GET", "/v1/events/\(id(fixture.event))/webhooks").status, 403)
+        XCTAssertEqual(try server.api(fixture.ownerToken).raw("DELETE", "/v1/events/\(id(fixture.event))/webhooks/\(hook)").status, 200)
+        XCTAssertEqual(try server.api(fixture.ownerToken).raw("DELETE", "/v1/events/\(id(fixture.event))/webhooks/\(hook)").status, 404)
+    }
+
+    func testDeliveriesAreSignedInOrderRetriedAndSurviveARestart() throws {
+        XCTAssertEqual(try create(fixture.ownerToken, path: "/ok", events: ["message", "receipt", "reply"]).status, 201)
+        let flaky = try create(fixture.ownerToken, path: "/fail2", events: ["message"])
+        let flakyID = try XCTUnwrap(flaky.body["id"] as? String)
+        let api = try server.api(fixture.ownerToken)
+        let messages = try (1...3).map {
+            try api.sendMessage(event: fixture.event, message: "Update \($0)", type: nil, priority: nil, expiresInMinutes: nil)
+        }
+        let staff = try server.connect(fixture.staffToken)
+        _ = try staff.subscribe(fixture.event)
+        try staff.send(["op": "mark_read", "message_id": id(messages[0].id)])
+        _ = try staff.expect("read")
+        try staff.send(["op": "reply", "message_id": id(messages[0].id), "status": "on_my_way"])
+        _ = try staff.expect("replied")
+        staff.close()
+
+        // The good receiver: every change, signed, in order.
+        let ok = receiver.wait(for: 5) { ($0["path"] as? String) == "/ok" }
+        XCTAssertTrue(ok.allSatisfy { $0["signature_ok"] as? Bool == true }, "\(ok)")
+        XCTAssertEqual(ok.map { ($0["payload"] as? [String: Any])?["type"] as? String }, ["message", "message", "message", "receipt", "reply"])
+        XCTAssertEqual(ok.prefix(3).map { data($0)["id"] as? String }, messages.map { id($0.id) })
+        XCTAssertEqual(ok.prefix(3).map { data($0)["message"] as? String }, ["Update 1", "Update 2", "Update 3"])
+        XCTAssertEqual((ok[3]["payload"] as? [String: Any])?["event_id"] as? String, id(fixture.event))
+        XCTAssertEqual(data(ok[3])["user_id"] as? String, id(fixture.staff))
+        XCTAssertEqual(data(ok[4])["status"] as? String, "on_my_way")
+        XCTAssertEqual(Set(ok.compactMap { $0["delivery"] as? String }).count, 5, "each delivery has its own id")
+
+        // The flaky receiver fails each delivery twice. Stop staffcast after the first failure:
+        // what is owed stays in PostgreSQL, and a new server delivers it.
+        receiver.wait { ($0["path"] as? String) == "/fail2" }
+        server.stop()
+        XCTAssertGreaterThan(try fixture.count("SELECT count(*) FROM outbox WHERE kind = 'webhook' AND status = 'pending'"), 0)
+        server = try TestServer(conninfo: fixture.conninfo)
+        let flakyRequests = receiver.wait(for: 9, timeout: 90) { ($0["path"] as? String) == "/fail2" }
+        XCTAssertTrue(flakyRequests.allSatisfy { $0["signature_ok"] as? Bool == true })
+        // In order: each message's three attempts (500, 500, then taken) before the next one's first.
+        XCTAssertEqual(flakyRequests.map { data($0)["id"] as? String },
+                       messages.flatMap { m in Array(repeating: id(m.id), count: 3) })
+        XCTAssertEqual(flakyRequests.map { $0["answered"] as? Int }, [500, 500, 200, 500, 500, 200, 500, 500, 200].map { $0 == 200 ? 204 : $0 })
+        XCTAssertEqual(Set(flakyRequests.prefix(3).compactMap { $0["delivery"] as? String }).count, 1, "a retry keeps its delivery id")
+
+        // The owner sees the attempts, newest first.
+        let r = try server.api(fixture.ownerToken).raw("GET", "/v1/events/\(id(fixture.event))/webhooks/\(flakyID)/deliveries")
+        XCTAssertEqual(r.status, 200)
+        let attempts = (try JSONSerialization.jsonObject(with: r.body) as? [String: Any])?["deliveries"] as? [[String: Any]] ?? []
+        XCTAssertTrue(try waitUntil(10) {
+            let again = try server.api(fixture.ownerToken).raw("GET", "/v1/events/\(id(fixture.event))/webhooks/\(flakyID)/deliveries")
+            let list = (try JSONSerialization.jsonObject(with: again.body) as? [String: Any])?["deliveries"] as? [[String: Any]] ?? []
+            return list.count == 9 && list.first?["outcome"] as? String == "delivered" && list.last?["status_code"] as? Int == 500
+        }, "\(attempts)")
+    }
+}

@@ -1,0 +1,249 @@
+#!/usr/bin/env python3
+"""The staff app (/app) in a real browser at a phone's size (headless Chromium driven by
+Selenium), run by Tests/StaffcastIntegrationTests/AppBrowserTests.swift against a server it
+started; the Swift test sends the messages and checks the organiser's side over HTTP.
+
+Opens the invite link, joins as "Pat Phone" and lands in /app signed in; sees a live message as
+a banner coloured by its priority with the unread count in the title, marks it read and replies
+(prints READ_AND_REPLIED); an emergency takes the screen and vibrates until acknowledged
+(ACKNOWLEDGED); then, with the server stopped (GO_OFFLINE), reloads the app from the service
+worker's cache with its saved messages (RELOADED_OFFLINE) and, once the server is back
+(BACK_ONLINE), finds every missed message once, in order, plus the one sent after. axe-core
+finds no serious or critical violation on the join page, the app and the emergency screen.
+Screenshots: .build/app-*.png. One line per step; exits non-zero with a reason on a failure.
+"""
+import argparse, json, os, re, shutil, sys, time
+
+def fail(msg):
+    print("FAIL: " + msg, flush=True)
+    sys.exit(1)
+
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select, WebDriverWait
+except ImportError:
+    fail("python selenium is not installed: run scripts/install-deps.sh (pip install selenium)")
+try:
+    from axe_selenium_python import Axe
+except ImportError:
+    fail("python axe-selenium-python is not installed: run scripts/install-deps.sh (pip install axe-selenium-python)")
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--url", required=True)
+ap.add_argument("--invite", required=True)
+ap.add_argument("--missed", type=int, required=True)
+ap.add_argument("--screenshots", required=True)
+args = ap.parse_args()
+
+chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+if not chromium or not os.path.exists(driver_path):
+    fail("chromium and chromedriver are required: run scripts/install-deps.sh (apt-get install chromium chromium-driver)")
+
+opts = webdriver.ChromeOptions()
+opts.binary_location = chromium
+for a in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=390,844", "--lang=en-GB"]:
+    opts.add_argument(a)
+opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+driver = webdriver.Chrome(service=Service(driver_path), options=opts)
+os.makedirs(args.screenshots, exist_ok=True)
+
+def step(msg):
+    print("ok: " + msg, flush=True)
+
+def marker(m):
+    print(m, flush=True)
+
+def shot(name):
+    path = os.path.join(args.screenshots, "app-" + name + ".png")
+    driver.save_screenshot(path)
+    return path
+
+def js(script, *a):
+    return driver.execute_script(script, *a)
+
+def wait(cond, what, timeout=30):
+    def safe(_):
+        try:
+            return cond()
+        except Exception:
+            return False
+    try:
+        return WebDriverWait(driver, timeout, poll_frequency=0.1).until(safe)
+    except Exception:
+        try:
+            shot("failed")
+        except Exception:
+            pass
+        fail("timed out waiting for " + what + "; page text:\n" + driver.find_element(By.TAG_NAME, "body").text[:1500])
+
+def set_viewport(w, h):
+    driver.set_window_size(w, h)
+    inner = js("return [window.innerWidth, window.innerHeight]")
+    driver.set_window_size(w + (w - inner[0]), h + (h - inner[1]))
+    wait(lambda: js("return [window.innerWidth, window.innerHeight]") == [w, h], "a %dx%d viewport" % (w, h), timeout=10)
+
+def axe_check(where):
+    axe = Axe(driver)
+    axe.inject()
+    results = axe.run()
+    bad = [v for v in results["violations"] if v.get("impact") in ("serious", "critical")]
+    if bad:
+        fail("axe-core on %s: %s" % (where, json.dumps([{"id": v["id"], "impact": v["impact"], "help": v["help"],
+              "nodes": [n["target"] for n in v["nodes"][:5]]} for v in bad])))
+    minor = ", ".join(v["id"] + " (" + str(v.get("impact")) + ")" for v in results["violations"])
+    step("axe-core on %s: no serious or critical violation%s" % (where, ("; minor: " + minor) if minor else ""))
+
+def items():
+    # The list as the person sees it (newest first), read in one call (it may redraw between two).
+    return js("""return Array.from(document.querySelectorAll('#list li')).map((li) => ({
+        seq: parseInt(li.dataset.seq, 10), text: li.querySelector('.text').textContent, cls: li.className }))""")
+
+def item(text):
+    return next((i for i in items() if i["text"] == text), None)
+
+def click_in(text, label):
+    # The button `label` of the message `text`, found and clicked in one call.
+    ok = js("""const li = Array.from(document.querySelectorAll('#list li')).find((l) => l.querySelector('.text').textContent === arguments[0]);
+        const b = li && Array.from(li.querySelectorAll('button')).find((b) => b.textContent === arguments[1]);
+        if (b) { b.focus(); b.click(); } return !!b;""", text, label)
+    if not ok:
+        fail("no button %r on the message %r" % (label, text))
+
+# The phone's vibration motor: recorded, since a headless browser has none.
+driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
+    window.__vibrations = [];
+    navigator.vibrate = function (p) { window.__vibrations.push(p); return true; };"""})
+
+try:
+    set_viewport(390, 844)
+    # 1. The invite link opens the app's join form; joining lands in /app, signed in.
+    driver.get(args.invite)
+    wait(lambda: driver.find_element(By.ID, "join").is_displayed(), "the join form")
+    axe_check("the join page (390x844)")
+    box = driver.find_element(By.ID, "join-name")
+    box.send_keys("Pat Phone")
+    box.send_keys(Keys.ENTER)
+    wait(lambda: js("return location.pathname") == "/app", "the app after joining")
+    wait(lambda: js("return document.getElementById('conn').dataset.state") == "live", "the app's WebSocket to be live")
+    stored = js("return JSON.parse(localStorage.getItem('staffcast.app'))")
+    if not stored or not stored.get("token") or args.invite.split("/")[-1] in json.dumps(stored):
+        fail("the token is not kept on the device (or the invite code is): %r" % stored)
+    if stored["token"] in driver.current_url:
+        fail("the token is in the URL")
+    wait(lambda: js("return navigator.serviceWorker.controller !== null"), "the service worker to control the app", timeout=30)
+    step("joined through the invite link; /app is signed in, live, and controlled by its service worker")
+    marker("JOINED")
+
+    # 2. A live message: a banner by priority, the unread count, mark read, reply.
+    text = "Gate 4 needs two more stewards"
+    wait(lambda: driver.find_element(By.ID, "banner").is_displayed() and text in driver.find_element(By.ID, "banner").text, "the banner of the live message")
+    if "p-high" not in driver.find_element(By.ID, "banner").get_attribute("class"):
+        fail("the banner is not coloured as high priority: " + driver.find_element(By.ID, "banner").get_attribute("class"))
+    wait(lambda: driver.title.startswith("(1) ") and driver.find_element(By.ID, "unread").text == "1 unread", "the unread count in the title and the badge")
+    if "unread" not in item(text)["cls"]:
+        fail("the message is not marked unread in the list")
+    colours = js("""const li = document.querySelector('#list li.unread'); const p = li.querySelector('.text');
+        return [getComputedStyle(p).color, getComputedStyle(li).backgroundColor, p.getBoundingClientRect().height]""")
+    if colours[0] == colours[1] or colours[2] < 10:
+        fail("the unread message's text cannot be seen: %r" % colours)
+    step("the live message shows as a high-priority banner; title %r" % driver.title)
+    shot("banner")
+    axe_check("the app with a banner (390x844)")
+    click_in(text, "Mark read")
+    wait(lambda: "unread" not in item(text)["cls"] and not driver.find_element(By.ID, "unread").is_displayed(), "the message to be read")
+    wait(lambda: not driver.title.startswith("("), "the title without an unread count")
+    if driver.find_element(By.ID, "banner").is_displayed():
+        fail("the banner stayed after the message was read")
+    click_in(text, "On my way")
+    wait(lambda: "You replied: On my way" in driver.find_element(By.ID, "list").text, "the reply to be confirmed")
+    step("marked it read and replied: on my way")
+    marker("READ_AND_REPLIED")
+
+    # 3. An emergency holds the screen and vibrates until acknowledged.
+    alarm_text = "Evacuate stand B by the north exits"
+    wait(lambda: driver.find_element(By.ID, "alarm").is_displayed() and alarm_text in driver.find_element(By.ID, "alarm").text, "the emergency screen")
+    if js("return document.activeElement.id") != "alarm-ack":
+        fail("the Acknowledge button does not have the focus")
+    if not js("return document.getElementById('main').inert"):
+        fail("the rest of the page is not inert behind the emergency")
+    rings = lambda: [p for p in js("return window.__vibrations") if p != 0]
+    wait(lambda: len(rings()) >= 2, "the phone to vibrate again (every 3 s)", timeout=10)
+    step("the emergency holds the screen and vibrates again and again: %r" % rings()[:2])
+    shot("emergency")
+    axe_check("the emergency screen (390x844)")
+    driver.find_element(By.ID, "alarm-ack").click()
+    wait(lambda: not driver.find_element(By.ID, "alarm").is_displayed(), "the emergency screen to go once acknowledged")
+    n = len(js("return window.__vibrations"))
+    if js("return window.__vibrations[window.__vibrations.length - 1]") != 0:
+        fail("the vibration was not stopped")
+    time.sleep(3.5)  # one ring interval: nothing may ring any more
+    if len(js("return window.__vibrations")) != n:
+        fail("still vibrating after the acknowledgement")
+    if "unread" in item(alarm_text)["cls"]:
+        fail("the acknowledged emergency is still unread")
+    step("acknowledged: the screen is back, the vibration stopped, the emergency is read")
+    marker("ACKNOWLEDGED")
+
+    # 4. Turkish, and back. Both catalogues have every sentence with the same placeholders.
+    mismatch = js("""const T = window.STAFFCAST_TEXT, ph = (s) => (s.match(/\\{[a-z]+\\}/g) || []).sort().join();
+        const keys = new Set([...Object.keys(T.en), ...Object.keys(T.tr)]);
+        return [...keys].filter((k) => !(k in T.en) || !(k in T.tr) || ph(T.en[k]) !== ph(T.tr[k]));""")
+    if mismatch:
+        fail("English and Turkish differ in: %r" % mismatch)
+    driver.find_element(By.ID, "menu-button").click()
+    Select(driver.find_element(By.ID, "lang")).select_by_value("tr")
+    wait(lambda: "Yoldayım" in driver.find_element(By.ID, "list").text and js("return document.documentElement.lang") == "tr", "the app in Turkish")
+    shot("turkish")
+    Select(driver.find_element(By.ID, "lang")).select_by_value("en")
+    wait(lambda: "On my way" in driver.find_element(By.ID, "list").text, "the app back in English")
+    driver.find_element(By.ID, "menu-button").click()
+    step("speaks Turkish and English")
+    shot("home")
+    axe_check("the app (390x844)")
+
+    # 5. Offline: the server goes away; the app, reloaded, opens from its cache.
+    before = [i["seq"] for i in items()]
+    marker("GO_OFFLINE")
+    wait(lambda: js("return document.getElementById('conn').dataset.state") != "live", "the app to notice the server is gone", timeout=30)
+    time.sleep(1)
+    driver.refresh()
+    wait(lambda: driver.find_element(By.ID, "home").is_displayed() and len(items()) == len(before), "the app to open from its cache, with its messages", timeout=30)
+    if js("return document.getElementById('conn').dataset.state") == "live":
+        fail("live although the server is down")
+    if driver.find_element(By.ID, "event-name").text != "Summer Festival":
+        fail("offline, the event's name is gone: %r" % driver.find_element(By.ID, "event-name").text)
+    wait(lambda: "Offline" in driver.find_element(By.ID, "notice").text, "the offline notice")
+    step("reloaded without a server: the service worker served the app; %d saved messages shown; %s" % (len(before), driver.find_element(By.ID, "notice").text))
+    shot("offline")
+    marker("RELOADED_OFFLINE")
+
+    # 6. Back: every missed message once, in order, then the live one.
+    wait(lambda: js("return document.getElementById('conn').dataset.state") == "live", "the app to reconnect", timeout=90)
+    marker("BACK_ONLINE")
+    want = ["Missed %d" % i for i in range(1, args.missed + 1)] + ["After the return"]
+    def caught_up():
+        texts = [i["text"] for i in reversed(items())]  # oldest first
+        return [t for t in texts if t.startswith("Missed ") or t == "After the return"] == want
+    wait(caught_up, "all %d missed messages and the one after, once each, in order" % args.missed, timeout=90)
+    seqs = [i["seq"] for i in reversed(items())]
+    if seqs != sorted(seqs) or len(set(seqs)) != len(seqs):
+        fail("the list is not in order without duplicates")
+    wait(lambda: driver.find_element(By.ID, "unread").text == "%d unread" % (args.missed + 1), "the unread count after the catch-up")
+    step("caught up: %d missed messages once each, in order, then the live one; %s" % (args.missed, driver.find_element(By.ID, "unread").text))
+    shot("caught-up")
+
+    errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"
+              and "ERR_CONNECTION_REFUSED" not in e.get("message", "") and "/v1/ws" not in e.get("message", "")
+              and "Failed to fetch" not in e.get("message", "")
+              # a server without Web Push answers 404 there; the app then offers no push
+              and not ("/v1/push/key" in e.get("message", "") and "status of 404" in e.get("message", ""))]
+    if errors:
+        fail("the browser logged errors: " + repr(errors))
+    step("no errors in the browser console (no CSP violation) but the refused connections while the server was down")
+    print("OK", flush=True)
+finally:
+    driver.quit()
