@@ -47,11 +47,13 @@ let package = Package(
         // call went through runtime generic metadata (a third of the service loop in perf).
         .target(name: "StaffcastCore",
                 swiftSettings: [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]),
+        // Migrations is a symlink to sql/ (the source of truth), compiled into the binary so it
+        // runs from any folder (EmbeddedMigrations.swift).
         .target(name: "StaffcastPostgres", dependencies: [
             "CLibPQ", "StaffcastCore",
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Crypto", package: "swift-crypto"),
-        ]),
+        ], resources: [.embedInCode("Migrations")]),
         .target(name: "StaffcastServer", dependencies: [
             "CLibWebSockets", "CStaffcastSocket", "CLibCurl", "StaffcastCore", "StaffcastPostgres", "StaffcastQR",
             .product(name: "Logging", package: "swift-log"),

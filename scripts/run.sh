@@ -25,7 +25,8 @@ if [ -n "${TLS:-}" ]; then
 fi
 if [ ! -f "$DEMO" ]; then
   echo "staffcast: first run: creating a demo event, an organiser and a staff member…"
-  "$BIN" admin demo --output "$DEMO"
+  # Admin commands never create the cluster by themselves: this is the first run, so say so.
+  "$BIN" admin demo --create --output "$DEMO"
 fi
 # shellcheck disable=SC1090
 source "$DEMO"

@@ -47,16 +47,15 @@ static inline int sc_epoll_wait(int epfd, int *fds, unsigned *evs, int max, int 
     return n;
 }
 
-/// A non-blocking TCP socket listening on ip:port (IPv4 text, or "::" / IPv6 text), with
-/// SO_REUSEPORT so every service loop can listen on the same port and the kernel spreads new
-/// connections over them. Returns the descriptor or -errno.
-static inline int sc_listen(const char *ip, int port, int backlog) {
+/// A non-blocking TCP socket bound to ip:port (IPv4 text, or "::" / IPv6 text), with
+/// SO_REUSEPORT when asked. Returns the descriptor or -errno.
+static inline int sc_bind_tcp(const char *ip, int port, int reuseport) {
     int v6 = strchr(ip, ':') != NULL;
     int fd = socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return -errno;
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
-    setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
+    if (reuseport) setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
     int rc;
     if (v6) {
         struct sockaddr_in6 a;
@@ -73,8 +72,29 @@ static inline int sc_listen(const char *ip, int port, int backlog) {
         if (inet_pton(AF_INET, ip, &a.sin_addr) != 1) { close(fd); return -EINVAL; }
         rc = bind(fd, (struct sockaddr *)&a, sizeof a);
     }
-    if (rc < 0 || listen(fd, backlog) < 0) { int e = errno; close(fd); return -e; }
+    if (rc < 0) { int e = errno; close(fd); return -e; }
     return fd;
+}
+
+/// A non-blocking TCP socket listening on ip:port with SO_REUSEPORT, so every service loop can
+/// listen on the same port and the kernel spreads new connections over them (`sc_probe_port`
+/// first makes sure nobody else is there). Returns the descriptor or -errno.
+static inline int sc_listen(const char *ip, int port, int backlog) {
+    int fd = sc_bind_tcp(ip, port, 1);
+    if (fd < 0) return fd;
+    if (listen(fd, backlog) < 0) { int e = errno; close(fd); return -e; }
+    return fd;
+}
+
+/// 0 when nobody listens on ip:port, else -errno (-EADDRINUSE when someone does). The probe
+/// binds WITHOUT SO_REUSEPORT, so it fails even against a socket that has it (another
+/// staffcast): SO_REUSEPORT alone would let a second server join the port and split its
+/// traffic. SO_REUSEADDR keeps connections in TIME_WAIT from a previous run from counting.
+static inline int sc_probe_port(const char *ip, int port) {
+    int fd = sc_bind_tcp(ip, port, 0);
+    if (fd < 0) return fd;
+    close(fd);
+    return 0;
 }
 
 /// The port a socket is bound to, or -errno.

@@ -29,10 +29,19 @@ final class ClientStream {
     /// Bytes read and not yet taken.
     var buffer: [UInt8] = []
     let isTLS: Bool
+    /// host:port, for errors.
+    private let endpoint: String
+    private let host: String
+    private let port: Int
+    /// True once any byte arrived (a plain client meeting a TLS port gets none, or a TLS record).
+    private var receivedAny = false
 
     /// Connects to `host:port` within `timeout`; with `tls`, completes a verified TLS handshake.
     init(host: String, port: Int, tls: TLSTrust?, timeout: TimeInterval) throws(ClientError) {
         let host = host.trimmingCharacters(in: CharacterSet(charactersIn: "[]")) // an IPv6 literal
+        endpoint = "\(host):\(port)"
+        self.host = host
+        self.port = port
         fd = try Self.connect(host: host, port: port, timeout: timeout)
         isTLS = tls != nil
         guard let tls else { return }
@@ -106,6 +115,12 @@ final class ClientStream {
                 throw ClientError.tls("the server's certificate is not trusted (\(String(cString: reason))): \(hint)")
             }
             let detail = Self.lastError()
+            // A plain HTTP server answers a ClientHello with a plain-text 400: OpenSSL then reads
+            // "HTTP/1.1" as a record header and says "wrong version number" (or "packet length
+            // too long"), which tells a person nothing.
+            if detail.contains("wrong version number") || detail.contains("packet length too long") || detail.contains("record layer failure") {
+                throw ClientError.tls("\(endpoint) answers in plain HTTP, not TLS: use http:// (and ws://) for this server, or give it tls_cert and tls_key")
+            }
             throw ClientError.connect("the TLS handshake with \(host) failed\(detail.isEmpty ? " (is it a TLS port?)" : ": \(detail)")")
         }
     }
@@ -186,6 +201,10 @@ final class ClientStream {
             }
             if n == 0 { return 0 }
             if errno == EAGAIN || errno == EINTR { continue }
+            if errno == ECONNRESET && !receivedAny {
+                // A TLS port resets a plain request: say so when it is one.
+                throw plainToTLSError(answered: Self.speaksTLS(host: host, port: port))
+            }
             throw ClientError.closed(code: 1006, reason: String(cString: strerror(errno)))
         }
     }
@@ -195,9 +214,38 @@ final class ClientStream {
     func fill(_ count: Int, deadline: Date) throws(ClientError) -> Bool {
         while buffer.count < count {
             guard let n = try readSome(deadline: deadline) else { return false }
-            if n == 0 { throw ClientError.closed(code: 1006, reason: "connection dropped") }
+            if n == 0 {
+                if !isTLS && !receivedAny { throw plainToTLSError(answered: Self.speaksTLS(host: host, port: port)) }
+                throw ClientError.closed(code: 1006, reason: "connection dropped")
+            }
+            if !isTLS && !receivedAny, let first = buffer.first, first == 0x15 || first == 0x16 {
+                throw plainToTLSError(answered: true) // a TLS alert or handshake record
+            }
+            receivedAny = true
         }
         return true
+    }
+
+    /// True when host:port completes (or gets as far as the certificate of) a TLS handshake: asked
+    /// only after a plain request was dropped without a byte, to tell "use https://" from a
+    /// server that merely went away.
+    static func speaksTLS(host: String, port: Int) -> Bool {
+        do {
+            _ = try ClientStream(host: host, port: port, tls: TLSTrust(caFile: nil), timeout: 2)
+            return true
+        } catch {
+            if case .tls(let text) = error, text.contains("certificate is not trusted") { return true }
+            return false
+        }
+    }
+
+    /// A plain (http://, ws://) request that a TLS port closed without an answer, or answered
+    /// with a TLS record (`answered`: known to be TLS). Only the second is certain (and a TLS error: retrying cannot help);
+    /// the first stays a dropped connection, which a reconnecting client retries.
+    private func plainToTLSError(answered: Bool) -> ClientError {
+        answered
+            ? .tls("\(endpoint) speaks TLS: use https:// (and wss://) for this server")
+            : .closed(code: 1006, reason: "\(endpoint) closed the connection without answering; if the server uses TLS (tls_cert), use https:// (and wss://)")
     }
 
     /// Reads until the peer ends the stream (at most `limit` bytes); false at the deadline.

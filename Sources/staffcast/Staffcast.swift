@@ -31,6 +31,9 @@ struct Staffcast: ParsableCommand {
               staffcast reach --event $EVENT
               ID=$(staffcast send --event $EVENT --type emergency "Evacuate hall B")
               staffcast receipts $ID --watch
+
+            Durations are written 30m, 2h or 3d everywhere (a plain number is minutes).
+            \(ExitStatus.helpText)
             """,
         version: StaffcastVersion.current,
         subcommands: [ServeCommand.self, MigrateCommand.self, AdminCommand.self, SendCommand.self,

@@ -51,6 +51,9 @@ final class CommandLineTests: XCTestCase {
         let dataDir = "/tmp/sc-cli-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: dataDir) }
         let env = ["STAFFCAST_DATA_DIR": dataDir]
+        // Admin commands never create the cluster: migrate does (as serve would).
+        let migrated = try run(["migrate"], env: env)
+        XCTAssertEqual(migrated.status, 0, migrated.stderr)
         func admin(_ args: [String]) throws -> String {
             let r = try run(["admin"] + args, env: env)
             XCTAssertEqual(r.status, 0, r.stderr)
@@ -111,11 +114,12 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(try socket.expect("message").message?.message, "From stdin")
 
         let refused = try run(["send", "--server", server, "--token", staffToken, "--event", event, "hi"])
-        XCTAssertEqual(refused.status, 1)
+        XCTAssertEqual(refused.status, 2, "forbidden: exit 2")
         XCTAssertEqual(refused.stderr.split(separator: "\n").count, 1, refused.stderr)
         XCTAssertTrue(refused.stderr.contains("admins and owners"), refused.stderr)
         XCTAssertEqual(try run(["send", "--server", server, "--token", organiserToken, "--event", event, "--priority", "max", "x"]).status, 1)
-        XCTAssertEqual(try run(["send", "--server", "http://127.0.0.1:1", "--token", organiserToken, "--event", event, "x"]).status, 1)
+        XCTAssertEqual(try run(["send", "--server", "http://127.0.0.1:1", "--token", organiserToken, "--event", event, "x"]).status, 3,
+                       "unreachable: exit 3")
 
         // SIGTERM: clients get 1001, the process exits 0 within 10 s, PostgreSQL is stopped.
         let started = Date()
@@ -142,7 +146,7 @@ final class CommandLineTests: XCTestCase {
     func testMissingTokenIsExplained() throws {
         let r = try run(["send", "--server", "http://127.0.0.1:1", "--event", UUID().uuidString, "hi"],
                         env: ["STAFFCAST_TOKEN": "", "HOME": "/nonexistent"])
-        XCTAssertEqual(r.status, 1)
+        XCTAssertEqual(r.status, 2)
         XCTAssertTrue(r.stderr.contains("no token"), r.stderr)
     }
 

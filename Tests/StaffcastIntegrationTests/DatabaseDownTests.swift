@@ -11,7 +11,7 @@ final class DatabaseDownTests: XCTestCase {
         let dir = "/tmp/sc-down-\(UUID().uuidString.prefix(8))"
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let cluster = try EmbeddedCluster(dataDir: dir)
-        try cluster.ensureRunning()
+        try cluster.ensureRunning(detached: true)
         defer { try? cluster.stop() }
         try Migrator(migrations: try TestDatabase.migrations(), logger: TestDatabase.logger).migrate(PGConnection(conninfo: cluster.conninfo))
         let fixture = try Fixture(conninfo: cluster.conninfo)
@@ -32,7 +32,7 @@ final class DatabaseDownTests: XCTestCase {
         let r = try server.api(fixture.ownerToken).raw("POST", path, body: Data("lost?".utf8), contentType: "text/plain")
         XCTAssertEqual(r.status, 503)
 
-        try cluster.ensureRunning()
+        try cluster.ensureRunning(detached: true)
         let back = Date().addingTimeInterval(20)
         while Date() < back, try server.api(nil).raw("GET", "/readyz").status != 200 { usleep(200_000) }
         XCTAssertEqual(try server.api(nil).raw("GET", "/readyz").status, 200)

@@ -122,7 +122,7 @@ final class FaultTests: XCTestCase {
     static func ownCluster() throws -> (EmbeddedCluster, Crowd, String) {
         let dir = "/tmp/sc-fault-\(UUID().uuidString.prefix(8))"
         let cluster = try EmbeddedCluster(dataDir: dir)
-        try cluster.ensureRunning()
+        try cluster.ensureRunning(detached: true)
         try Migrator(migrations: try TestDatabase.migrations(), logger: TestDatabase.logger).migrate(PGConnection(conninfo: cluster.conninfo))
         return (cluster, try crowd(cluster.conninfo), dir)
     }
@@ -161,7 +161,7 @@ final class FaultTests: XCTestCase {
         XCTAssertEqual(try server.api(nil).raw("GET", "/healthz").status, 200)
         usleep(1_000_000)
 
-        try cluster.ensureRunning()
+        try cluster.ensureRunning(detached: true)
         // It recovers by itself: ready again, and sends are acknowledged again.
         XCTAssertTrue(Self.waitUntil(30) { (try? server.api(nil).raw("GET", "/readyz").status) == 200 }, "not ready again")
         let ackedWhileDown = Self.total(senders)
@@ -200,7 +200,7 @@ final class FaultTests: XCTestCase {
         senders.forEach { $0.pause() }
         usleep(500_000)
         senders.forEach { $0.stop() }
-        try cluster.ensureRunning()
+        try cluster.ensureRunning(detached: true)
 
         var acked: [UUID: Int64] = [:]
         for s in senders { acked.merge(s.acked) { a, _ in a } }

@@ -125,9 +125,9 @@ final class TemplatesTests: XCTestCase {
         XCTAssertEqual(sent.status, 0, sent.stderr)
         XCTAssertEqual(try run(["send", "--event", id, "--template", "gates-open"]).status, 1, "the guard")
         XCTAssertEqual(try run(["send", "--event", id, "--template", "gates-open", "--force"]).status, 0)
-        XCTAssertEqual(try run(["template", "create", "--event", id, "--name", "x", "y"], token: fixture.staffToken).status, 1)
+        XCTAssertEqual(try run(["template", "create", "--event", id, "--name", "x", "y"], token: fixture.staffToken).status, 2)
         XCTAssertEqual(try run(["template", "delete", "--event", id, "gates-open"]).status, 0)
-        XCTAssertEqual(try run(["send", "--event", id, "--template", "gates-open", "--force"]).status, 1)
+        XCTAssertEqual(try run(["send", "--event", id, "--template", "gates-open", "--force"]).status, 2, "no such template")
         XCTAssertEqual(fixture.messageCount, 2)
     }
 

@@ -50,9 +50,9 @@ final class ToolboxCommandLineTests: XCTestCase {
         XCTAssertEqual(try run(["remind", "--event", id, "--before", "2 hours", "x"]).status, 1)
         // Staff may not schedule, nor list.
         let staff = try run(["remind", "--event", id, "--before", "1h", "x"], token: fixture.staffToken)
-        XCTAssertEqual(staff.status, 1)
+        XCTAssertEqual(staff.status, 2, "not allowed: exit 2")
         XCTAssertTrue(staff.stderr.contains("forbidden"), staff.stderr)
-        XCTAssertEqual(try run(["scheduled", "list", "--event", id], token: fixture.staffToken).status, 1)
+        XCTAssertEqual(try run(["scheduled", "list", "--event", id], token: fixture.staffToken).status, 2)
         XCTAssertEqual(try fixture.count("SELECT count(*) FROM scheduled_messages"), 3)
     }
 
@@ -101,7 +101,7 @@ final class ToolboxCommandLineTests: XCTestCase {
         XCTAssertTrue(typed.stdout.contains("Gate 3") && !typed.stdout.contains("Lunch"), typed.stdout)
         let bad = try run(["history", "--event", id, "--type", "gossip"], token: fixture.staffToken)
         XCTAssertEqual(bad.status, 1)
-        XCTAssertEqual(try run(["history", "--event", id], token: fixture.outsiderToken).status, 1)
+        XCTAssertEqual(try run(["history", "--event", id], token: fixture.outsiderToken).status, 2)
     }
 
     func testReceiptsShowEachPersonsLatestReply() throws {

@@ -13,6 +13,15 @@ public final class FanoutEngine<Frame: WireFrame> {
     public private(set) var hub: Hub<Frame>
     public private(set) var connections: [Int: ConnectionState<Frame>] = [:]
     public private(set) var stats = EngineStats()
+    /// The messages the last `committed` published, with how many of this engine's
+    /// connections each was queued for (the transport logs them; replaced on every call).
+    public private(set) var fannedOut: [FanOut] = []
+
+    public struct FanOut: Sendable, Equatable {
+        public var seq: Int64
+        public var eventID: UUID
+        public var recipients: Int
+    }
     public private(set) var draining = false
     /// Recent access changes by (event, user): a subscribe whose database check predates a
     /// revoke already applied here is refused.
@@ -261,6 +270,7 @@ public final class FanoutEngine<Frame: WireFrame> {
     /// queued, unchanged, on every subscriber), then notifications.
     public func committed(_ batch: CommittedBatch<Frame>, now: Double, wall: Date) -> [EngineAction] {
         var actions: [EngineAction] = []
+        fannedOut.removeAll(keepingCapacity: true)
         if !batch.revokedTokens.isEmpty {
             for connection in connections.values where connection.isOpen {
                 guard let token = connection.token, batch.revokedTokens.contains(token) else { continue }
@@ -291,6 +301,7 @@ public final class FanoutEngine<Frame: WireFrame> {
                 if let connection = connections[id] { enqueue(connection, message.frame, now: now, into: &actions) }
             }
             stats.messagesFannedOut += 1
+            fannedOut.append(FanOut(seq: message.seq, eventID: message.eventID, recipients: recipients.count))
         }
         // Edits and retracts (to every subscriber of the event, like the message itself) and
         // replies (to the subscribers among the event's admins and owners).

@@ -26,6 +26,9 @@ public struct TokenTable: Sendable {
         return entry.identity
     }
 
+    /// True when the digest is in the table, valid or expired but not yet dropped.
+    public func contains(_ digest: TokenDigest) -> Bool { entries[digest] != nil }
+
     /// Adds or replaces a valid token.
     public mutating func insert(_ digest: TokenDigest, _ entry: Entry) {
         entries[digest] = entry

@@ -14,16 +14,33 @@ public final class DatabaseTarget: @unchecked Sendable {
     public let cluster: EmbeddedCluster?
     /// True when this process started the embedded cluster.
     public let startedCluster: Bool
+    /// The pid of an orphaned embedded PostgreSQL (left by a killed staffcast) that was stopped
+    /// and started afresh before use.
+    public let stoppedOrphan: Int32?
+    /// Our shared lock on the data dir's `in-use` file, held while this process uses the
+    /// embedded cluster (closed by `release`, or by the kernel when the process ends).
+    private var inUseLock: Int32?
 
-    public init(databaseURL: String?, migrateDatabaseURL: String? = nil, dataDir: String) throws(PostgresError) {
+    /// `create: false` (admin commands) refuses a data dir without a cluster instead of making
+    /// one there: a mistyped --data-dir must not become a new, empty staffcast.
+    public init(databaseURL: String?, migrateDatabaseURL: String? = nil, dataDir: String,
+                create: Bool = true) throws(PostgresError) {
         if let databaseURL, !databaseURL.isEmpty {
             serverConninfo = databaseURL
             conninfo = migrateDatabaseURL.flatMap { $0.isEmpty ? nil : $0 } ?? databaseURL
             cluster = nil
             startedCluster = false
+            stoppedOrphan = nil
+            inUseLock = nil
         } else {
+            guard create || EmbeddedCluster.exists(dataDir: dataDir) else {
+                throw PostgresError(.noData, "there is no staffcast data in \(dataDir) (no cluster there); create it with `staffcast migrate --data-dir \(dataDir)` or `staffcast serve --data-dir \(dataDir)`, or pass --create")
+            }
             let cluster = try EmbeddedCluster(dataDir: dataDir)
-            startedCluster = try cluster.ensureRunning()
+            let outcome = try cluster.ensureRunning()
+            startedCluster = outcome.started
+            stoppedOrphan = outcome.stoppedOrphan
+            inUseLock = outcome.inUseLock
             conninfo = cluster.conninfo
             serverConninfo = cluster.conninfo(database: EmbeddedCluster.databaseName, user: EmbeddedCluster.serverLogin)
             self.cluster = cluster
@@ -40,6 +57,10 @@ public final class DatabaseTarget: @unchecked Sendable {
     /// `onlyIfStartedHere`, only when this process started it: admin commands).
     public func release(onlyIfStartedHere: Bool, logger: Logger) {
         guard let cluster else { return }
+        defer {
+            if let fd = inUseLock { close(fd) }
+            inUseLock = nil
+        }
         if onlyIfStartedHere && !startedCluster { return }
         if let conn = try? PGConnection(conninfo: conninfo),
            let others = try? conn.query("""

@@ -39,6 +39,18 @@ public struct EmbeddedCluster: Sendable {
         self.clusterDir = try Self.chooseClusterDir(dataDir: data, runAs: runAs)
     }
 
+    /// True when `dataDir` holds an embedded cluster (created by `serve`, `migrate`, `cluster
+    /// start` or `admin … --create`). Looks only: creates nothing.
+    public static func exists(dataDir: String) -> Bool {
+        let data = URL(fileURLWithPath: dataDir, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+            .standardizedFileURL
+        let pointer = data.appendingPathComponent("cluster-location")
+        let cluster = (try? String(contentsOf: pointer, encoding: .utf8))
+            .map { URL(fileURLWithPath: $0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+            ?? data.appendingPathComponent("postgres")
+        return FileManager.default.fileExists(atPath: cluster.appendingPathComponent("PG_VERSION").path)
+    }
+
     /// libpq connection string for the cluster's staffcast database.
     public var conninfo: String { conninfo(database: Self.databaseName) }
 
@@ -62,25 +74,81 @@ public struct EmbeddedCluster: Sendable {
         return outcome.status == 0
     }
 
+    /// What `ensureRunning` did.
+    public struct StartOutcome: Sendable {
+        /// True when this call started PostgreSQL.
+        public var started: Bool
+        /// The postmaster's pid when a cluster left running by a staffcast that died without
+        /// stopping it (kill -9) was found, stopped and started afresh.
+        public var stoppedOrphan: Int32?
+        /// A descriptor holding a shared lock on `<data-dir>/in-use` for as long as this process
+        /// uses the cluster (nil for a detached start); the caller owns it. The kernel drops the
+        /// lock when the process ends, however it ends: that is how an orphan is recognised.
+        public var inUseLock: Int32?
+    }
+
     /// Creates the cluster on first use, starts it if it is not running, and makes sure the
-    /// staffcast database exists. Returns true when this call started the server.
+    /// staffcast database exists.
+    ///
+    /// A cluster that runs although it was started by a staffcast process (recorded in
+    /// `<data-dir>/cluster-owner`) and no staffcast process holds `<data-dir>/in-use` any more
+    /// is an orphan: its server was killed (kill -9, a crash) before it could stop it. It is
+    /// stopped and started afresh, and the outcome says so. A cluster started with `detached`
+    /// (`staffcast cluster start`, for scripts) belongs to nobody and is never taken for one.
     @discardableResult
-    public func ensureRunning() throws(PostgresError) -> Bool {
+    public func ensureRunning(detached: Bool = false) throws(PostgresError) -> StartOutcome {
         let lock = try lockDataDir()
         defer { close(lock) }
         if !isInitialized { try initialize() }
+        var inUse: Int32?
+        if !detached {
+            let path = dataDir.appendingPathComponent("in-use").path
+            let fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+            guard fd >= 0 else { throw PostgresError(.cluster, "cannot open \(path): \(String(cString: strerror(errno)))") }
+            inUse = fd
+        }
+        var orphan: Int32?
+        if let inUse, isRunning, readOwner() != nil, flock(inUse, LOCK_EX | LOCK_NB) == 0 {
+            orphan = postmasterPID() ?? 0
+            try stop()
+        }
         var started = false
         if !isRunning {
             // A crashed cluster leaves its pid file behind; pg_ctl copes with a stale one.
             let outcome = try pg(["pg_ctl", "start", "-D", clusterDir.path, "-w", "-t", "60",
                                   "-l", clusterDir.appendingPathComponent("server.log").path])
             guard outcome.status == 0 else {
+                if let inUse { close(inUse) }
                 throw PostgresError(.cluster, "PostgreSQL did not start: \(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines)) — see \(clusterDir.path)/server.log")
             }
             started = true
+            writeOwner(detached ? nil : getpid())
         }
-        try createDatabaseIfMissing()
-        return started
+        // Shared: every staffcast using the cluster holds it at once (turns our EX into SH).
+        if let inUse { flock(inUse, LOCK_SH) }
+        do {
+            try createDatabaseIfMissing()
+        } catch {
+            if let inUse { close(inUse) }
+            throw error
+        }
+        return StartOutcome(started: started, stoppedOrphan: orphan, inUseLock: inUse)
+    }
+
+    /// The staffcast process that started the running cluster (nil: detached or unknown).
+    private func readOwner() -> Int32? {
+        let text = try? String(contentsOf: dataDir.appendingPathComponent("cluster-owner"), encoding: .utf8)
+        return text.flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
+    private func writeOwner(_ pid: Int32?) {
+        try? Data((pid.map(String.init) ?? "detached").utf8).write(to: dataDir.appendingPathComponent("cluster-owner"))
+    }
+
+    /// The postmaster's pid: the first line of `postmaster.pid`.
+    private func postmasterPID() -> Int32? {
+        let text = try? String(contentsOf: clusterDir.appendingPathComponent("postmaster.pid"), encoding: .utf8)
+        return text?.split(separator: "\n").first.flatMap { Int32($0.trimmingCharacters(in: .whitespaces)) }
     }
 
     /// Stops the cluster (fast shutdown: running transactions roll back, committed data stays).

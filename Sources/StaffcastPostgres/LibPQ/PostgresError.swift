@@ -10,6 +10,8 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         public static let unexpectedResult = Code("unexpected_result")
         public static let migration = Code("migration")
         public static let cluster = Code("cluster")
+        /// A data dir without staffcast data, where the command may not create it.
+        public static let noData = Code("no_data")
         public var description: String { rawValue }
     }
 

@@ -74,6 +74,20 @@ extension Store {
         }
     }
 
+    /// Tokens that expired or were revoked in the last 30 days (at most `limit`), so a server
+    /// can say "expired" or "revoked" instead of "not valid" when one is used.
+    public func endedTokens(limit: Int = 100_000) throws -> [(TokenDigest, TokenEnd)] {
+        let r = try conn.query("""
+            SELECT encode(token_hash, 'hex'), revoked_at IS NOT NULL FROM api_tokens
+            WHERE revoked_at > now() - interval '30 days'
+               OR (revoked_at IS NULL AND expires_at <= now() AND expires_at > now() - interval '30 days')
+            ORDER BY coalesce(revoked_at, expires_at) DESC LIMIT $1
+            """, [String(limit)])
+        return (0..<r.rowCount).compactMap { i in
+            r.string(i, 0).flatMap(TokenDigest.init(hex:)).map { ($0, r.bool(i, 1) == true ? .revoked : .expired) }
+        }
+    }
+
     /// One token looked up by its digest (a server that does not know it yet), with the token
     /// log's highest seq, from one statement's snapshot: the record while it is valid, else nil.
     /// `Gatekeeper.learn` uses `through` to keep a revoke already applied from being undone.

@@ -47,7 +47,11 @@ final class HTTPAPI: @unchecked Sendable {
         let metrics = self.metrics
         let logger = self.logger
         let answer: Respond = { response in
-            metrics.httpRequest(route: (try? HTTPRoute.match(method: head.method, path: head.path).get())?.label ?? "other", status: response.status)
+            let route = (try? HTTPRoute.match(method: head.method, path: head.path).get())?.label ?? "other"
+            // The label is "METHOD /path": method and route become separate labels.
+            let parts = route.split(separator: " ", maxSplits: 1)
+            metrics.httpRequest(method: HTTPAPI.methodLabel(head.method), route: parts.count == 2 ? String(parts[1]) : route,
+                                status: response.status)
             if response.status >= 400 {
                 metrics.error(code: ErrorCode.all.first { $0.httpStatus == response.status }?.rawValue ?? "http_\(response.status)")
             }
@@ -96,7 +100,10 @@ final class HTTPAPI: @unchecked Sendable {
                 return
             }
             server.collectLoops { [server] loops in
-                respond(.text(200, server.metricsText(loops), contentType: "text/plain; version=0.0.4; charset=utf-8"))
+                // Off the loop that completed the collection: the process metrics read /proc.
+                DispatchQueue.global().async {
+                    respond(.text(200, server.metricsText(loops), contentType: "text/plain; version=0.0.4; charset=utf-8"))
+                }
             }
         case .status:
             runOnWorker(token, allowOpsToken: true, respond) { [server, workers] store, identity, done in
@@ -165,9 +172,7 @@ final class HTTPAPI: @unchecked Sendable {
                 return
             }
             guard let identity = gatekeeper.identity(for: token) else {
-                respond(.error(StaffcastError(.unauthorized, token?.isEmpty ?? true
-                    ? "No token: send the header Authorization: Bearer TOKEN (staffcast admin token issue makes one)."
-                    : "The token is not valid. Ask an organiser for a new one.")))
+                respond(.error(gatekeeper.refusal(for: token)))
                 return
             }
             if send.schedule != nil {
@@ -320,7 +325,7 @@ final class HTTPAPI: @unchecked Sendable {
             return nil
         }
         guard let found = gatekeeper.identity(for: token) else {
-            respond(.error(StaffcastError(.unauthorized, "The token is not valid. Ask an organiser for a new one.")))
+            respond(.error(gatekeeper.refusal(for: token)))
             return nil
         }
         return found
@@ -364,7 +369,7 @@ final class HTTPAPI: @unchecked Sendable {
                 return
             }
             guard let found = gatekeeper.identity(for: token) else {
-                respond(.error(StaffcastError(.unauthorized, "The token is not valid. Ask an organiser for a new one.")))
+                respond(.error(gatekeeper.refusal(for: token)))
                 return
             }
             identity = found

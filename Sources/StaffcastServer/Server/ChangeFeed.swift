@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import StaffcastCore
 import StaffcastPostgres
+import Synchronization
 
 /// Turns what the change listener read (`ChangeBatch`) into one `CommittedBatch` with every
 /// live frame encoded once, applies token changes to the gatekeeper, and hands the same batch
@@ -53,6 +54,28 @@ final class ChangeFeed: Sendable {
         metrics.listenerBatches.increment()
         // Only live work counts: a storm's database answers wait behind live fan-out, not before it.
         while isRunning(), loops.contains(where: { $0.liveDepth > Self.maxInboxDepth }) { usleep(1_000) }
-        for loop in loops { loop.postLive { $0.deliver(committed) } }
+        guard !batch.messages.isEmpty else {
+            for loop in loops { loop.postLive { $0.deliver(committed) } }
+            return
+        }
+        // Commit to fan-out, once per message: observed when the last loop has queued it.
+        let sentAt = batch.messages.map(\.sentAt)
+        let remaining = Countdown(loops.count)
+        let latency = metrics.fanoutLatency
+        for loop in loops {
+            loop.postLive {
+                $0.deliver(committed)
+                guard remaining.tick() else { return }
+                let now = Date()
+                for t in sentAt { latency.recordSeconds(now.timeIntervalSince(t)) }
+            }
+        }
     }
+}
+
+/// Counts down from n across threads; `tick` is true for the call that reaches zero.
+private final class Countdown: Sendable {
+    private let left: Mutex<Int>
+    init(_ n: Int) { left = Mutex(n) }
+    func tick() -> Bool { left.withLock { n in n -= 1; return n == 0 } }
 }

@@ -41,11 +41,11 @@ final class EscalationRunner: Sendable {
                 for step in steps {
                     if let round = step.round {
                         logger.info("escalation round", metadata: [
-                            "message": "\(step.messageID)", "event": "\(step.eventID)", "round": "\(round)",
-                            "unread": "\(step.unread.count)", "finished": "\(step.finished ?? "-")"])
+                            "message_id": LogValue.id(step.messageID), "event_id": LogValue.id(step.eventID), "round": LogValue.number(round),
+                            "unread": LogValue.number(step.unread.count), "finished": "\(step.finished ?? "-")"])
                     } else {
                         logger.info("escalation finished", metadata: [
-                            "message": "\(step.messageID)", "reason": "\(step.finished ?? "-")"])
+                            "message_id": LogValue.id(step.messageID), "reason": "\(step.finished ?? "-")"])
                     }
                 }
             } catch {

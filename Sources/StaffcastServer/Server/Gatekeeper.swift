@@ -24,6 +24,14 @@ final class Gatekeeper: Sendable {
         var recentOpens: [UUID: [Date]] = [:]
         /// Tokens used since the last `takeUsed` (for `last_used_at`; bounded).
         var used: Set<TokenDigest> = []
+        /// Tokens that ended (expired or revoked) while known, or recently before the start: only
+        /// to word a refusal. At most `maxEnded`; when full, later ones are not remembered (they
+        /// are refused as "not valid", which is still a refusal).
+        var ended: [TokenDigest: TokenEnd] = [:]
+
+        mutating func noteEnd(_ digest: TokenDigest, _ end: TokenEnd) {
+            if ended.count < Gatekeeper.maxEnded || ended[digest] != nil { ended[digest] = end }
+        }
 
         mutating func noteUse(_ digest: TokenDigest) {
             if used.count < Gatekeeper.maxUsed { used.insert(digest) }
@@ -32,6 +40,8 @@ final class Gatekeeper: Sendable {
 
     /// At most this many distinct tokens are remembered between two flushes of their last use.
     static let maxUsed = 100_000
+    /// At most this many ended tokens are remembered for wording refusals.
+    static let maxEnded = 100_000
 
     /// The tokens used since the last call, to be written to `api_tokens.last_used_at`.
     func takeUsed() -> Set<TokenDigest> {
@@ -45,6 +55,20 @@ final class Gatekeeper: Sendable {
 
     init(maxConnections: Int, maxPerUser: Int) {
         state = Mutex(State(caps: ConnectionCaps(maxConnections: maxConnections, maxPerUser: maxPerUser)))
+    }
+
+    /// Remembers tokens that ended before the start (`Store.endedTokens`), to word refusals.
+    func loadEnded(_ ended: [(TokenDigest, TokenEnd)]) {
+        state.withLock { s in for (digest, end) in ended { s.noteEnd(digest, end) } }
+    }
+
+    /// The 401 error for a token that `identity(for:)` refused: missing, expired, revoked or
+    /// unknown.
+    func refusal(for token: String?) -> StaffcastError {
+        guard let token, !token.isEmpty else { return TokenEnd.refusal(nil, hasToken: false) }
+        guard TokenHasher.looksValid(token) else { return TokenEnd.refusal(nil) }
+        let digest = TokenHasher.digest(of: token)
+        return TokenEnd.refusal(state.withLock { s in s.tokens.contains(digest) ? .expired : s.ended[digest] })
     }
 
     /// Replaces the table with what the database holds (at start), as of token change `through`.
@@ -85,16 +109,24 @@ final class Gatekeeper: Sendable {
                 } else {
                     s.tokens.remove(change.digest)
                     revoked.insert(change.digest)
+                    s.noteEnd(change.digest, change.identity == nil ? .revoked : .expired)
                 }
             }
-            for digest in s.tokens.removeExpired(now: now) { revoked.insert(digest) }
+            for digest in s.tokens.removeExpired(now: now) {
+                revoked.insert(digest)
+                s.noteEnd(digest, .expired)
+            }
             return revoked
         }
     }
 
     /// Forgets tokens whose time ran out; returns them (their sockets must be closed).
     func removeExpired(now: Date = Date()) -> Set<TokenDigest> {
-        state.withLock { Set($0.tokens.removeExpired(now: now)) }
+        state.withLock { s in
+            let expired = s.tokens.removeExpired(now: now)
+            for digest in expired { s.noteEnd(digest, .expired) }
+            return Set(expired)
+        }
     }
 
     var tokenCount: Int { state.withLock { $0.tokens.count } }
@@ -122,7 +154,9 @@ final class Gatekeeper: Sendable {
         let digest: TokenDigest? = TokenHasher.looksValid(token) ? TokenHasher.digest(of: token) : nil
         return state.withLock { s in
             guard let digest, let identity = s.tokens.identity(for: digest, now: now) else {
-                return .failure(StaffcastError(.unauthorized, "The token is not valid. Ask an organiser for a new one (staffcast admin token issue)."))
+                // An expired token still in the table (the ticker drops it within a second) is expired.
+                let expired = digest.map { s.tokens.contains($0) } ?? false
+                return .failure(TokenEnd.refusal(expired ? .expired : digest.flatMap { s.ended[$0] }))
             }
             switch s.caps.take(for: identity.userID) {
             case .serverFull(let limit)?:

@@ -75,7 +75,7 @@ final class JobRunner: Sendable {
                 session.dropIfBroken()
                 let e = StaffcastError.from(error, logger: logger)
                 metrics.error(code: e.code.rawValue)
-                logger.info("request refused", metadata: ["conn": "\(job.connection)", "op": "\(job.request.op)", "code": "\(e.code)"])
+                logger.info("request refused", metadata: ["conn": LogValue.number(job.connection), "op": "\(job.request.op)", "code": "\(e.code)"])
                 outcome = .failed(e)
             }
             metrics.databaseJob.recordSeconds(ServiceLoop.monotonicNow() - started)

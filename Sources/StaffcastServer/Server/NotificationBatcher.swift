@@ -66,7 +66,7 @@ final class NotificationBatcher: Sendable {
         } catch {
             // Rolled back: nothing of the batch was stored. Each again, alone, so that a bad one
             // fails by itself.
-            logger.warning("notification batch failed; one by one", metadata: ["error": "\(error)", "size": "\(batch.count)"])
+            logger.warning("notification batch failed; one by one", metadata: ["error": "\(error)", "size": LogValue.number(batch.count)])
             session.dropIfBroken()
             for item in batch { alone(item) }
         }

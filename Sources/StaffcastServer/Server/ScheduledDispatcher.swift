@@ -45,12 +45,12 @@ final class ScheduledDispatcher: Sendable {
                     for s in result.sent {
                         metrics.messageSent(type: s.messageType.rawValue, priority: s.priority.rawValue)
                         logger.info("scheduled send went out", metadata: [
-                            "scheduled": "\(s.id)", "message": "\(s.messageID.map { "\($0)" } ?? "-")",
-                            "event": "\(s.eventID)", "late": "\(s.late)"])
+                            "scheduled_id": LogValue.id(s.id), "message_id": LogValue.id(s.messageID),
+                            "event_id": LogValue.id(s.eventID), "late": "\(s.late)"])
                     }
                     for s in result.dropped {
                         logger.warning("scheduled send dropped: its sender may no longer send to the event",
-                                       metadata: ["scheduled": "\(s.id)", "event": "\(s.eventID)"])
+                                       metadata: ["scheduled_id": LogValue.id(s.id), "event_id": LogValue.id(s.eventID)])
                     }
                     if !result.more { break }
                 }

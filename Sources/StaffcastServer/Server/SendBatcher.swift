@@ -86,7 +86,7 @@ final class SendBatcher: Sendable {
             } catch {
                 // The transaction rolled back: nothing of the batch was stored. Each send again,
                 // alone, so that a bad one fails by itself.
-                logger.warning("send batch failed; sending one by one", metadata: ["error": "\(error)", "size": "\(batch.count)"])
+                logger.warning("send batch failed; sending one by one", metadata: ["error": "\(error)", "size": LogValue.number(batch.count)])
                 session.dropIfBroken()
                 for item in batch { alone(item, store) }
             }
@@ -105,8 +105,8 @@ final class SendBatcher: Sendable {
 
         private func delivered(_ item: Item, _ message: StaffMessage) {
             metrics.messageSent(type: message.messageType.rawValue, priority: message.priority.rawValue)
-            logger.info("message sent", metadata: ["message": "\(message.id)", "seq": "\(message.seq)",
-                                                   "event": "\(message.eventID)", "type": "\(message.messageType.rawValue)",
+            logger.info("message sent", metadata: ["message_id": LogValue.id(message.id), "seq": LogValue.number(message.seq),
+                                                   "event_id": LogValue.id(message.eventID), "type": "\(message.messageType.rawValue)",
                                                    "priority": "\(message.priority.rawValue)", "via": "\(item.via)"])
             item.done(.success(message))
         }

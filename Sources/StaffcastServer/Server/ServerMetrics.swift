@@ -1,69 +1,132 @@
-import CoreMetrics
 import Foundation
 import Prometheus
 
-/// The server's Prometheus metrics, through swift-metrics with a registry of its own (so that
-/// two servers in one test process do not share counters). Label sets are bounded: by message
-/// type and priority, error code, route and status class; never per user or event.
+/// The server's Prometheus metrics, in a registry of its own (so that two servers in one test
+/// process do not share counters), each with its `# HELP` text. Label sets are bounded: by
+/// message type and priority, error code, HTTP method, route and status; never per user or
+/// event. Every metric here is listed in docs/operations.md.
+///
+/// Thread-safe (the registry's metrics are); any thread records.
 final class ServerMetrics: @unchecked Sendable {
     let registry = PrometheusCollectorRegistry()
-    private let factory: PrometheusMetricsFactory
 
-    let connectionsOpened: CoreMetrics.Counter
-    let slowClientsClosed: CoreMetrics.Counter
-    let deliveries: CoreMetrics.Counter
-    let fanoutLatency: CoreMetrics.Timer
-    let listenerBatches: CoreMetrics.Counter
-    let heartbeatRTT: CoreMetrics.Timer
-    let databaseJob: CoreMetrics.Timer
-    let listenerLag: CoreMetrics.Timer
-    let sendBatchSize: CoreMetrics.Recorder
-    let readBatchSize: CoreMetrics.Recorder
+    /// A histogram of seconds.
+    struct Seconds: Sendable {
+        let histogram: ValueHistogram
+        func recordSeconds(_ seconds: Double) { histogram.record(max(0, seconds)) }
+    }
+
+    /// A histogram of counts (batch sizes).
+    struct Sizes: Sendable {
+        let histogram: ValueHistogram
+        func record(_ value: Int) { histogram.record(Double(value)) }
+    }
+
+    static let secondsBuckets: [Double] = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]
+    static let sizeBuckets: [Double] = [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1_024]
+
+    /// Help text of every gauge set by name (`gauge(_:_:)`).
+    static let gaugeHelp: [String: String] = [
+        "staffcast_connections": "Open WebSocket connections on this server.",
+        "staffcast_subscriptions": "Event subscriptions of the open connections.",
+        "staffcast_database_jobs_queued": "Database requests waiting for a worker.",
+        "staffcast_listener_up": "1 when the change listener is listening to the database, else 0.",
+        "staffcast_database_workers": "Database worker threads.",
+        "staffcast_service_loops": "Service loops (threads serving connections).",
+        "staffcast_valid_tokens": "API tokens this server currently accepts.",
+        "process_resident_memory_bytes": "Resident memory size in bytes.",
+        "process_virtual_memory_bytes": "Virtual memory size in bytes.",
+        "process_open_fds": "Open file descriptors (sockets included).",
+        "process_max_fds": "The most file descriptors the process may open.",
+        "process_start_time_seconds": "Start time of the process since the Unix epoch, in seconds.",
+    ]
+
+    let connectionsOpened: Counter
+    let slowClientsClosed: Counter
+    let deliveries: Counter
+    let fanoutLatency: Seconds
+    let listenerBatches: Counter
+    let heartbeatRTT: Seconds
+    let databaseJob: Seconds
+    let listenerLag: Seconds
+    let sendBatchSize: Sizes
+    let readBatchSize: Sizes
+    private let cpuSeconds: Gauge
 
     init() {
-        factory = PrometheusMetricsFactory(registry: registry)
-        connectionsOpened = Counter(label: "staffcast_connections_opened_total", factory: factory)
-        slowClientsClosed = Counter(label: "staffcast_slow_clients_closed_total", factory: factory)
-        deliveries = Counter(label: "staffcast_deliveries_total", factory: factory)
-        fanoutLatency = Timer(label: "staffcast_delivery_latency_seconds", factory: factory)
-        listenerBatches = Counter(label: "staffcast_listener_batches_total", factory: factory)
-        heartbeatRTT = Timer(label: "staffcast_heartbeat_rtt_seconds", factory: factory)
-        databaseJob = Timer(label: "staffcast_database_job_seconds", factory: factory)
-        listenerLag = Timer(label: "staffcast_listener_lag_seconds", factory: factory)
-        sendBatchSize = Recorder(label: "staffcast_send_batch_size", factory: factory)
-        readBatchSize = Recorder(label: "staffcast_read_batch_size", factory: factory)
+        let r = registry
+        connectionsOpened = r.makeCounter(descriptor: Self.describe("staffcast_connections_opened_total", "WebSocket connections opened."))
+        slowClientsClosed = r.makeCounter(descriptor: Self.describe("staffcast_slow_clients_closed_total", "Connections closed or dropped because they did not keep up with their frames."))
+        deliveries = r.makeCounter(descriptor: Self.describe("staffcast_deliveries_total", "Frames written to WebSocket clients."))
+        fanoutLatency = Seconds(histogram: r.makeValueHistogram(descriptor: Self.describe("staffcast_delivery_latency_seconds", "From a message's commit to its fan-out on this server (queued for every subscriber of every loop)."), buckets: Self.secondsBuckets))
+        listenerBatches = r.makeCounter(descriptor: Self.describe("staffcast_listener_batches_total", "Batches of changes the listener read."))
+        heartbeatRTT = Seconds(histogram: r.makeValueHistogram(descriptor: Self.describe("staffcast_heartbeat_rtt_seconds", "WebSocket ping to pong round trips."), buckets: Self.secondsBuckets))
+        databaseJob = Seconds(histogram: r.makeValueHistogram(descriptor: Self.describe("staffcast_database_job_seconds", "Time a request held a database worker."), buckets: Self.secondsBuckets))
+        listenerLag = Seconds(histogram: r.makeValueHistogram(descriptor: Self.describe("staffcast_listener_lag_seconds", "From a message's commit to the listener reading it."), buckets: Self.secondsBuckets))
+        sendBatchSize = Sizes(histogram: r.makeValueHistogram(descriptor: Self.describe("staffcast_send_batch_size", "Sends committed together in one transaction."), buckets: Self.sizeBuckets))
+        readBatchSize = Sizes(histogram: r.makeValueHistogram(descriptor: Self.describe("staffcast_read_batch_size", "Read marks committed together in one transaction."), buckets: Self.sizeBuckets))
+        // A gauge: the kernel's total is what it is (a counter cannot be set); the _total name
+        // is the one Prometheus's own clients use.
+        cpuSeconds = r.makeGauge(descriptor: Self.describe("process_cpu_seconds_total", "User and system CPU time spent, in seconds."))
+        r.makeGauge(descriptor: Self.describe("staffcast_build_info", "Always 1; the label says which staffcast version runs."), labels: [("version", StaffcastVersion.current)]).set(Double(1))
+    }
+
+    /// A full metric name and its help text (the name is not split into namespace and unit).
+    static func describe(_ name: String, _ help: String) -> MetricNameDescriptor {
+        MetricNameDescriptor(metricName: name, unitName: "", helpText: help)
     }
 
     func messageSent(type: String, priority: String) {
-        Counter(label: "staffcast_messages_sent_total", dimensions: [("type", type), ("priority", priority)], factory: factory)
-            .increment()
+        registry.makeCounter(descriptor: Self.describe("staffcast_messages_sent_total", "Messages sent (committed), by type and priority."), labels: [("type", type), ("priority", priority)]).increment()
     }
 
     /// One attempt of the outbox (push, email, webhook) and what came of it
     /// (`delivered`, `retry`, `failed`, `gone`).
     func outboxAttempt(kind: String, outcome: String) {
-        Counter(label: "staffcast_outbox_attempts_total", dimensions: [("kind", kind), ("outcome", outcome)], factory: factory)
-            .increment()
+        registry.makeCounter(descriptor: Self.describe("staffcast_outbox_attempts_total",
+                                                       "Outbox attempts (push, email, webhook), by kind and outcome."),
+                             labels: [("kind", kind), ("outcome", outcome)]).increment()
     }
 
     func error(code: String) {
-        Counter(label: "staffcast_errors_total", dimensions: [("code", code)], factory: factory).increment()
+        registry.makeCounter(descriptor: Self.describe("staffcast_errors_total", "Errors answered to clients, by protocol error code."), labels: [("code", code)]).increment()
     }
 
-    func httpRequest(route: String, status: Int) {
-        Counter(label: "staffcast_http_requests_total", dimensions: [("route", route), ("status", "\(status)")], factory: factory)
-            .increment()
+    func httpRequest(method: String, route: String, status: Int) {
+        registry.makeCounter(descriptor: Self.describe("staffcast_http_requests_total", "HTTP requests answered, by method, route (templated, no ids) and status."), labels: [("method", method), ("route", route), ("status", "\(status)")]).increment()
     }
 
     /// Lookups of tokens the table did not know (`TokenResolver`), by what came of them:
     /// valid, not_valid, failed, timeout, rate_limited, busy.
     func tokenLookup(result: String) {
-        Counter(label: "staffcast_token_lookups_total", dimensions: [("result", result)], factory: factory).increment()
+        registry.makeCounter(descriptor: Self.describe("staffcast_token_lookups_total",
+                                                       "Database lookups of tokens this server did not know yet, by result."),
+                             labels: [("result", result)]).increment()
     }
 
     func gauge(_ label: String, _ value: Double) {
-        Gauge(label: label, factory: factory).record(value)
+        registry.makeGauge(descriptor: Self.describe(label, Self.gaugeHelp[label] ?? "")).set(value)
     }
 
-    func text() -> String { registry.emitToString() }
+    /// The exposition text, process metrics read just now. Reads /proc: call it off the
+    /// service loops.
+    func text() -> String {
+        if let p = ProcessStats.read() {
+            gauge("process_resident_memory_bytes", p.residentBytes)
+            gauge("process_virtual_memory_bytes", p.virtualBytes)
+            gauge("process_open_fds", p.openFDs)
+            gauge("process_max_fds", p.maxFDs)
+            gauge("process_start_time_seconds", p.startTime)
+            cpuSeconds.set(p.cpuSeconds)
+        }
+        return registry.emitToString()
+    }
+}
+
+extension HTTPAPI {
+    /// The request method as a metric label: one of the methods HTTP defines, else "other"
+    /// (a label must not take whatever a client sends).
+    static func methodLabel(_ method: String) -> String {
+        ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"].contains(method) ? method : "other"
+    }
 }

@@ -61,6 +61,15 @@ public final class StaffcastServer: @unchecked Sendable {
 
     // MARK: lifecycle
 
+    /// Throws `ServerError.portInUse` when someone already listens on the configured port. The
+    /// loops share the port through SO_REUSEPORT, which would also let them join a port another
+    /// staffcast serves (the kernel would then split connections between the two servers), so
+    /// this is checked before anything binds. (Port 0 picks a free port: nothing to check.)
+    public static func checkPortFree(_ configuration: ServerConfiguration) throws(ServerError) {
+        guard configuration.port != 0, ServiceLoop.isInUse(host: configuration.host, port: configuration.port) else { return }
+        throw ServerError.portInUse("\(configuration.host):\(configuration.port) is already in use (another staffcast or another program listens there); stop it or choose another --listen")
+    }
+
     /// Reads where the change logs end and every valid token, opens the port on every loop,
     /// starts the threads, and returns once clients can connect. Throws with a sentence for a
     /// person when the port or the database is unusable.
@@ -73,6 +82,7 @@ public final class StaffcastServer: @unchecked Sendable {
             cursors = try store.currentCursors()
             let tokens = try store.validTokens()
             gatekeeper.load(tokens.tokens, through: tokens.through)
+            gatekeeper.loadEnded(try store.endedTokens())
             cursors.token = tokens.through
         } catch {
             shared.withLock { $0.state = .stopped }
@@ -103,6 +113,13 @@ public final class StaffcastServer: @unchecked Sendable {
                         metrics: metrics, gatekeeper: gatekeeper, resolver: resolver, runner: runner, api: api)
         }
         var port = configuration.port
+        do {
+            try Self.checkPortFree(configuration)
+        } catch {
+            loops = []
+            shared.withLock { $0.state = .stopped }
+            throw error
+        }
         do {
             for loop in loops { port = try loop.listen(host: configuration.host, port: port) }
         } catch {
@@ -256,7 +273,7 @@ public final class StaffcastServer: @unchecked Sendable {
         _ = workers.submit { session in
             do {
                 let n = try session.store().deleteStaleInvites()
-                if n > 0 { logger.info("deleted expired invites", metadata: ["count": "\(n)"]) }
+                if n > 0 { logger.info("deleted expired invites", metadata: ["count": LogValue.number(n)]) }
             } catch {
                 logger.debug("expired invites not deleted", metadata: ["error": "\(error)"])
             }

@@ -135,6 +135,10 @@ extension ServiceLoop {
     /// A committed batch from the change feed, on the loop's thread.
     func deliver(_ batch: CommittedBatch<OutFrame>) {
         perform(engine.committed(batch, now: Self.monotonicNow(), wall: Date()))
+        for f in engine.fannedOut {
+            logger.info("message fanned out", metadata: ["seq": LogValue.number(f.seq), "event_id": LogValue.id(f.eventID),
+                                                         "recipients": LogValue.number(f.recipients), "loop": LogValue.number(index)])
+        }
     }
 
     private static let ranWork: Work = { _ in }

@@ -106,6 +106,12 @@ final class ServiceLoop: @unchecked Sendable {
         return Int(try SocketError.check(sc_local_port(listenFD), "getsockname"))
     }
 
+    /// True when someone already listens on host:port, a socket with SO_REUSEPORT included
+    /// (another staffcast): a probe bound without SO_REUSEPORT is refused there.
+    static func isInUse(host: String, port: Int) -> Bool {
+        sc_probe_port(host.isEmpty ? "0.0.0.0" : host, Int32(port)) == -EADDRINUSE
+    }
+
     /// The thread's body: creates the context, reports through `started`, serves until `stop`.
     func run(started: @escaping @Sendable (SocketError?) -> Void) {
         do throws(SocketError) {
@@ -233,7 +239,8 @@ final class ServiceLoop: @unchecked Sendable {
         if !gatekeeper.isValid(admission.digest) {
             perform(engine.committed(CommittedBatch(revokedTokens: [admission.digest]), now: now, wall: Date()))
         }
-        logger.debug("connection opened", metadata: ["conn": "\(id)", "user": "\(admission.identity.userID)", "loop": "\(index)"])
+        logger.info("connection opened", metadata: ["conn": LogValue.number(id), "user_id": LogValue.id(admission.identity.userID),
+                                                    "peer": "\(peer(of: wsi))", "loop": LogValue.number(index)])
         return 0
     }
 
@@ -300,10 +307,15 @@ final class ServiceLoop: @unchecked Sendable {
             if fd >= 0, relaysByInner[fd] != nil { relaysByInner[fd] = nil } // its number may be reused
         }
         guard let id = Self.connectionID(user), let socket = sockets.removeValue(forKey: id) else { return }
+        let state = engine.connection(id)
+        var closedBy = "client"
+        if case .closing(let code, let reason, _, _)? = state?.phase { closedBy = "server: \(code) \(reason)" }
+        let seconds = state.map { (Date().timeIntervalSince($0.openedAt) * 10).rounded() / 10 } ?? 0
         engine.connectionClosed(id)
         gatekeeper.release(socket.admission)
         user?.storeBytes(of: 0, as: Int.self)
-        logger.debug("connection closed", metadata: ["conn": "\(id)", "user": "\(socket.admission.identity.userID)"])
+        logger.info("connection closed", metadata: ["conn": LogValue.number(id), "user_id": LogValue.id(socket.admission.identity.userID),
+                                                    "seconds": LogValue.number(seconds), "closed_by": "\(closedBy)"])
     }
 
     // MARK: engine actions
@@ -340,19 +352,19 @@ final class ServiceLoop: @unchecked Sendable {
         switch notice {
         case .slowClient(let id, let queued):
             metrics.slowClientsClosed.increment()
-            logger.warning("closing slow client", metadata: ["conn": "\(id)", "queued": "\(queued)"])
+            logger.warning("closing slow client", metadata: ["conn": LogValue.number(id), "queued": LogValue.number(queued)])
         case .writeStalled(let id):
             metrics.slowClientsClosed.increment()
-            logger.warning("dropping a client that stopped reading", metadata: ["conn": "\(id)"])
+            logger.warning("dropping a client that stopped reading", metadata: ["conn": LogValue.number(id)])
         case .heartbeatTimeout(let id):
-            logger.info("closing silent connection", metadata: ["conn": "\(id)"])
+            logger.info("closing silent connection", metadata: ["conn": LogValue.number(id)])
         case .accessRevoked(let id, let event):
-            logger.info("subscription ended: access revoked", metadata: ["conn": "\(id)", "event": "\(event)"])
+            logger.info("subscription ended: access revoked", metadata: ["conn": LogValue.number(id), "event_id": LogValue.id(event)])
         case .tokenRevoked(let id):
-            logger.info("closing connection: token revoked", metadata: ["conn": "\(id)"])
+            logger.info("closing connection: token revoked", metadata: ["conn": LogValue.number(id)])
         case .frameRefused(let id, let code):
             metrics.error(code: code.rawValue)
-            logger.info("frame refused", metadata: ["conn": "\(id)", "code": "\(code)"])
+            logger.info("frame refused", metadata: ["conn": LogValue.number(id), "code": "\(code)"])
         }
     }
 

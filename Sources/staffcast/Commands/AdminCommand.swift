@@ -10,7 +10,9 @@ struct AdminCommand: ParsableCommand {
         abstract: "Set up events, users, access and tokens (works on the database directly).",
         discussion: """
             Admin commands find the database exactly as `serve` does (--database-url, --data-dir,
-            STAFFCAST_DATABASE_URL, STAFFCAST_DATA_DIR, --config), embedded cluster included.
+            STAFFCAST_DATABASE_URL, STAFFCAST_DATA_DIR, --config), embedded cluster included, but
+            never create one: on a data dir without a cluster they fail and say so (run `staffcast
+            migrate` or `staffcast serve` there first, or pass --create).
             Ids are printed alone on stdout, so they can be captured. Examples:
               EVENT=$(staffcast admin event create --name "Summer Festival" --starts-at 2026-07-01T10:00:00Z)
               ALICE=$(staffcast admin user create --name "Alice (gate 3)")
@@ -23,7 +25,9 @@ struct AdminCommand: ParsableCommand {
     /// Opens the database, runs `body` with a store, and stops a cluster started for it.
     static func withStore<T>(_ database: DatabaseOptions, _ body: (Store) throws -> T) throws -> T {
         let file = try database.loadConfigFile()
-        let (target, logger) = try database.open(applicationName: "staffcast admin", file: file)
+        // Admin commands never create a cluster (a mistyped --data-dir would become an empty new
+        // staffcast whose tokens no server knows): only serve, migrate and --create do.
+        let (target, logger) = try database.open(applicationName: "staffcast admin", file: file, create: false)
         defer { target.release(onlyIfStartedHere: true, logger: logger) }
         return try body(Store(try PGConnection(conninfo: target.conninfo)))
     }
@@ -31,7 +35,8 @@ struct AdminCommand: ParsableCommand {
 
 struct EventCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "event", abstract: "Create events.", subcommands: [EventCreateCommand.self])
+        commandName: "event", abstract: "Create, list and change events.",
+        subcommands: [EventCreateCommand.self, EventListCommand.self, EventSetCommand.self])
 }
 
 struct EventCreateCommand: ParsableCommand {
@@ -60,8 +65,8 @@ struct EventCreateCommand: ParsableCommand {
 
 struct UserCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "user", abstract: "Create, change and delete users.",
-        subcommands: [UserCreateCommand.self, UserSetCommand.self, UserDeleteCommand.self])
+        commandName: "user", abstract: "Create, list, change and delete users.",
+        subcommands: [UserCreateCommand.self, UserListCommand.self, UserSetCommand.self, UserDeleteCommand.self])
 }
 
 struct UserCreateCommand: ParsableCommand {
@@ -174,30 +179,22 @@ struct TokenIssueCommand: ParsableCommand {
     }
 }
 
-/// `--expires` values: a whole number of minutes, hours or days.
+/// `--expires` of tokens and invites: a duration (30m, 12h, 7d; no plain numbers: those options
+/// never took minutes alone).
 enum TokenLifetime {
-    static let maxSeconds: TimeInterval = 3650 * 86_400
+    static let maxSeconds = 3650 * 86_400
 
     static func parse(_ text: String) -> TimeInterval? {
-        let digits = text.dropLast()
-        guard let unit = text.last, !digits.isEmpty, digits.allSatisfy({ $0.isASCII && $0.isNumber }),
-              let count = Int(digits), count > 0 else { return nil }
-        let seconds: TimeInterval
-        switch unit {
-        case "m": seconds = TimeInterval(count) * 60
-        case "h": seconds = TimeInterval(count) * 3_600
-        case "d": seconds = TimeInterval(count) * 86_400
-        default: return nil
-        }
-        return seconds <= maxSeconds ? seconds : nil
+        DurationText.seconds(text, plainMinutes: false, maxSeconds: maxSeconds).map(TimeInterval.init)
     }
 }
 
 struct TokenListCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "list", abstract: "List a user's tokens: label, created, last used, expires, revoked.",
+        commandName: "list", abstract: "List a user's tokens: id, created, last used, expires, revoked, label.",
         discussion: """
-            Never shows a token or its hash. Revoked and expired tokens are listed too.
+            Never shows a token or its hash. The id names one token for `token revoke --id` (a lost
+            phone's token, without having the token). Revoked and expired tokens are listed too.
 
             Examples:
               staffcast admin token list --user $ALICE
@@ -205,32 +202,23 @@ struct TokenListCommand: ParsableCommand {
             """)
 
     @Option(help: "User id.") var user: String
-    @Flag(help: "One JSON object per line.") var json = false
+    @Flag(help: "Print one JSON array.") var json = false
     @OptionGroup var database: DatabaseOptions
 
     func run() throws {
         try reportingFailures {
             let u = try userID(user)
             let tokens = try AdminCommand.withStore(database) { try $0.tokens(ofUser: u) }
-            if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys]
-                for t in tokens { print(String(decoding: try encoder.encode(t), as: UTF8.self)) }
-                return
-            }
+            if json { return try JSONOutput.print(tokens) }
             guard !tokens.isEmpty else {
                 printError("user \(user) has no tokens")
                 return
             }
-            func column(_ text: String, _ width: Int) -> String { text.padding(toLength: width, withPad: " ", startingAt: 0) }
             func time(_ d: Date?, _ none: String) -> String { d.map(RFC3339.format) ?? none }
-            print([column("CREATED", 26), column("LAST USED", 26), column("EXPIRES", 26), column("REVOKED", 26),
-                   column("STATE", 9), "LABEL"].joined())
-            for t in tokens {
-                print([column(time(t.createdAt, "-"), 26), column(time(t.lastUsedAt, "never"), 26),
-                       column(time(t.expiresAt, "never"), 26), column(time(t.revokedAt, "-"), 26),
-                       column(t.state.rawValue, 9), t.label ?? "-"].joined())
-            }
+            print(TextTable.render(header: ["ID", "CREATED", "LAST USED", "EXPIRES", "REVOKED", "STATE", "LABEL"], rows: tokens.map { t in
+                [t.id.uuidString.lowercased(), time(t.createdAt, "-"), time(t.lastUsedAt, "never"), time(t.expiresAt, "never"),
+                 time(t.revokedAt, "-"), t.state.rawValue, t.label ?? "-"]
+            }))
         }
     }
 }
@@ -239,19 +227,32 @@ struct TokenRevokeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "revoke", abstract: "Revoke all of a user's tokens, or one token.",
         discussion: """
-            Within 2 s every server refuses the token and closes its open WebSockets (code 4401). Give --user (all of that user's tokens) or --token (one; "-" reads it from stdin, keeping it out of the process list and shell history). Prints how many were revoked.
+            Within 2 s every server refuses the token and closes its open WebSockets (code 4401). Give --user (all of that user's tokens), --id (one, by the id `token list` shows) or --token (one; "-" reads it from stdin, keeping it out of the process list and shell history). Prints how many were revoked.
 
             Examples:
               staffcast admin token revoke --user $ALICE
+              staffcast admin token revoke --id 5f0c…   # from `staffcast admin token list --user $ALICE`
               staffcast admin token revoke --token - < alice.token
             """)
 
     @Option(help: "Revoke every token of this user (id).") var user: String?
     @Option(help: ArgumentHelp("Revoke this one token (\"-\": read it from stdin).", valueName: "token")) var token: String?
+    @Option(help: ArgumentHelp("Revoke the one token with this id (as `token list` shows it).", valueName: "token-id")) var id: String?
     @OptionGroup var database: DatabaseOptions
 
     func run() throws {
         try reportingFailures {
+            if let id {
+                guard user == nil && token == nil else { throw CommandFailure("give one of --user, --id and --token") }
+                guard let tokenID = UUID(uuidString: id) else { throw CommandFailure("--id '\(id)' is not a token id (a UUID, see `token list`)") }
+                let owner = try AdminCommand.withStore(database) { try $0.revokeToken(id: tokenID) }
+                if let owner {
+                    printError("revoked token \(id.lowercased()) of user \(owner.uuidString.lowercased())")
+                } else {
+                    printError("token \(id.lowercased()) was already revoked")
+                }
+                return
+            }
             switch (user, token) {
             case (let user?, nil):
                 let u = try userID(user)
@@ -271,9 +272,9 @@ struct TokenRevokeCommand: ParsableCommand {
                     printError("revoked 0 tokens: that token is unknown or was already revoked")
                 }
             case (nil, nil):
-                throw CommandFailure("give --user ID (all of a user's tokens) or --token TOKEN (one)")
+                throw CommandFailure("give --user ID (all of a user's tokens), --id TOKEN_ID or --token TOKEN (one)")
             case (_?, _?):
-                throw CommandFailure("give --user ID or --token TOKEN, not both")
+                throw CommandFailure("give one of --user, --id and --token")
             }
         }
     }
@@ -306,7 +307,7 @@ struct AuditCommand: ParsableCommand {
 
     @Option(help: "Only this event's entries.") var event: String?
     @Option(help: "How many entries (default 100).") var limit = 100
-    @Flag(help: "One JSON object per line.") var json = false
+    @Flag(help: "Print one JSON array.") var json = false
     @OptionGroup var database: DatabaseOptions
 
     func run() throws {
@@ -317,14 +318,9 @@ struct AuditCommand: ParsableCommand {
                 eventID = e
             }
             let entries = try AdminCommand.withStore(database) { try $0.auditLog(limit: limit, event: eventID) }
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.sortedKeys]
+            if json { return try JSONOutput.print(entries) }
             for e in entries {
-                if json, let data = try? encoder.encode(e) {
-                    print(String(decoding: data, as: UTF8.self))
-                } else {
-                    print("\(e.at)  \(e.actor.padding(toLength: 10, withPad: " ", startingAt: 0))  \(e.action.padding(toLength: 12, withPad: " ", startingAt: 0))  event \(e.eventID ?? "-")  user \(e.userID ?? "-")\(e.detail.map { "  \($0)" } ?? "")")
-                }
+                print("\(e.at)  \(e.actor.padding(toLength: 10, withPad: " ", startingAt: 0))  \(e.action.padding(toLength: 12, withPad: " ", startingAt: 0))  event \(e.eventID ?? "-")  user \(e.userID ?? "-")\(e.detail.map { "  \($0)" } ?? "")")
             }
         }
     }

@@ -24,7 +24,8 @@ struct ClusterCommand: ParsableCommand {
             let cluster = try EmbeddedCluster(dataDir: dir)
             switch action {
             case .start:
-                try cluster.ensureRunning()
+                // Detached: it belongs to no process, so it is never taken for an orphan.
+                _ = try cluster.ensureRunning(detached: true)
                 print("running: \(cluster.clusterDir.path)")
             case .stop:
                 try cluster.stop()

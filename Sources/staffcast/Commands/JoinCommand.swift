@@ -44,7 +44,7 @@ struct JoinCommand: ParsableCommand {
             do {
                 response = try api.raw("POST", "/v1/invites/\(code)/redeem", body: body, contentType: "application/json")
             } catch {
-                throw CommandFailure(t.text(.joinUnreachable, ["server": base, "reason": "\(error)"]))
+                throw CommandFailure(t.text(.joinUnreachable, ["server": base, "reason": "\(error)"]), status: ExitStatus.of(error))
             }
             let joined: Redemption
             switch response.status {

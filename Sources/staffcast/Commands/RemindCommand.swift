@@ -24,7 +24,10 @@ struct RemindCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Times before the start, comma-separated: e.g. 1d,2h,30m.", valueName: "times")) var before: String
     @Option(name: .long, help: ArgumentHelp("broadcast (default), alert or emergency.", valueName: "type")) var type: String?
     @Option(help: ArgumentHelp("low, normal (default), high or urgent.", valueName: "priority")) var priority: String?
-    @Option(help: ArgumentHelp("Minutes until each reminder expires once sent (1 to 43200).", valueName: "minutes")) var expires: Int?
+    @Option(name: .customLong("expires"), help: ArgumentHelp("How long each reminder lasts once sent: 30m, 2h, 3d or a number of minutes (up to 30d).",
+                               valueName: "duration"))
+    var expiresIn: MinutesArgument?
+    private var expires: Int? { expiresIn?.minutes }
     @Argument(help: "The reminder text.") var message: String
 
     func run() throws {
@@ -49,7 +52,7 @@ struct RemindCommand: ParsableCommand {
                 } catch {
                     let made = done.isEmpty ? "nothing was scheduled"
                         : "the \(done.count) scheduled before it stay (staffcast scheduled cancel ID to undo)"
-                    throw CommandFailure("\(lead) before the start: \(oneLine(error)); \(made)")
+                    throw CommandFailure("\(lead) before the start: \(errorLine(error)); \(made)", status: ExitStatus.of(error))
                 }
             }
         }

@@ -14,7 +14,7 @@ struct SendCommand: ParsableCommand {
               delivered live to 37 of 40 staff; not connected: Sam (gate 3), Ana, Li
             (stdout holds only the id, so scripts keep working; --quiet leaves the line out).
 
-            Escalation: with --escalate-after MINUTES (emergencies: the server's default, 5), staff who
+            Escalation: with --escalate-after DURATION (emergencies: the server's default, 5), staff who
             have not read it by then are reminded (their terminal shows it again and rings), and every
             admin and owner gets an "escalation" notification naming them; again each interval, at most
             max_escalation_rounds times (3), until everyone has read it.
@@ -23,8 +23,8 @@ struct SendCommand: ParsableCommand {
             Examples:
               staffcast send --event $EVENT "Gates open in 15 minutes"
               staffcast send --event $EVENT --type emergency --priority urgent "Evacuate hall B"
-              staffcast send --event $EVENT --expires 30 "Shuttle bus leaves from gate 2"
-              staffcast send --event $EVENT --priority urgent --escalate-after 10 "Medical team to stage 2"
+              staffcast send --event $EVENT --expires 30m "Shuttle bus leaves from gate 2"
+              staffcast send --event $EVENT --priority urgent --escalate-after 10m "Medical team to stage 2"
               echo "Lunch is served" | staffcast send --event $EVENT -
 
             Later instead of now (prints the scheduled send's id; see `staffcast scheduled`):
@@ -43,7 +43,10 @@ struct SendCommand: ParsableCommand {
     @Option(help: "Event id.") var event: String
     @Option(name: .long, help: ArgumentHelp("broadcast (default), alert or emergency.", valueName: "type")) var type: String?
     @Option(help: ArgumentHelp("low, normal (default), high or urgent.", valueName: "priority")) var priority: String?
-    @Option(help: ArgumentHelp("Minutes until the message expires (1 to 43200).", valueName: "minutes")) var expires: Int?
+    @Option(name: .customLong("expires"), help: ArgumentHelp("How long until the message expires: 30m, 2h, 3d or a number of minutes (up to 30d).",
+                               valueName: "duration"))
+    var expiresIn: MinutesArgument?
+    private var expires: Int? { expiresIn?.minutes }
     @Option(help: ArgumentHelp("Send at this time instead of now (RFC 3339, e.g. 2026-06-01T08:30:00Z).", valueName: "time"))
     var at: String?
     @Option(name: .customLong("before-start"),
@@ -51,9 +54,10 @@ struct SendCommand: ParsableCommand {
     var beforeStart: String?
     @Flag(help: "Send even if the same text went to this event within the duplicate window.") var force = false
     @Option(name: .customLong("escalate-after"), help: ArgumentHelp(
-        "Remind non-readers and tell admins after this many minutes, and again each interval (1 to 1440; emergencies default to the server's setting, 5).",
-        valueName: "minutes"))
-    var escalateAfter: Int?
+        "Remind non-readers and tell admins after this long, and again each interval: 10m, 1h or a number of minutes (up to 24h; emergencies default to the server's setting, 5m).",
+        valueName: "duration"))
+    var escalateAfterValue: MinutesArgument?
+    private var escalateAfter: Int? { escalateAfterValue?.minutes }
     @Flag(help: "Do not print the delivery line on standard error.") var quiet = false
     @Option(help: ArgumentHelp("Send the event's template of this name instead of MESSAGE (see staffcast template).",
                                valueName: "name"))

@@ -23,6 +23,10 @@ struct ServeCommand: ParsableCommand {
             Several servers on one database serve one event together: run the same command with the
             same --database-url on each machine. SIGTERM or Ctrl-C stops gracefully (clients get
             1001 and reconnect elsewhere); a second signal exits at once.
+
+            A port somebody already listens on (another staffcast too) is refused, naming it (exit 3).
+            An embedded PostgreSQL left running by a killed staffcast is said in one line, stopped
+            and started afresh. The SQL migrations are inside the binary: it runs from any folder.
             """)
 
     @OptionGroup var database: DatabaseOptions
@@ -64,6 +68,8 @@ struct ServeCommand: ParsableCommand {
                 printEffective(configuration, file)
                 return
             }
+            // Before the database: a taken port fails fast, without starting a cluster.
+            try StaffcastServer.checkPortFree(configuration)
             raiseFileLimit()
             // From here a signal is held until the server is up, then stops it gracefully.
             StopSignal.install()

@@ -6,7 +6,7 @@ import StaffcastCore
 struct StatusCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status",
-        abstract: "Show a server's health, or who of an event's staff is connected; exit 1 when not ready.",
+        abstract: "Show a server's health, or who of an event's staff is connected; exit 3 when not ready.",
         discussion: """
             Without a token (or the ops token) it shows readiness; with an owner's token or the ops
             token it adds uptime, connections and subscribers per event. With --event it lists each
@@ -18,6 +18,8 @@ struct StatusCommand: ParsableCommand {
               staffcast status
               staffcast status --server http://10.0.0.5:8080 --token-file ops.token --json
               staffcast status --event $EVENT --watch
+
+            \(ExitStatus.helpText)
             """)
 
     @OptionGroup var client: ClientOptions
@@ -45,7 +47,7 @@ struct StatusCommand: ParsableCommand {
                     for _ in 0..<20 where !StopFlag.shared.isSet { usleep(100_000) }
                 }
             } while watch && !StopFlag.shared.isSet
-            if !ready { throw ExitCode.failure }
+            if !ready { throw ExitStatus.unavailable.exitCode }
         }
     }
 

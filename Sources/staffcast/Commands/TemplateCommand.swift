@@ -27,8 +27,10 @@ struct TemplateCommand: ParsableCommand {
         @Option(help: ArgumentHelp("The template's name (1 to 100 bytes, no '/').", valueName: "name")) var name: String
         @Option(name: .long, help: ArgumentHelp("broadcast (default), alert or emergency.", valueName: "type")) var type: String?
         @Option(help: ArgumentHelp("low, normal (default), high or urgent.", valueName: "priority")) var priority: String?
-        @Option(help: ArgumentHelp("Minutes until each message sent from it expires (1 to 43200).", valueName: "minutes"))
-        var expires: Int?
+        @Option(name: .customLong("expires"), help: ArgumentHelp(
+            "How long each message sent from it lasts: 30m, 2h, 3d or a number of minutes (up to 30d).", valueName: "duration"))
+        var expiresIn: MinutesArgument?
+        private var expires: Int? { expiresIn?.minutes }
         @Argument(help: "The template's text.") var message: String
 
         func run() throws {

@@ -30,6 +30,9 @@ struct DatabaseOptions: ParsableArguments {
     @Flag(name: .long, help: "Log one JSON object per line.")
     var logJSON = false
 
+    @Flag(name: .long, help: "admin commands: create the embedded cluster when the data dir has none (serve and migrate always do).")
+    var create = false
+
     /// The config file named by --config or $STAFFCAST_CONFIG (nil when neither).
     func loadConfigFile() throws -> ConfigFile? {
         guard let path = config ?? environment("STAFFCAST_CONFIG") else { return nil }
@@ -58,14 +61,20 @@ struct DatabaseOptions: ParsableArguments {
 
     /// Sets up logging, finds the database (starting the embedded cluster when needed) and
     /// brings its schema up to date. Returns the target and a logger.
-    func open(applicationName: String, file: ConfigFile?) throws -> (DatabaseTarget, Logger) {
+    /// `create: false` (admin commands without --create) refuses a data dir that has no cluster.
+    func open(applicationName: String, file: ConfigFile?, create: Bool = true) throws -> (DatabaseTarget, Logger) {
         LogSetup.bootstrap(level: try level(file), json: logJSON || file?.logFormat == "json")
         let logger = Logger(label: "staffcast")
         setenv("PGAPPNAME", applicationName, 1) // lets a server see which other servers share the cluster
         let where_ = resolved(file)
         let target = try DatabaseTarget(databaseURL: where_.databaseURL, migrateDatabaseURL: resolvedMigrateURL(file),
-                                        dataDir: where_.dataDir)
-        if target.startedCluster { logger.info("started the embedded PostgreSQL", metadata: ["at": "\(target.displayName)"]) }
+                                        dataDir: where_.dataDir, create: create || self.create)
+        if let pid = target.stoppedOrphan {
+            logger.warning("the embedded PostgreSQL (pid \(pid)) was left running by a staffcast that ended without stopping it (killed?); stopped it and started it afresh",
+                           metadata: ["at": "\(target.displayName)"])
+        } else if target.startedCluster {
+            logger.info("started the embedded PostgreSQL", metadata: ["at": "\(target.displayName)"])
+        }
         do {
             let conn = try PGConnection(conninfo: target.conninfo)
             let migrator = try Self.migrator(logger: logger)
@@ -79,9 +88,6 @@ struct DatabaseOptions: ParsableArguments {
     }
 
     static func migrator(logger: Logger) throws -> Migrator {
-        guard let dir = Migration.locateDirectory() else {
-            throw CommandFailure("cannot find the sql/ migrations folder; run from the staffcast checkout or set STAFFCAST_SQL_DIR")
-        }
-        return Migrator(migrations: try Migration.load(from: dir), logger: logger)
+        Migrator(migrations: try Migration.forThisBinary(), logger: logger)
     }
 }

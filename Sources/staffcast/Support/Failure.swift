@@ -1,14 +1,22 @@
 import ArgumentParser
 import Foundation
+import StaffcastClient
+import StaffcastCore
+import StaffcastPostgres
 
-/// A command's failure: one line on stderr for the person, then a non-zero exit.
+/// A command's failure: one line on stderr for the person, then a non-zero exit (`status`).
 struct CommandFailure: Error, CustomStringConvertible {
     let message: String
-    init(_ message: String) { self.message = message }
+    let status: ExitStatus
+    init(_ message: String, status: ExitStatus = .failed) {
+        self.message = message
+        self.status = status
+    }
     var description: String { message }
 }
 
-/// Runs `body`; any error becomes "staffcast: <reason>" on stderr and exit status 1.
+/// Runs `body`; any error becomes one line "staffcast: <sentence> [code]" on stderr (the code
+/// when the server or the store gave one) and the exit status of `ExitStatus.of`.
 func reportingFailures<T>(_ body: () throws -> T) throws -> T {
     do {
         return try body()
@@ -17,13 +25,28 @@ func reportingFailures<T>(_ body: () throws -> T) throws -> T {
     } catch let e as CleanExit {
         throw e
     } catch {
-        printError("staffcast: \(oneLine(error))")
-        throw ExitCode.failure
+        printError("staffcast: \(errorLine(error))")
+        throw ExitStatus.of(error).exitCode
+    }
+}
+
+/// The one-line form of an error: its sentence, then its code in brackets when it has one.
+func errorLine(_ error: Error) -> String {
+    switch error {
+    case let e as StaffcastError: return oneLine("\(e.message) [\(e.code.rawValue)]")
+    case let e as PostgresError:
+        // The store's codes (cluster, migration, …) say nothing to a person; the SQLSTATE might.
+        return oneLine(e.sqlState.map { "\(e.message) [\($0)]" } ?? e.message)
+    default: return oneLine(error)
     }
 }
 
 func oneLine(_ error: Error) -> String {
-    String(describing: error).replacingOccurrences(of: "\n", with: " ")
+    oneLine(String(describing: error))
+}
+
+func oneLine(_ text: String) -> String {
+    text.replacingOccurrences(of: "\n", with: " ")
 }
 
 func printError(_ text: String) {

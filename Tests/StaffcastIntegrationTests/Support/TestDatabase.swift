@@ -30,7 +30,7 @@ enum TestDatabase {
         let dir = ProcessInfo.processInfo.environment["STAFFCAST_TEST_DATA_DIR"]
             ?? packageRoot.appendingPathComponent(".build/test-cluster").path
         let c = try EmbeddedCluster(dataDir: dir)
-        try c.ensureRunning()
+        try c.ensureRunning(detached: true)
         try raiseConnectionLimit(c)
         clusterStorage = c
         return c
@@ -46,7 +46,7 @@ enum TestDatabase {
         guard (try admin.query("SHOW max_connections").int(0, 0) ?? 0) < testMaxConnections else { return }
         try admin.execute("ALTER SYSTEM SET max_connections = \(testMaxConnections)")
         try c.stop()
-        try c.ensureRunning()
+        try c.ensureRunning(detached: true)
     }
 
     static func migrations() throws -> [Migration] { try Migration.load(from: sqlDirectory) }

@@ -1,0 +1,25 @@
+/// The `sql/` migrations compiled into the binary, so an installed `staffcast` runs from any
+/// folder. `sql/` stays the source of truth: `Sources/StaffcastPostgres/Migrations` is a
+/// symlink to it, and SwiftPM's `.embedInCode` rule (Package.swift) turns each file into a
+/// byte array of `PackageResources` at build time.
+///
+/// SwiftPM cannot list what it embedded, so each file is named here once. A new migration
+/// must be added below: `EmbeddedMigrationsTests` fails, naming the file, until it is (it
+/// compares this set with `sql/` byte for byte).
+public enum EmbeddedMigrations {
+    /// File name and contents of every embedded migration. (SwiftPM names a resource after its
+    /// file, with a leading digit and every dot turned into `_`: 001_schema.sql → _01_schema_sql.)
+    public static let files: [(name: String, bytes: [UInt8])] = [
+        ("001_schema.sql", PackageResources._01_schema_sql),
+        ("002_audit.sql", PackageResources._02_audit_sql),
+        ("003_presence.sql", PackageResources._03_presence_sql),
+        ("004_tokens.sql", PackageResources._04_tokens_sql),
+        ("005_read_state.sql", PackageResources._05_read_state_sql),
+        ("006_roles.sql", PackageResources._06_roles_sql),
+        ("007_emergencies.sql", PackageResources._07_emergencies_sql),
+        ("008_toolbox.sql", PackageResources._08_toolbox_sql),
+        ("009_invites.sql", PackageResources._09_invites_sql),
+        ("010_fast_checks.sql", PackageResources._10_fast_checks_sql),
+        ("012_reach.sql", PackageResources._12_reach_sql),
+    ]
+}

@@ -1,0 +1,98 @@
+import Foundation
+import StaffcastClient
+import StaffcastCore
+import XCTest
+
+/// Logs and metrics as ops read them (issue 20): ids in the log as the API writes them, typed
+/// JSON fields, the promised lines at info; Prometheus text with HELP and TYPE for every
+/// metric, the delivery histogram observed, separate method and route labels, process and
+/// build metrics, and every metric of docs/operations.md present.
+final class ObservabilityTests: XCTestCase {
+    func testASendIsLoggedWithTheLowerCaseIdAndTypedJSONFields() throws {
+        let fixture = try Fixture(conninfo: try TestDatabase.create())
+        let serve = try StaffcastProcess(["serve", "--listen", "127.0.0.1:0", "--database-url", TestDatabase.serverLogin(fixture.conninfo),
+                                          "--log-json", "--log-level", "info"])
+        defer { serve.stop() }
+        let http = "http://127.0.0.1:\(serve.port)"
+        let staff = TestSocket(try WebSocketClient(url: "ws://127.0.0.1:\(serve.port)/v1/ws",
+                                                   headers: ["Authorization": "Bearer \(fixture.staffToken)"]))
+        _ = try staff.expect("hello")
+        _ = try staff.subscribe(fixture.event)
+        let sent = try APIClient(server: http, token: fixture.ownerToken)
+            .sendMessage(event: fixture.event, message: "Gates open", type: nil, priority: nil, expiresInMinutes: nil)
+        _ = try staff.expect("message")
+        let id = sent.id.uuidString.lowercased()
+        XCTAssertTrue(serve.waitForStderr(id), "grep for the id as the API wrote it finds the log line:\n\(serve.stderr)")
+        XCTAssertTrue(serve.waitForStderr("message fanned out"), serve.stderr)
+        let lines = serve.stderr.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        let sentLine = try XCTUnwrap(lines.first { $0["msg"] as? String == "message sent" }, serve.stderr)
+        XCTAssertEqual(sentLine["message_id"] as? String, id)
+        XCTAssertEqual(sentLine["event_id"] as? String, fixture.event.uuidString.lowercased())
+        XCTAssertTrue(sentLine["seq"] is NSNumber, "numbers are numbers: \(sentLine)")
+        XCTAssertEqual((sentLine["seq"] as? NSNumber)?.int64Value, sent.seq)
+        let opened = try XCTUnwrap(lines.first { $0["msg"] as? String == "connection opened" }, "connection lines at info")
+        XCTAssertEqual(opened["user_id"] as? String, fixture.staff.uuidString.lowercased())
+        let fanned = try XCTUnwrap(lines.first { $0["msg"] as? String == "message fanned out" && ($0["recipients"] as? Int ?? 0) > 0 })
+        XCTAssertEqual(fanned["recipients"] as? Int, 1)
+        XCTAssertFalse(serve.stderr.contains(sent.id.uuidString), "no upper-case ids")
+        staff.close()
+        XCTAssertTrue(serve.waitForStderr("connection closed"), serve.stderr)
+    }
+
+    func testMetricsHaveHelpAndTypeAndTheDeliveryHistogramMoves() throws {
+        let fixture = try Fixture(conninfo: try TestDatabase.create())
+        let server = try TestServer(conninfo: fixture.conninfo)
+        defer { server.stop() }
+        let staff = try server.connect(fixture.staffToken)
+        _ = try staff.subscribe(fixture.event)
+        _ = try server.api(fixture.ownerToken).sendMessage(event: fixture.event, message: "Gates open", type: nil, priority: nil,
+                                                           expiresInMinutes: nil)
+        _ = try staff.expect("message")
+        _ = try server.api(fixture.staffToken).raw("GET", "/v1/events/\(UUID().uuidString.lowercased())/messages") // an error
+        _ = try server.api("sc_" + String(repeating: "B", count: 43)).raw("GET", "/v1/me/events") // a token looked up
+        func sample(_ text: String, _ name: String) -> Double? {
+            text.split(separator: "\n").first { $0.hasPrefix(name + " ") }.flatMap { Double($0.split(separator: " ").last ?? "") }
+        }
+        // The histogram is observed once the last loop has queued the message: wait for it.
+        var text = ""
+        let deadline = Date().addingTimeInterval(10)
+        repeat {
+            text = String(decoding: try server.api(nil).call("GET", "/metrics"), as: UTF8.self)
+        } while (sample(text, "staffcast_delivery_latency_seconds_count") ?? 0) == 0 && Date() < deadline
+        XCTAssertEqual(sample(text, "staffcast_delivery_latency_seconds_count"), 1, text)
+
+        // Every metric has HELP and TYPE.
+        let names = Set(text.split(separator: "\n").filter { !$0.hasPrefix("#") }.map { line -> String in
+            let name = String(line.prefix { $0 != "{" && $0 != " " })
+            for suffix in ["_bucket", "_count", "_sum"] where name.hasSuffix(suffix) { return String(name.dropLast(suffix.count)) }
+            return name
+        })
+        for name in names {
+            XCTAssertTrue(text.contains("# HELP \(name) "), "no HELP for \(name)")
+            XCTAssertTrue(text.contains("# TYPE \(name) "), "no TYPE for \(name)")
+        }
+        // Method and route apart; process and build metrics.
+        XCTAssertTrue(text.contains(#"method="POST""#) && text.contains(#"route="/v1/events/{id}/messages""#), text)
+        XCTAssertFalse(text.contains(#"route="POST "#), text)
+        for name in ["process_resident_memory_bytes", "process_cpu_seconds_total", "process_open_fds", "process_start_time_seconds"] {
+            XCTAssertGreaterThan(sample(text, name) ?? 0, 0, name)
+        }
+        XCTAssertTrue(text.contains(#"staffcast_build_info{version=""#), text)
+
+        // docs/operations.md lists exactly what is exported.
+        let docs = try String(contentsOf: TestDatabase.packageRoot.appendingPathComponent("docs/operations.md"), encoding: .utf8)
+        let section = docs.components(separatedBy: "## Metrics").dropFirst().first?.components(separatedBy: "\n## ").first ?? ""
+        let documented = Set(section.split(separator: "\n").compactMap { line -> String? in
+            guard line.hasPrefix("| `"), let end = line.dropFirst(3).firstIndex(of: "`") else { return nil }
+            let name = String(line[line.index(line.startIndex, offsetBy: 3)..<end])
+            return name.hasPrefix("staffcast_") || name.hasPrefix("process_") ? name : nil
+        })
+        XCTAssertEqual(names.subtracting(documented), [], "exported but not in docs/operations.md")
+        // A labelled counter appears with its first increment: the outbox's needs a push, email
+        // or webhook delivery (ReachTests see it).
+        XCTAssertEqual(documented.subtracting(names).subtracting(["staffcast_outbox_attempts_total"]), [],
+                       "in docs/operations.md but not exported")
+    }
+}
