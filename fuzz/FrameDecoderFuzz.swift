@@ -43,7 +43,7 @@ public func staffcastFuzzFrameDecoder(_ data: UnsafePointer<UInt8>?, _ size: Int
                 fuzzRequire(TextRules.forbiddenControlCharacter(in: text) == nil, "control character in a reply accepted")
             }
             fuzzRequire(reply.status != .custom || !(reply.text ?? "").isEmpty, "custom reply without text accepted")
-        case .unsubscribe, .markRead, .markNotificationRead, .listEvents, .ping, .retract:
+        case .unsubscribe, .markRead, .markAllRead, .markNotificationRead, .listEvents, .ping, .retract:
             break
         }
         fuzzRequire(!frame.request.op.isEmpty, "empty op")

@@ -26,6 +26,10 @@ public final class SubscriberSession {
     public private(set) var eventID: UUID
     private let cursors: CursorStore?
     public private(set) var lastSeq: Int64?
+    /// Why the session ended for good (a refused subscribe); set by `handle`, read by `run`.
+    private var failed: String?
+    /// A subscribe the server could not answer now: reconnect (with backoff) and subscribe again.
+    private var retry: String?
     private var socket: WebSocketClient?
     private var outgoing: [String] = []
     private var nextRef = 1
@@ -34,6 +38,9 @@ public final class SubscriberSession {
     /// for, and live messages held back until the pages reach them, so that they are shown in
     /// order, once each.
     private var catchUp: (ref: String, held: [StaffMessage])?
+    /// The ref of the subscribe in flight: its refusal ends the session (a wrong or forbidden
+    /// event cannot get better by retrying), its `unavailable` is retried.
+    private var subscribeRef: String?
 
     public init(webSocketURL: String, token: String, eventID: UUID, cursors: CursorStore?, trust: TLSTrust = TLSTrust()) {
         self.webSocketURL = webSocketURL
@@ -49,9 +56,16 @@ public final class SubscriberSession {
         enqueue(["op": "unsubscribe", "event_id": eventID.uuidString.lowercased()])
         eventID = event
         lastSeq = cursors?.load(event.uuidString.lowercased())
-        var subscribe: [String: Any] = ["op": "subscribe", "event_id": event.uuidString.lowercased()]
+        enqueueSubscribe()
+    }
+
+    /// Queues a subscribe to the current event from `lastSeq`, ahead of anything else queued
+    /// (marks made while offline follow it).
+    private func enqueueSubscribe() {
+        var subscribe: [String: Any] = ["op": "subscribe", "event_id": eventID.uuidString.lowercased()]
         if let lastSeq { subscribe["since_seq"] = lastSeq }
-        enqueue(subscribe)
+        subscribeRef = enqueue(subscribe)
+        if let text = outgoing.popLast() { outgoing.insert(text, at: 0) }
     }
 
     /// Queues a client frame (JSON object) to send; returns its ref.
@@ -77,10 +91,12 @@ public final class SubscriberSession {
             do {
                 let ws = try WebSocketClient(url: webSocketURL, headers: ["Authorization": "Bearer \(token)"], trust: trust)
                 socket = ws
-                var subscribe: [String: Any] = ["op": "subscribe", "event_id": eventID.uuidString.lowercased()]
-                if let lastSeq { subscribe["since_seq"] = lastSeq }
-                try ws.send(text: String(decoding: try JSONSerialization.data(withJSONObject: subscribe), as: UTF8.self))
-                while !shouldStop() {
+                enqueueSubscribe()
+                while !shouldStop() && failed == nil {
+                    if let why = retry {
+                        retry = nil
+                        throw ClientError.server(code: "unavailable", message: why, status: 0)
+                    }
                     for text in outgoing { try ws.send(text: text) }
                     outgoing.removeAll()
                     tick()
@@ -97,6 +113,7 @@ public final class SubscriberSession {
                     }
                 }
                 ws.close(code: 1000)
+                if let why = failed { onUpdate(.fatal(why)) }
                 return
             } catch let error as ClientError {
                 socket = nil
@@ -128,6 +145,7 @@ public final class SubscriberSession {
         case .hello(let user, _, _):
             onUpdate(.connected(user))
         case .subscribed(_, let event, let history, let unread, let more):
+            subscribeRef = nil
             let fresh = history.filter { lastSeq == nil || $0.seq > lastSeq! }
             if let lastSeq, !contextRequested.contains(event.id) {
                 // Caught up with since_seq: also fetch what came before, for context on screen.
@@ -160,8 +178,14 @@ public final class SubscriberSession {
             if let lastSeq, m.seq <= lastSeq { return } // already shown: no duplicates across reconnects
             remember(m.seq)
             onUpdate(.message(m))
-        case .error(_, let e) where e.code == .forbidden || e.code == .notFound:
+        case .error(let ref?, let e) where ref == subscribeRef:
             onUpdate(.frame(frame))
+            if e.code == .unavailable || e.code == .rateLimited || e.code == .internal {
+                retry = e.message // busy, or asked to subscribe again: reconnect after the backoff
+            } else {
+                // not_found, forbidden, invalid: retrying cannot help.
+                failed = "cannot watch event \(eventID.uuidString.lowercased()): \(e.message)"
+            }
         default:
             onUpdate(.frame(frame))
         }

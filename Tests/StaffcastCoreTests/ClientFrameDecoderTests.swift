@@ -33,6 +33,8 @@ final class ClientFrameDecoderTests: XCTestCase {
         XCTAssertEqual(request(#"{"op":"send","event_id":"\#(id)","message":"hi","message_type":"emergency","priority":"urgent","expires_in_minutes":5}"#),
                        .send(try SendRequest(eventID: event, message: "hi", messageType: "emergency", priority: "urgent", expiresInMinutes: 5)))
         XCTAssertEqual(request(#"{"op":"mark_read","message_id":"\#(id)"}"#), .markRead(messageID: event))
+        XCTAssertEqual(request(#"{"op":"mark_all_read","event_id":"\#(id)","through_seq":42}"#), .markAllRead(eventID: event, throughSeq: 42))
+        XCTAssertEqual(request(#"{"op":"mark_all_read","event_id":"\#(id)"}"#), .markAllRead(eventID: event, throughSeq: nil))
         XCTAssertEqual(request(#"{"op":"mark_notification_read","notification_id":"\#(id)"}"#), .markNotificationRead(notificationID: event))
         XCTAssertEqual(request(#"{"op":"history","event_id":"\#(id)"}"#), .history(eventID: event, beforeSeq: nil, limit: 50))
         XCTAssertEqual(request(#"{"op":"history","event_id":"\#(id)","before_seq":9,"limit":200}"#), .history(eventID: event, beforeSeq: 9, limit: 200))

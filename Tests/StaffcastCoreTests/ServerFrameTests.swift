@@ -35,6 +35,7 @@ final class ServerFrameTests: XCTestCase {
             .message(message),
             .sent(ref: "s", message: message),
             .read(ref: "m", messageID: message.id, eventID: e, unreadCount: 0),
+            .readAll(ref: "all", eventID: e, throughSeq: 200, marked: 198, unreadCount: 2),
             .history(ref: nil, eventID: e, messages: [message, message]),
             .notification(notification),
             .notificationRead(ref: "n", notificationID: notification.id),

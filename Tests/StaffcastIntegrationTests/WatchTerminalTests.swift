@@ -162,7 +162,9 @@ final class WatchTerminalTests: XCTestCase {
         for line in alarm.components(separatedBy: "\n") { XCTAssertLessThanOrEqual(TextWidthProbe.columns(line), 80, "row too wide: \(line)") }
         XCTAssertTrue(alarm.contains("! 1 onay bekliyor"), alarm)
         try tmux(["send-keys", "A"])
-        XCTAssertTrue(waitForScreen { !$0.contains("Shift+A'ya basın") && $0.contains("1 okunmamış") }, shown)
+        XCTAssertTrue(waitForScreen { !$0.contains("Shift+A'ya basın") && $0.contains("1 okunmamış") && $0.contains("Onaylandı") }, shown)
+        try tmux(["send-keys", "k"]) // the next key puts the key line back in place of "acknowledged"
+        XCTAssertTrue(waitForScreen { $0.contains("⏎ okundu") }, shown)
         let text = try screen()
         let lines = text.components(separatedBy: "\n")
         // Every row fits the 80 columns (a letter counted as two, or a byte as a column, would

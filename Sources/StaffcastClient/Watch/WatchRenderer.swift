@@ -41,6 +41,15 @@ public enum WatchRenderer {
             lines += notifications(state, now: now, width: width, rows: height - 2)
         case .events:
             lines += events(state, width: width, rows: height - 2)
+        case .detail:
+            if let m = state.detailMessage {
+                lines += detail(state, m, now: now, width: width, rows: height - 2)
+                lines = Array(lines.prefix(height - 1))
+                while lines.count < height - 1 { lines.append(ScreenLine(segments: [Segment(String(repeating: " ", count: width))])) }
+                lines.append(detailFooter(state, width: width, height: height))
+                return lines
+            }
+            lines += list(state, now: now, width: width, rows: height - 2)
         case .messages:
             let bannerLines = state.banners.suffix(3).reversed().map { banner(state, $0, width: width) }
             lines += bannerLines
@@ -99,8 +108,11 @@ public enum WatchRenderer {
         out.append(line(""))
         let body = wrap(m.message, width: max(1, width - 4))
         let room = max(1, rows - 6)
-        for text in body.prefix(room) { out.append(line("   " + text)) }
-        if body.count > room { out.append(line("   …")) }
+        // A text longer than the panel scrolls (↑↓) so it can be read in full before Shift+A.
+        let first = min(state.alarmScroll, max(0, body.count - room))
+        let shown = Array(body.dropFirst(first))
+        for text in shown.prefix(body.count - first > room ? room - 1 : room) { out.append(line("   " + text)) }
+        if body.count - first > room { out.append(line("   … ↓")) }
         if m.poll != nil { out.append(line("   " + pollLine(m))) }
         out.append(line(""))
         out.append(line(t[.alarmPress]))
@@ -158,12 +170,19 @@ public enum WatchRenderer {
         if state.messages.isEmpty {
             return [ScreenLine(segments: [Segment(TextWidth.pad(state.strings[.noMessages], width), .dim)])]
         }
-        // Keep the selection in view.
-        let first = max(0, state.selected - rows + 1)
+        // Keep the selection in view (and, at the oldest message, the line below it that says
+        // whether older ones are loading or there are none).
+        let note = state.loadingOlder || state.olderExhausted
+        let first = max(0, state.selected - rows + 1 + (note && state.selected >= state.messages.count - 1 ? 1 : 0))
         var out: [ScreenLine] = []
         for row in first..<min(state.messages.count, first + rows) {
             guard let m = state.message(atRow: row) else { break }
             out.append(listRow(m, now: now, width: width, selected: row == state.selected, state.strings))
+        }
+        // Below the oldest loaded message: whether older ones are on their way or there are none.
+        if out.count < rows, first + out.count == state.messages.count, note {
+            let note = state.loadingOlder ? state.strings[.olderLoading] : state.strings[.olderEnd]
+            out.append(ScreenLine(segments: [Segment(TextWidth.pad(note, width), .dim)]))
         }
         return out
     }

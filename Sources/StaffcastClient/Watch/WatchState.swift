@@ -14,6 +14,8 @@ public struct WatchState: Equatable {
 
     public enum Mode: Equatable {
         case messages, notifications, events, help
+        /// One message in full (`detailID`), scrolled by `detailScroll` rows.
+        case detail
     }
 
     public struct Banner: Equatable {
@@ -58,6 +60,21 @@ public struct WatchState: Equatable {
     /// Alarms waiting, in the order they took the screen; the first is shown.
     public var alarms: [Alarm] = []
     public var lastBell: Date?
+    /// Rows the alarm's text is scrolled by (a long emergency is read in full before Shift+A).
+    public var alarmScroll = 0
+    /// The message the detail view shows, and how far it is scrolled.
+    public var detailID: UUID?
+    public var detailScroll = 0
+    /// The terminal's size, as last drawn (the detail view scrolls by pages of it).
+    public var screenWidth = 80
+    public var screenHeight = 24
+    /// Paging back through history: the oldest seq of the unbroken run loaded back from the
+    /// newest message (older pages are asked for before it); restored emergencies do not move it.
+    public var historyFloor: Int64?
+    /// A page of older messages was asked for and has not come yet.
+    public var loadingOlder = false
+    /// The server said nothing older exists.
+    public var olderExhausted = false
 
     public init(eventID: UUID) { self.eventID = eventID }
 
@@ -101,16 +118,49 @@ public struct WatchState: Equatable {
     public mutating func subscribed(_ event: EventSummary, history: [StaffMessage], unreadCount: Int) {
         if !event.name.isEmpty { eventName = event.name }
         merge(history)
+        lowerFloor(history)
         // Unread emergencies from before (sent while away) take the screen too.
         for m in history where m.eventID == eventID { raise(m, round: nil) }
         self.unreadCount = unreadCount
         connection = .connected
     }
 
-    /// Older messages for context (a `history` reply): into the list, no banner.
-    public mutating func history(_ messages: [StaffMessage], eventID: UUID) {
+    /// Older messages (a `history` reply: context after a restart, or a page asked for by
+    /// scrolling back): into the list, no banner. Unread emergencies among them take the
+    /// screen: they were never acknowledged. `more: false`: nothing older exists.
+    public mutating func history(_ messages: [StaffMessage], eventID: UUID, more: Bool = true) {
         guard eventID == self.eventID else { return }
         merge(messages)
+        lowerFloor(messages)
+        loadingOlder = false
+        if !more { olderExhausted = true }
+        for m in messages.sorted(by: { $0.seq < $1.seq }) { raise(m, round: nil) }
+    }
+
+    /// Unacknowledged emergency and urgent messages found at start (however old): into the
+    /// list, and onto the screen until acknowledged. They leave the paging floor alone.
+    public mutating func restore(_ found: [StaffMessage]) {
+        let pending = found.filter { $0.eventID == eventID && $0.mustBeAcknowledged && !$0.read && $0.senderID != user?.userID }
+        merge(pending)
+        for m in pending.sorted(by: { $0.seq < $1.seq }) { raise(m, round: nil) }
+    }
+
+    /// The reply to `mark_all_read`: every message up to `throughSeq` that is not an
+    /// emergency or urgent one (those wait for Shift+A) is read now.
+    public mutating func readAll(eventID: UUID, throughSeq: Int64, marked: Int, unreadCount: Int) {
+        guard eventID == self.eventID else { return }
+        for i in messages.indices where messages[i].seq <= throughSeq && !messages[i].read && !messages[i].mustBeAcknowledged
+            && messages[i].senderID != user?.userID {
+            messages[i].read = true
+            messages[i].readCount += 1
+        }
+        self.unreadCount = unreadCount
+        status = strings.text(.markedAll, marked)
+    }
+
+    private mutating func lowerFloor(_ page: [StaffMessage]) {
+        guard let low = page.map(\.seq).min() else { return }
+        historyFloor = min(historyFloor ?? low, low)
     }
 
     /// A live message: into the list, a banner on top; returns effects (the bell).
@@ -217,104 +267,13 @@ public struct WatchState: Equatable {
         selected = 0
         unreadCount = 0
         mode = .messages
+        detailID = nil
+        historyFloor = nil
+        loadingOlder = false
+        olderExhausted = false
     }
 
-    // MARK: keys
-
-    public enum Key: Equatable {
-        case up, down, enter, char(Character), escape, interrupt, resize
-    }
-
-    public mutating func key(_ key: Key) -> [WatchEffect] {
-        if let (m, _) = alarm {
-            // An alarm holds the screen: only the acknowledge key (or Ctrl-C) does anything.
-            switch key {
-            case .interrupt:
-                return [.quit]
-            case .char(Self.acknowledgeKey):
-                alarms.removeAll { $0.messageID == m.id }
-                banners.removeAll { $0.message.id == m.id }
-                status = nil
-                return [.markRead(m.id)]
-            case .resize:
-                return []
-            case .char(let c) where Self.pollOption(c, of: m) != nil:
-                // A poll holding the screen ("Are you safe?"): an answer acknowledges it.
-                guard let option = Self.pollOption(c, of: m) else { return [] }
-                alarms.removeAll { $0.messageID == m.id }
-                banners.removeAll { $0.message.id == m.id }
-                status = nil
-                answered(messageID: m.id, option: option)
-                return [.answer(m.id, option)]
-            default:
-                status = strings[.alarmHint]
-                return []
-            }
-        }
-        switch (mode, key) {
-        case (_, .interrupt), (.messages, .char("q")):
-            return [.quit]
-        case (.help, _), (.notifications, .char("q")), (.events, .char("q")), (.notifications, .escape), (.events, .escape):
-            mode = .messages
-            return []
-        case (_, .char("?")):
-            mode = .help
-        case (.messages, .char("n")):
-            mode = .notifications
-            notificationSelected = 0
-        case (.messages, .char("e")):
-            mode = .events
-            return [.listEvents]
-        case (.messages, .up), (.messages, .char("k")):
-            selected = max(0, selected - 1)
-        case (.messages, .down), (.messages, .char("j")):
-            selected = min(max(0, messages.count - 1), selected + 1)
-        case (.messages, .enter):
-            // Newest first on screen: row `selected` is messages[count - 1 - selected].
-            guard let m = message(atRow: selected), !m.read else { return [] }
-            return [.markRead(m.id)]
-        case (.messages, .char(let c)) where message(atRow: selected).flatMap({ Self.pollOption(c, of: $0) }) != nil:
-            // A poll: keys 1-6 answer it (instead of replying).
-            guard let m = message(atRow: selected), let option = Self.pollOption(c, of: m) else { return [] }
-            answered(messageID: m.id, option: option)
-            return [.answer(m.id, option)]
-        case (.messages, .char(let c)) where c.isNumber && message(atRow: selected)?.poll != nil:
-            // On a poll, digits are its options only (no status reply by mistake).
-            return []
-        case (.messages, .char(let c)) where Self.replyKeys[c] != nil:
-            // Answer the selected message (the organisers subscribed to the event see it live).
-            guard let m = message(atRow: selected), let status = Self.replyKeys[c] else { return [] }
-            return [.reply(m.id, status)]
-        case (.messages, .char("a")):
-            return messages.filter { !$0.read && $0.senderID != user?.userID }.map { .markRead($0.id) }
-        case (.messages, .char("d")), (.messages, .escape):
-            // Dismissing a banner does not mark its message read.
-            if !banners.isEmpty { banners.removeFirst() }
-        case (.notifications, .up), (.notifications, .char("k")):
-            notificationSelected = max(0, notificationSelected - 1)
-        case (.notifications, .down), (.notifications, .char("j")):
-            notificationSelected = min(max(0, notifications.count - 1), notificationSelected + 1)
-        case (.notifications, .enter):
-            guard notifications.indices.contains(notificationSelected), !notifications[notificationSelected].read else { return [] }
-            return [.markNotificationRead(notifications[notificationSelected].id)]
-        case (.events, .up), (.events, .char("k")):
-            eventSelected = max(0, eventSelected - 1)
-        case (.events, .down), (.events, .char("j")):
-            eventSelected = min(max(0, events.count - 1), eventSelected + 1)
-        case (.events, .enter):
-            guard events.indices.contains(eventSelected) else { return [] }
-            let target = events[eventSelected]
-            mode = .messages
-            return target.id == eventID ? [] : [.switchEvent(target)]
-        default:
-            break
-        }
-        return []
-    }
-
-    /// The keys that answer the selected message.
-    public static let replyKeys: [Character: Reply.Status] = ["1": .onMyWay, "2": .runningLate, "3": .cannotMakeIt, "4": .done]
-
+    /// Our reply was stored (`replied`): said in the footer.
     /// The 0-based option key `c` (1 to 6) chooses in `m`'s poll; nil when it is no option of it.
     public static func pollOption(_ c: Character, of m: StaffMessage) -> Int? {
         guard let poll = m.poll, let n = c.wholeNumberValue, (1...poll.options.count).contains(n) else { return nil }
@@ -330,7 +289,6 @@ public struct WatchState: Equatable {
         messages[i].read = true
     }
 
-    /// Our reply was stored (`replied`): said in the footer.
     public mutating func replied(_ r: Reply) {
         let about = messages.first { $0.id == r.messageID }?.message ?? ""
         status = strings.text(.replied, ["status": strings.describe(r), "message": about])
@@ -359,6 +317,10 @@ public struct WatchState: Equatable {
 /// What the state asks its driver to do.
 public enum WatchEffect: Equatable {
     case markRead(UUID)
+    /// One `mark_all_read` for the event, up to the newest seq shown.
+    case markAllRead(eventID: UUID, throughSeq: Int64)
+    /// Ask for the page of history before this seq (`history` with `before_seq`).
+    case loadOlder(eventID: UUID, beforeSeq: Int64)
     case markNotificationRead(UUID)
     case listEvents
     case switchEvent(EventSummary)

@@ -9,6 +9,7 @@ public struct DatabaseJob: Sendable {
         case subscribe(eventID: UUID, sinceSeq: Int64?, generation: Int)
         case send(SendRequest)
         case markRead(messageID: UUID)
+        case markAllRead(eventID: UUID, throughSeq: Int64?)
         case markNotificationRead(notificationID: UUID)
         case history(eventID: UUID, beforeSeq: Int64?, afterSeq: Int64? = nil, limit: Int)
         case listEvents

@@ -163,6 +163,8 @@ public final class FanoutEngine<Frame: WireFrame> {
             run(connection, ref: ref, .send(request), now: now, into: &actions)
         case .markRead(let messageID):
             run(connection, ref: ref, .markRead(messageID: messageID), now: now, into: &actions)
+        case .markAllRead(let eventID, let throughSeq):
+            run(connection, ref: ref, .markAllRead(eventID: eventID, throughSeq: throughSeq), now: now, into: &actions)
         case .markNotificationRead(let notificationID):
             run(connection, ref: ref, .markNotificationRead(notificationID: notificationID), now: now, into: &actions)
         case .history(let event, let beforeSeq, let afterSeq, let limit):

@@ -17,6 +17,10 @@ public enum ClientRequest: Sendable, Equatable {
     case unsubscribe(eventID: UUID)
     case send(SendRequest)
     case markRead(messageID: UUID)
+    /// Mark every message of the event up to `throughSeq` read (the newest when nil), in one
+    /// request; emergency and urgent ones are left for their own `mark_read` (an
+    /// acknowledgement is deliberate).
+    case markAllRead(eventID: UUID, throughSeq: Int64?)
     case markNotificationRead(notificationID: UUID)
     /// `afterSeq`: the page of unexpired messages after it, oldest first (catch-up paging);
     /// otherwise the page before `beforeSeq` (or the newest).
@@ -38,6 +42,7 @@ public enum ClientRequest: Sendable, Equatable {
         case .unsubscribe: return "unsubscribe"
         case .send: return "send"
         case .markRead: return "mark_read"
+        case .markAllRead: return "mark_all_read"
         case .markNotificationRead: return "mark_notification_read"
         case .history: return "history"
         case .listEvents: return "list_events"

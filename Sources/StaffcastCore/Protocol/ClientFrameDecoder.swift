@@ -62,6 +62,8 @@ public enum ClientFrameDecoder {
             return .send(send)
         case "mark_read":
             return .markRead(messageID: try f.requiredUUID("message_id"))
+        case "mark_all_read":
+            return .markAllRead(eventID: try f.requiredUUID("event_id"), throughSeq: try f.int64("through_seq", min: 0))
         case "mark_notification_read":
             return .markNotificationRead(notificationID: try f.requiredUUID("notification_id"))
         case "history":
@@ -102,7 +104,7 @@ public enum ClientFrameDecoder {
         case "ping":
             return .ping
         default:
-            throw .invalid("Unknown op '\(op)'. Known ops: subscribe, unsubscribe, send, mark_read, mark_notification_read, history, list_events, ping, edit, retract, reply, answer.")
+            throw .invalid("Unknown op '\(op)'. Known ops: subscribe, unsubscribe, send, mark_read, mark_all_read, mark_notification_read, history, list_events, ping, edit, retract, reply, answer.")
         }
     }
 }

@@ -20,6 +20,9 @@ public enum ServerFrame: Sendable, Equatable {
     /// A reply, live to the event's subscribed admins and owners.
     case reply(Reply)
     case read(ref: String?, messageID: UUID, eventID: UUID, unreadCount: Int)
+    /// The reply to `mark_all_read` (op `read` without `message_id`): `marked` messages up to
+    /// `throughSeq` became read; `unreadCount` is what remains (emergency and urgent ones).
+    case readAll(ref: String?, eventID: UUID, throughSeq: Int64, marked: Int, unreadCount: Int)
     case history(ref: String?, eventID: UUID, messages: [StaffMessage], more: Bool = false)
     case notification(StaffNotification)
     case notificationRead(ref: String?, notificationID: UUID)
@@ -48,7 +51,7 @@ public enum ServerFrame: Sendable, Equatable {
         case .messageRetracted: return "message_retracted"
         case .replied: return "replied"
         case .reply: return "reply"
-        case .read: return "read"
+        case .read, .readAll: return "read"
         case .history: return "history"
         case .notification: return "notification"
         case .notificationRead: return "notification_read"
@@ -65,7 +68,7 @@ public enum ServerFrame: Sendable, Equatable {
 
     public var ref: String? {
         switch self {
-        case .subscribed(let ref, _, _, _, _), .unsubscribed(let ref, _), .sent(let ref, _), .scheduled(let ref, _), .messageUpdated(let ref, _), .messageRetracted(let ref, _, _), .replied(let ref, _), .read(let ref, _, _, _),
+        case .subscribed(let ref, _, _, _, _), .unsubscribed(let ref, _), .sent(let ref, _), .scheduled(let ref, _), .messageUpdated(let ref, _), .messageRetracted(let ref, _, _), .replied(let ref, _), .read(let ref, _, _, _), .readAll(let ref, _, _, _, _),
              .history(let ref, _, _, _), .notificationRead(let ref, _), .events(let ref, _), .pong(let ref),
              .error(let ref, _), .answered(let ref, _, _):
             return ref
@@ -136,6 +139,11 @@ extension ServerFrame: Codable {
             try c.encode(Self.id(messageID), forKey: Key("message_id"))
             try c.encode(Self.id(eventID), forKey: Key("event_id"))
             try c.encode(unread, forKey: Key("unread_count"))
+        case .readAll(_, let eventID, let through, let marked, let unread):
+            try c.encode(Self.id(eventID), forKey: Key("event_id"))
+            try c.encode(through, forKey: Key("through_seq"))
+            try c.encode(marked, forKey: Key("marked"))
+            try c.encode(unread, forKey: Key("unread_count"))
         case .history(_, let eventID, let messages, let more):
             try c.encode(Self.id(eventID), forKey: Key("event_id"))
             try c.encode(messages, forKey: Key("messages"))
@@ -200,6 +208,10 @@ extension ServerFrame: Codable {
         case "reply": self = .reply(try c.decode(Reply.self, forKey: Key("reply")))
         case "message_updated": self = .messageUpdated(ref: ref, message: try c.decode(StaffMessage.self, forKey: Key("message")))
         case "message_retracted": self = .messageRetracted(ref: ref, messageID: try uuid("message_id"), eventID: try uuid("event_id"))
+        case "read" where !c.contains(Key("message_id")):
+            self = .readAll(ref: ref, eventID: try uuid("event_id"), throughSeq: try c.decode(Int64.self, forKey: Key("through_seq")),
+                            marked: try c.decode(Int.self, forKey: Key("marked")),
+                            unreadCount: try c.decode(Int.self, forKey: Key("unread_count")))
         case "read":
             self = .read(ref: ref, messageID: try uuid("message_id"), eventID: try uuid("event_id"),
                          unreadCount: try c.decode(Int.self, forKey: Key("unread_count")))

@@ -50,9 +50,9 @@ extension Store {
             }
             guard !ok.isEmpty else { return }
             // The last answer of a user to a message in this batch wins.
-            var last: [PairKey: Int] = [:]
-            for i in ok { last[PairKey(user: answers[i].user, message: answers[i].message)] = i }
-            let chosen = ok.filter { last[PairKey(user: answers[$0].user, message: answers[$0].message)] == $0 }
+            var last: [AnswerKey: Int] = [:]
+            for i in ok { last[AnswerKey(user: answers[i].user, message: answers[i].message)] = i }
+            let chosen = ok.filter { last[AnswerKey(user: answers[$0].user, message: answers[$0].message)] == $0 }
             let u = "{" + chosen.map { Self.id(answers[$0].user) }.joined(separator: ",") + "}"
             let m = "{" + chosen.map { Self.id(answers[$0].message) }.joined(separator: ",") + "}"
             let o = "{" + chosen.map { String(answers[$0].option) }.joined(separator: ",") + "}"
@@ -89,7 +89,7 @@ extension Store {
         return outcomes
     }
 
-    private struct PairKey: Hashable {
+    private struct AnswerKey: Hashable {
         var user: UUID
         var message: UUID
     }

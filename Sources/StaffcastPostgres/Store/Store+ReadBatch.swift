@@ -23,7 +23,13 @@ extension Store {
     /// For each mark: the message's event and the reader's unread count there afterwards, or
     /// nil when the reader cannot see that message (nothing was changed for it).
     public func markReadBatch(_ reads: [PendingRead]) throws -> [(eventID: UUID, unreadCount: Int)?] {
-        guard !reads.isEmpty else { return [] }
+        try markReadBatch(reads, all: []).reads
+    }
+
+    /// Single marks and mark-all requests (`Store+ReadAll.swift`) committed in one transaction.
+    public func markReadBatch(_ reads: [PendingRead], all: [PendingReadAll]) throws
+        -> (reads: [(eventID: UUID, unreadCount: Int)?], all: [ReadAllResult?]) {
+        guard !reads.isEmpty || !all.isEmpty else { return ([], []) }
         let users = "{" + reads.map { Self.id($0.user) }.joined(separator: ",") + "}"
         let messages = "{" + reads.map { Self.id($0.message) }.joined(separator: ",") + "}"
         // One pipeline, one round trip: which marks are allowed (and their events), the marks,
@@ -66,7 +72,7 @@ extension Store {
             FROM p JOIN t USING (event_id)
             """, [users, messages]),
         ]
-        let results = try conn.pipelinedTransaction(statements, customPlans: true)
+        let results = try conn.pipelinedTransaction(statements + (all.isEmpty ? [] : Self.readAllStatements(all)), customPlans: true)
         let ok = results[0], counts = results[2]
         var events: [Int: UUID] = [:]
         for row in 0..<ok.rowCount {
@@ -78,13 +84,14 @@ extension Store {
                 unread[PairKey(user: user, event: event)] = counts.int(row, 2) ?? 0
             }
         }
-        return reads.indices.map { i in
+        let single: [(eventID: UUID, unreadCount: Int)?] = reads.indices.map { i in
             guard let event = events[i] else { return nil }
             return (event, unread[PairKey(user: reads[i].user, event: event)] ?? 0)
         }
+        return (single, all.isEmpty ? [] : Self.readAllResults(all, results[3], results[4]))
     }
 
-    private struct PairKey: Hashable {
+    struct PairKey: Hashable {
         var user: UUID
         var event: UUID
     }

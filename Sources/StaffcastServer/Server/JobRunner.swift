@@ -62,6 +62,19 @@ final class JobRunner: Sendable {
                 loop.post { $0.jobFinished(job, outcome) }
             }
         }
+        if case .markAllRead(let eventID, let throughSeq) = job.request {
+            let ref = job.ref
+            return reads.submitAll(user: job.identity.userID, event: eventID, throughSeq: throughSeq) { result in
+                let outcome: JobOutcome<OutFrame>
+                switch result {
+                case .success(let r):
+                    outcome = .reply(OutFrame(text: ServerFrame.readAll(ref: ref, eventID: eventID, throughSeq: r.throughSeq,
+                                                                        marked: r.marked, unreadCount: r.unreadCount).encoded()))
+                case .failure(let e): outcome = .failed(e)
+                }
+                loop.post { $0.jobFinished(job, outcome) }
+            }
+        }
         if case .subscribe(let event, _, _) = job.request {
             return submitSubscribes(event: event, [job], replyTo: loop)
         }
@@ -134,7 +147,7 @@ final class JobRunner: Sendable {
             // A send for later: stored now, sent by a scheduler pass at its time.
             let scheduled = try store.schedule(as: user, request)
             return .reply(OutFrame(text: ServerFrame.scheduled(ref: ref, scheduled: scheduled).encoded()))
-        case .subscribe, .send, .markRead:
+        case .subscribe, .send, .markRead, .markAllRead:
             // Routed by `submit` to the subscribe batches and the group commits.
             throw StaffcastError(.internal, "The server routed this request to the wrong place.")
         case .markNotificationRead(let notificationID):
@@ -176,6 +189,7 @@ extension DatabaseJob.Request {
         case .subscribe: return "subscribe"
         case .send: return "send"
         case .markRead: return "mark_read"
+        case .markAllRead: return "mark_all_read"
         case .markNotificationRead: return "mark_notification_read"
         case .history: return "history"
         case .listEvents: return "list_events"

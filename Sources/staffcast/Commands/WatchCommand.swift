@@ -14,11 +14,19 @@ struct WatchCommand: ParsableCommand {
 
             The screen speaks English or Turkish: --lang en|tr, else LC_ALL, LC_MESSAGES or LANG (tr_TR.UTF-8 gives Turkish).
 
-            Keys: ↑/↓ or j/k move, Enter marks read, a marks all read, d dismisses a banner,
-            n shows notifications, e switches event, ? shows help, q or Ctrl-C quits.
+            Keys: ↑/↓ or j/k move (PgUp/PgDn by ten; going down past the oldest message loads older
+            ones, back to the event's first), Enter shows the selected message in full (sender, time,
+            read count, the whole text; ↑/↓ scroll, Esc goes back) and marks it read, 1-4 answer
+            the message on screen, a marks all read (one request; emergency and urgent messages wait
+            for Shift+A), d dismisses a banner, n shows notifications, e switches event, ? shows
+            help, q or Ctrl-C quits.
+            An event id that does not exist or that you cannot see ends watch at once with the reason
+            and exit status 1 (also with --json, after printing the error object).
             Urgent banners stay until dismissed; urgent and emergency messages ring the bell.
             Emergency and urgent messages take the whole screen and ring every few seconds until
-            acknowledged with Shift+A (a deliberate key; acknowledging marks the message read).
+            acknowledged with Shift+A (a deliberate key; acknowledging marks the message read and
+            selects it in the list, so 1-4 answer it). Unacknowledged ones are brought back when
+            watch starts again, however old.
             A reminder (the organiser's escalation: you have not read it yet) brings a message
             back the same way. The top bar counts the messages still to acknowledge ("! 2 to
             acknowledge") and the list marks them with "!". In --json mode reminders are printed
@@ -86,7 +94,7 @@ struct LineWatcher {
                 deliver(m, encoder)
             case .frame(let frame):
                 switch frame {
-                case .notification, .accessRevoked, .read, .notificationRead, .error, .messageUpdated, .messageRetracted, .reply, .replied,
+                case .notification, .accessRevoked, .read, .readAll, .notificationRead, .error, .messageUpdated, .messageRetracted, .reply, .replied,
                      .reminder, .receipt:
                     emit(frame, encoder)
                 default: break

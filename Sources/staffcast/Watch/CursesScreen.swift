@@ -86,6 +86,8 @@ final class CursesScreen {
         case ERR: return nil
         case KEY_UP: return .up
         case KEY_DOWN: return .down
+        case KEY_PPAGE: return .pageUp
+        case KEY_NPAGE: return .pageDown
         case KEY_ENTER, 10, 13: return .enter
         case 27: return .escape
         case 3: return .interrupt

@@ -26,6 +26,22 @@ struct ScreenWatcher {
         var fatal: String?
         var lastDraw = Date.distantPast
         var lastState = state
+        var restored = false
+
+        /// Unacknowledged emergency and urgent messages of the event, however old (the
+        /// subscribe brings only what is new since last time): they take the screen again.
+        /// Once per run, after a subscribe succeeded; retried on the next one if it failed.
+        func restoreAlarms() {
+            guard !restored else { return }
+            var found: [StaffMessage] = []
+            for filter in [["type": "emergency"], ["priority": "urgent"]] {
+                guard let page = try? api.searchMessages(event: state.eventID, query: filter.merging(["limit": String(Limits.maxHistoryLimit)]) { $1 })
+                else { return }
+                found += page.messages
+            }
+            restored = true
+            state.restore(found)
+        }
 
         func redraw(force: Bool = false) {
             let now = Date()
@@ -34,6 +50,8 @@ struct ScreenWatcher {
             for effect in state.ring(now: now) where effect == .bell { screen.bell() }
             guard force || state != lastState || now.timeIntervalSince(lastDraw) >= 1 else { return }
             let (w, h) = screen.size
+            state.screenWidth = w
+            state.screenHeight = h
             screen.draw(WatchRenderer.render(state, now: now, width: w, height: h))
             lastDraw = now
             lastState = state
@@ -43,12 +61,18 @@ struct ScreenWatcher {
             for effect in effects {
                 switch effect {
                 case .markRead(let id): session.enqueue(["op": "mark_read", "message_id": id.uuidString.lowercased()])
+                case .markAllRead(let event, let through):
+                    session.enqueue(["op": "mark_all_read", "event_id": event.uuidString.lowercased(), "through_seq": through])
+                case .loadOlder(let event, let before):
+                    session.enqueue(["op": "history", "event_id": event.uuidString.lowercased(), "before_seq": before,
+                                     "limit": Limits.maxHistoryLimit])
                 case .markNotificationRead(let id):
                     session.enqueue(["op": "mark_notification_read", "notification_id": id.uuidString.lowercased()])
                 case .listEvents: session.enqueue(["op": "list_events"])
                 case .switchEvent(let event):
                     state.switched(to: event)
                     session.switchEvent(to: event.id)
+                    restored = false
                 case .reply(let id, let status):
                     session.enqueue(["op": "reply", "message_id": id.uuidString.lowercased(), "status": status.rawValue])
                 case .answer(let id, let option):
@@ -78,15 +102,18 @@ struct ScreenWatcher {
                 if subscribedOnce { for m in fresh { perform(state.live(m, now: now)) } }
                 subscribedOnce = true
                 state.subscribed(event, history: history, unreadCount: unread)
+                restoreAlarms()
             case .message(let m):
                 perform(state.live(m, now: now))
             case .frame(let frame):
                 switch frame {
                 case .read(_, let id, let event, let unread): state.read(messageID: id, eventID: event, unreadCount: unread)
+                case .readAll(_, let event, let through, let marked, let unread):
+                    state.readAll(eventID: event, throughSeq: through, marked: marked, unreadCount: unread)
                 case .notification(let n): state.notification(n); screen.bell()
                 case .notificationRead(_, let id): state.notificationRead(id)
                 case .events(_, let events): state.events = events
-                case .history(_, let event, let messages, _): state.history(messages, eventID: event)
+                case .history(_, let event, let messages, let more): state.history(messages, eventID: event, more: more)
                 case .accessRevoked(let event): state.accessRevoked(event)
                 case .messageUpdated(_, let m): state.updated(m)
                 case .replied(_, let r): state.replied(r)
@@ -94,7 +121,9 @@ struct ScreenWatcher {
                 case .answered(_, let id, let option): state.answered(messageID: id, option: option)
                 case .messageRetracted(_, let id, let event): state.retracted(messageID: id, eventID: event)
                 case .reminder(let m, let round): perform(state.reminder(m, round: round, now: now))
-                case .error(_, let e): state.status = " \(e.message)"
+                case .error(_, let e):
+                    state.status = " \(e.message)"
+                    state.loadingOlder = false // a refused page is asked for again on the next move
                 default: break
                 }
             case .disconnected(_, let retryIn):

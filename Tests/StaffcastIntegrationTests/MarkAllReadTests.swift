@@ -1,0 +1,86 @@
+import Foundation
+import StaffcastClient
+import StaffcastCore
+import StaffcastPostgres
+import XCTest
+
+/// `mark_all_read`: one request marks a whole event read (up to the seq the client saw),
+/// leaves emergency and urgent messages to be acknowledged one by one, and answers outsiders
+/// as if the event did not exist.
+final class MarkAllReadTests: XCTestCase {
+    var fixture: Fixture!
+    var server: TestServer!
+
+    override func setUpWithError() throws {
+        fixture = try Fixture(conninfo: try TestDatabase.create())
+        server = try TestServer(conninfo: fixture.conninfo)
+    }
+
+    override func tearDown() {
+        server?.stop()
+        server = nil
+        fixture = nil
+    }
+
+    func send(_ text: String, type: String? = nil, priority: String? = nil) throws -> StaffMessage {
+        try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: text, messageType: type, priority: priority))
+    }
+
+    func testOneRequestMarks200ReadAndLeavesOnlyWhatMustBeAcknowledged() throws {
+        var last: StaffMessage?
+        for i in 1...200 { last = try send("Note \(i)") }
+        let fire = try send("Fire at gate 4", type: "emergency")
+        let urgent = try send("Evacuate hall B", priority: "urgent")
+        let after = try send("Sent after the client looked") // beyond through_seq: stays unread
+        let owner = try server.connect(fixture.ownerToken)
+        _ = try owner.subscribe(fixture.event)
+        let staff = try server.connect(fixture.staffToken)
+        XCTAssertEqual(try staff.subscribe(fixture.event).unread, 203)
+        try staff.send(["op": "mark_all_read", "event_id": fixture.event.uuidString.lowercased(), "through_seq": urgent.seq, "ref": "all"])
+        guard case .readAll(let ref, let event, let through, let marked, let unread) = try staff.expect("read", timeout: 15) else {
+            return XCTFail("not the mark-all reply")
+        }
+        XCTAssertEqual(ref, "all")
+        XCTAssertEqual(event, fixture.event)
+        XCTAssertEqual(through, urgent.seq)
+        XCTAssertEqual(marked, 200)
+        XCTAssertEqual(unread, 3, "the emergency, the urgent one and the later one")
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM message_reads WHERE user_id = $1", [fixture.staff.uuidString]), 200)
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM staff_messages WHERE $1::uuid = ANY (read_by)", [fixture.staff.uuidString]), 200)
+        for id in [fire.id, urgent.id, after.id] {
+            XCTAssertEqual(try fixture.count("SELECT count(*) FROM message_reads WHERE user_id = $1 AND message_id = $2",
+                                             [fixture.staff.uuidString, id.uuidString]), 0)
+        }
+        // The organiser's receipts come as for single marks (the last one among them).
+        let deadline = Date().addingTimeInterval(10)
+        var receipts = 0
+        while Date() < deadline, receipts < 200, let frame = try owner.nextOrNil(timeout: deadline.timeIntervalSinceNow) {
+            if case .receipt(let r) = frame, r.userID == fixture.staff { receipts += 1 }
+        }
+        XCTAssertEqual(receipts, 200)
+        XCTAssertNotNil(last)
+        // Again: nothing new to mark, nothing counted twice; without through_seq: all (but the two).
+        try staff.send(["op": "mark_all_read", "event_id": fixture.event.uuidString.lowercased(), "ref": "again"])
+        guard case .readAll(_, _, let through2, let marked2, let unread2) = try staff.expect("read") else { return XCTFail() }
+        XCTAssertEqual(through2, after.seq)
+        XCTAssertEqual(marked2, 1)
+        XCTAssertEqual(unread2, 2)
+        XCTAssertEqual(try fixture.count("SELECT read_count FROM staff_messages WHERE id = $1", [last!.id.uuidString]), 1)
+    }
+
+    func testAnOutsiderOrAnUnknownEventGetsNotFoundAndNothingChanges() throws {
+        _ = try send("Gates open")
+        let outsider = try server.connect(fixture.outsiderToken)
+        for (event, ref) in [(fixture.event, "theirs"), (UUID(), "none")] {
+            try outsider.send(["op": "mark_all_read", "event_id": event.uuidString.lowercased(), "ref": ref])
+            guard case .error(let r, let e) = try outsider.expect("error") else { return XCTFail() }
+            XCTAssertEqual(r, ref)
+            XCTAssertEqual(e.code, .notFound)
+            XCTAssertEqual(e.message, "There is no event with that id that you can see.")
+        }
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM message_reads"), 0)
+        try outsider.send(["op": "mark_all_read", "event_id": "nope", "ref": "bad"])
+        guard case .error(_, let e) = try outsider.expect("error") else { return XCTFail() }
+        XCTAssertEqual(e.code, .invalid)
+    }
+}
