@@ -1,5 +1,5 @@
 // libFuzzer target: the WebSocket client-frame decoder (ClientFrameDecoder, and through it
-// JSONFields, SendRequest, ReplyRequest and TextRules). Built by scripts/fuzz.sh together with the sources of
+// JSONFields, SendRequest, ReplyRequest, Team, Poll and TextRules). Built by scripts/fuzz.sh together with the sources of
 // StaffcastCore into one module, so no `import StaffcastCore`.
 //
 // Every input is decoded as one client text frame. Besides "never traps", it checks what a
@@ -17,6 +17,16 @@ public func staffcastFuzzFrameDecoder(_ data: UnsafePointer<UInt8>?, _ size: Int
         switch frame.request {
         case .send(let send):
             fuzzCheckStorableMessage(send)
+            fuzzRequire(send.teams.count <= SendRequest.maxTeams && Set(send.teams).count == send.teams.count,
+                        "too many or repeated teams accepted")
+            for team in send.teams { fuzzRequire((try? Team.validateName(team)) != nil, "an invalid team name accepted") }
+            if let poll = send.poll {
+                fuzzRequire((2...6).contains(poll.options.count), "a poll of \(poll.options.count) options accepted")
+                fuzzRequire(poll.options.allSatisfy { TextRules.forbiddenControlCharacter(in: $0) == nil },
+                            "control character in a poll option accepted")
+            }
+        case .answer(_, let option):
+            fuzzRequire((0...5).contains(option), "answer option \(option) out of range")
         case .history(_, let before, let after, let limit):
             fuzzRequire((1...Limits.maxHistoryLimit).contains(limit), "history limit \(limit) out of range")
             fuzzRequire(before == nil || after == nil, "history with both before_seq and after_seq")

@@ -48,7 +48,8 @@ target_sources() {
               $CORE/Protocol/{ClientFrameDecoder,ClientFrame,JSONFields,JSONValue,RFC3339,SendRequest,TextRules,WireModels}.swift \
               $CORE/Model/{Limits,MessageType,Priority,StaffMessage,StaffNotification}.swift \
               $CORE/Errors/{ErrorCode,StaffcastError}.swift \
-              $CORE/Toolbox/{LeadTime,MessageTemplate,Reply,ReplyRequest,SendSchedule,TemplateUse}.swift ;;
+              $CORE/Toolbox/{LeadTime,MessageTemplate,Reply,ReplyRequest,SendSchedule,TemplateUse}.swift \
+              $CORE/Audience/{Team,Poll}.swift ;;
     http)   echo fuzz/HTTPParserFuzz.swift \
               $CORE/HTTP/{HTTPRequestParser,HTTPRequestHead}.swift $CORE/Model/Limits.swift ;;
     *) echo "unknown fuzz target '$1' (frames, http)" >&2; return 1 ;;

@@ -99,12 +99,15 @@ CREATE TABLE message_reach (
     PRIMARY KEY (message_id, user_id, via)
 );
 
--- The audience of a message: who it is for. Today everyone with access to its event but the
--- sender; with teams (sql/011) this is the one place to narrow it to the message's teams.
+-- The audience of a message: who it is for. Everyone with access to its event but the sender;
+-- for a message to teams (sql/011), only those of them in its audience as fixed when it was
+-- sent (message_audience), so a push or email never carries it to anyone else.
 CREATE FUNCTION staffcast_message_audience(p_message uuid) RETURNS TABLE (user_id uuid)
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
     SELECT a.user_id FROM staff_messages m JOIN event_access a ON a.event_id = m.event_id
     WHERE m.id = p_message AND a.user_id <> m.sender_id
+      AND (m.teams = '{}' OR EXISTS (SELECT 1 FROM message_audience ma
+                                     WHERE ma.message_id = m.id AND ma.user_id = a.user_id))
 $$;
 
 -- RFC 3339 UTC with milliseconds, as the API prints times.

@@ -4,8 +4,10 @@ import StaffcastCore
 /// Reach and receipts (docs/protocol.md, Emergencies).
 extension APIClient {
     /// `GET /v1/events/{id}/reach`: who of the roster is connected now.
-    public func reach(event: UUID) throws(ClientError) -> Reach {
-        let data = try call("GET", "/v1/events/\(event.uuidString.lowercased())/reach")
+    /// With `teams`, the roster is the audience a message to those teams would have.
+    public func reach(event: UUID, teams: [String] = []) throws(ClientError) -> Reach {
+        let data = try call("GET", "/v1/events/\(event.uuidString.lowercased())/reach",
+                            query: teams.isEmpty ? [:] : ["teams": teams.joined(separator: ",")])
         do {
             return try JSONDecoder().decode(Reach.self, from: data)
         } catch {

@@ -15,8 +15,9 @@ extension APIClient {
 
     /// A send for later: exactly one of `sendAt` (RFC 3339) and `beforeStart` (`2h`). 202 + Scheduled.
     public func scheduleMessage(event: UUID, message: String, type: String?, priority: String?, expiresInMinutes: Int?,
-                                sendAt: String?, beforeStart: String?) throws(ClientError) -> ScheduledMessage {
+                                sendAt: String?, beforeStart: String?, teams: [String] = []) throws(ClientError) -> ScheduledMessage {
         var body: [String: Any] = ["message": message]
+        if !teams.isEmpty { body["teams"] = teams }
         if let type { body["message_type"] = type }
         if let priority { body["priority"] = priority }
         if let expiresInMinutes { body["expires_in_minutes"] = expiresInMinutes }
@@ -111,8 +112,9 @@ extension APIClient {
 
     /// A send of the template `name` (201 + Message).
     public func sendTemplate(event: UUID, name: String, type: String?, priority: String?, expiresInMinutes: Int?,
-                             force: Bool) throws(ClientError) -> StaffMessage {
+                             force: Bool, teams: [String] = []) throws(ClientError) -> StaffMessage {
         var body: [String: Any] = ["template": name]
+        if !teams.isEmpty { body["teams"] = teams }
         if let type { body["message_type"] = type }
         if let priority { body["priority"] = priority }
         if let expiresInMinutes { body["expires_in_minutes"] = expiresInMinutes }

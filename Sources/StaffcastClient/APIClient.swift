@@ -135,8 +135,11 @@ public struct APIClient: Sendable {
 
     public func sendMessage(event: UUID, message: String, type: String?, priority: String?,
                             expiresInMinutes: Int?, force: Bool = false,
-                            escalateAfterMinutes: Int? = nil) throws(ClientError) -> StaffMessage {
+                            escalateAfterMinutes: Int? = nil, teams: [String] = [],
+                            poll: [String]? = nil) throws(ClientError) -> StaffMessage {
         var body: [String: Any] = ["message": message]
+        if let poll { body["poll"] = ["options": poll] }
+        if !teams.isEmpty { body["teams"] = teams }
         if force { body["force"] = true }
         if let type { body["message_type"] = type }
         if let priority { body["priority"] = priority }

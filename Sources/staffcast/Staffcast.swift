@@ -39,5 +39,6 @@ struct Staffcast: ParsableCommand {
         subcommands: [ServeCommand.self, MigrateCommand.self, AdminCommand.self, SendCommand.self,
                       WatchCommand.self, JoinCommand.self, StatusCommand.self, ClusterCommand.self,
                       HistoryCommand.self, RemindCommand.self, ScheduledCommand.self, EditCommand.self, RetractCommand.self,
-                      RepliesCommand.self, ReachCommand.self, ReceiptsCommand.self, TemplateCommand.self])
+                      RepliesCommand.self, ReachCommand.self, ReceiptsCommand.self, TemplateCommand.self,
+                      TeamCommand.self, CheckinCommand.self, AnswersCommand.self])
 }

@@ -78,6 +78,34 @@ final class ClientFrameDecoderTests: XCTestCase {
         guard case .failure(let e) = ClientFrameDecoder.decode(big) else { return XCTFail() }
         XCTAssertEqual(e.error.code, .tooLarge)
     }
+
+    func testTeamsPollsAndAnswers() {
+        let e = event.uuidString
+        guard case .send(let send)? = request(#"{"op":"send","event_id":"\#(e)","message":"Q","teams":["Security","Gate 3","Security"],"poll":{"options":["Yes","No"]}}"#) else {
+            return XCTFail()
+        }
+        XCTAssertEqual(send.teams, ["Security", "Gate 3"], "repeats dropped")
+        XCTAssertEqual(send.poll?.options, ["Yes", "No"])
+        guard case .send(let safe)? = request(#"{"op":"send","event_id":"\#(e)","message":"Are you safe?","poll":{"options":"safe"}}"#) else {
+            return XCTFail()
+        }
+        XCTAssertEqual(safe.poll, .safety)
+        let id = UUID()
+        XCTAssertEqual(request(#"{"op":"answer","message_id":"\#(id.uuidString)","option":1}"#), .answer(messageID: id, option: 1))
+        for bad in [#"{"op":"send","event_id":"\#(e)","message":"Q","teams":"Security"}"#,
+                    #"{"op":"send","event_id":"\#(e)","message":"Q","teams":["a/b"]}"#,
+                    #"{"op":"send","event_id":"\#(e)","message":"Q","poll":{"options":["one"]}}"#,
+                    #"{"op":"send","event_id":"\#(e)","message":"Q","poll":{"options":["a","a"]}}"#,
+                    #"{"op":"send","event_id":"\#(e)","message":"Q","poll":{"options":["1","2","3","4","5","6","7"]}}"#,
+                    #"{"op":"send","event_id":"\#(e)","message":"Q","poll":{"options":"maybe"}}"#,
+                    #"{"op":"answer","message_id":"\#(id.uuidString)","option":6}"#,
+                    #"{"op":"answer","message_id":"\#(id.uuidString)","option":-1}"#,
+                    #"{"op":"answer","message_id":"\#(id.uuidString)"}"#] {
+            XCTAssertEqual(error(bad)?.error.code, .invalid, bad)
+        }
+        XCTAssertEqual(try? Poll.parse("Yes, No ,Maybe").options, ["Yes", "No", "Maybe"])
+        XCTAssertThrowsError(try Poll.parse("Yes"))
+    }
 }
 
 final class SendRequestTests: XCTestCase {
@@ -108,4 +136,5 @@ final class SendRequestTests: XCTestCase {
         }
         XCTAssertEqual(both.error.code, .invalid)
     }
+
 }

@@ -69,7 +69,7 @@ final class EmergencyPolicyTests: XCTestCase {
         // JSON round trip with the contract's names.
         let data = try! JSONEncoder().encode(reach)
         let object = try! JSONSerialization.jsonObject(with: data) as! [String: Any]
-        XCTAssertEqual(Set(object.keys), ["event_id", "roster", "connected", "offline", "online"])
+        XCTAssertEqual(Set(object.keys), ["event_id", "roster", "connected", "offline", "online", "zones"])
         XCTAssertEqual(try JSONDecoder().decode(Reach.self, from: data), reach)
     }
 

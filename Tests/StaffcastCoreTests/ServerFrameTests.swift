@@ -16,7 +16,7 @@ final class ServerFrameTests: XCTestCase {
         XCTAssertEqual(object["op"] as? String, "message")
         let m = try XCTUnwrap(object["message"] as? [String: Any])
         XCTAssertEqual(Set(m.keys), ["id", "seq", "event_id", "sender_id", "sender_name", "message", "message_type", "priority",
-                                     "sent_at", "expires_at", "read", "read_count", "edited_at", "escalate_after_minutes"])
+                                     "sent_at", "expires_at", "read", "read_count", "edited_at", "escalate_after_minutes", "teams", "poll", "answer"])
         XCTAssertTrue(m["expires_at"] is NSNull, "expires_at must be present as null")
         XCTAssertEqual(m["sent_at"] as? String, "2027-01-15T08:00:00.125Z")
         XCTAssertEqual(m["id"] as? String, message.id.uuidString.lowercased())

@@ -113,6 +113,7 @@ public enum WatchRenderer {
         let shown = Array(body.dropFirst(first))
         for text in shown.prefix(body.count - first > room ? room - 1 : room) { out.append(line("   " + text)) }
         if body.count - first > room { out.append(line("   … ↓")) }
+        if m.poll != nil { out.append(line("   " + pollLine(m))) }
         out.append(line(""))
         out.append(line(t[.alarmPress]))
         let waiting = state.alarms.count - 1
@@ -186,6 +187,13 @@ public enum WatchRenderer {
         return out
     }
 
+    /// A poll's options with their keys, the chosen one marked: "[1 Yes · 2 No ✓]".
+    static func pollLine(_ m: StaffMessage) -> String {
+        guard let poll = m.poll else { return "" }
+        let options = poll.options.enumerated().map { i, o in "\(i + 1) \(o)\(m.answer == i ? " ✓" : "")" }
+        return "[" + options.joined(separator: " · ") + "]"
+    }
+
     static func listRow(_ m: StaffMessage, now: Date, width: Int, selected: Bool, _ t: Strings = .english) -> ScreenLine {
         // "!": an emergency or urgent message still to acknowledge.
         let dot = m.read ? "  " : (m.mustBeAcknowledged ? "! " : "● ")
@@ -197,7 +205,9 @@ public enum WatchRenderer {
         }
         let textWidth = max(0, width - TextWidth.columns(dot) - TextWidth.columns(ago) - TextWidth.columns(badge) - 1
                             - TextWidth.columns(warning))
-        let text = TextWidth.pad(" \(m.senderName): \(oneLine(m.message))\(m.editedAt == nil ? "" : " (edited)")", textWidth)
+        // A poll's options come before its text, so that a narrow screen cuts the question, not the keys.
+        let options = m.poll == nil ? "" : pollLine(m) + " "
+        let text = TextWidth.pad(" \(m.senderName): \(options)\(oneLine(m.message))\(m.editedAt == nil ? "" : " (edited)")", textWidth)
         if selected {
             return ScreenLine(segments: clip([Segment(dot + ago + badge + " " + text + warning, .selected)], width))
         }

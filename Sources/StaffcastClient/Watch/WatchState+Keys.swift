@@ -53,6 +53,14 @@ extension WatchState {
             detailID = m.id
             detailScroll = 0
             return m.read || m.senderID == user?.userID ? [] : [.markRead(m.id)]
+        case (.messages, .char(let c)) where message(atRow: selected).flatMap({ Self.pollOption(c, of: $0) }) != nil:
+            // A poll: keys 1-6 answer it (instead of replying).
+            guard let m = message(atRow: selected), let option = Self.pollOption(c, of: m) else { return [] }
+            answered(messageID: m.id, option: option)
+            return [.answer(m.id, option)]
+        case (.messages, .char(let c)) where c.isNumber && message(atRow: selected)?.poll != nil:
+            // On a poll, digits are its options only (no status reply by mistake).
+            return []
         case (.messages, .char(let c)) where Self.replyKeys[c] != nil:
             // Answer the selected message (the organisers subscribed to the event see it live).
             guard let m = message(atRow: selected), let status = Self.replyKeys[c] else { return [] }
@@ -107,6 +115,16 @@ extension WatchState {
             alarmScroll = min(alarmScroll + 1, max(0, alarmBodyRows(m) - 1))
         case .resize:
             break
+        case .char(let c) where Self.pollOption(c, of: m) != nil:
+            // A poll holding the screen ("Are you safe?"): an answer acknowledges it.
+            guard let option = Self.pollOption(c, of: m) else { return [] }
+            alarms.removeAll { $0.messageID == m.id }
+            banners.removeAll { $0.message.id == m.id }
+            alarmScroll = 0
+            mode = .messages
+            status = nil
+            answered(messageID: m.id, option: option)
+            return [.answer(m.id, option)]
         default:
             status = strings[.alarmHint]
         }

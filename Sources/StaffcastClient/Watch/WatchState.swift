@@ -274,6 +274,21 @@ public struct WatchState: Equatable {
     }
 
     /// Our reply was stored (`replied`): said in the footer.
+    /// The 0-based option key `c` (1 to 6) chooses in `m`'s poll; nil when it is no option of it.
+    public static func pollOption(_ c: Character, of m: StaffMessage) -> Int? {
+        guard let poll = m.poll, let n = c.wholeNumberValue, (1...poll.options.count).contains(n) else { return nil }
+        return n - 1
+    }
+
+    /// Our answer to a poll (chosen here, or confirmed by `answered`): shown on the message,
+    /// which answering also marks read.
+    public mutating func answered(messageID: UUID, option: Int) {
+        guard let i = messages.firstIndex(where: { $0.id == messageID }) else { return }
+        if !messages[i].read && messages[i].senderID != user?.userID { unreadCount = max(0, unreadCount - 1) }
+        messages[i].answer = option
+        messages[i].read = true
+    }
+
     public mutating func replied(_ r: Reply) {
         let about = messages.first { $0.id == r.messageID }?.message ?? ""
         status = strings.text(.replied, ["status": strings.describe(r), "message": about])
@@ -311,6 +326,8 @@ public enum WatchEffect: Equatable {
     case switchEvent(EventSummary)
     /// Answer a message with a status (op `reply`).
     case reply(UUID, Reply.Status)
+    /// Answer a poll with a 0-based option (op `answer`).
+    case answer(UUID, Int)
     case bell
     case quit
 }

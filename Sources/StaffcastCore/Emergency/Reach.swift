@@ -33,6 +33,19 @@ public struct Reach: Sendable, Equatable, Codable {
         }
     }
 
+    /// One zone of the event: how many have checked in there, and how many of them are connected.
+    public struct Zone: Sendable, Equatable, Codable {
+        public var name: String
+        public var members: Int
+        public var connected: Int
+
+        public init(name: String, members: Int, connected: Int) {
+            self.name = name
+            self.members = members
+            self.connected = connected
+        }
+    }
+
     public var eventID: UUID
     /// Everyone with access to the event.
     public var roster: Int
@@ -42,10 +55,13 @@ public struct Reach: Sendable, Equatable, Codable {
     public var offline: [Person]
     /// Those connected (an extension of the contract's shape: lets a sender leave themself out).
     public var online: [Person]
+    /// The event's zones by name, with live staff in each.
+    public var zones: [Zone]
 
-    enum CodingKeys: String, CodingKey { case eventID = "event_id", roster, connected, offline, online }
+    enum CodingKeys: String, CodingKey { case eventID = "event_id", roster, connected, offline, online, zones }
 
-    public init(eventID: UUID, roster: Int, connected: Int, offline: [Person], online: [Person]) {
+    public init(eventID: UUID, roster: Int, connected: Int, offline: [Person], online: [Person], zones: [Zone] = []) {
+        self.zones = zones
         self.eventID = eventID
         self.roster = roster
         self.connected = connected
@@ -60,6 +76,7 @@ public struct Reach: Sendable, Equatable, Codable {
         connected = try c.decode(Int.self, forKey: .connected)
         offline = try c.decode([Person].self, forKey: .offline)
         online = try c.decodeIfPresent([Person].self, forKey: .online) ?? []
+        zones = try c.decodeIfPresent([Zone].self, forKey: .zones) ?? []
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -69,12 +86,14 @@ public struct Reach: Sendable, Equatable, Codable {
         try c.encode(connected, forKey: .connected)
         try c.encode(offline, forKey: .offline)
         try c.encode(online, forKey: .online)
+        try c.encode(zones, forKey: .zones)
     }
 
     /// `roster`: every user with access and their name; `connected`: users with a live
-    /// subscription to the event anywhere; `lastSeen`: when each was last connected.
+    /// subscription to the event anywhere; `lastSeen`: when each was last connected;
+    /// `zones`: each zone's members, by zone name.
     public static func compute(eventID: UUID, roster: [(userID: UUID, displayName: String)], connected: Set<UUID>,
-                               lastSeen: [UUID: Date]) -> Reach {
+                               lastSeen: [UUID: Date], zones: [(name: String, members: [UUID])] = []) -> Reach {
         var online: [Person] = []
         var offline: [Person] = []
         for member in roster {
@@ -93,7 +112,11 @@ public struct Reach: Sendable, Equatable, Codable {
             }
         }
         online.sort { $0.displayName < $1.displayName }
-        return Reach(eventID: eventID, roster: roster.count, connected: online.count, offline: offline, online: online)
+        let zoneCounts = zones.map { zone in
+            Zone(name: zone.name, members: zone.members.count, connected: zone.members.filter(connected.contains).count)
+        }.sorted { $0.name < $1.name }
+        return Reach(eventID: eventID, roster: roster.count, connected: online.count, offline: offline, online: online,
+                     zones: zoneCounts)
     }
 
     /// The line `staffcast send` prints: "delivered live to 37 of 40 staff; not connected: Sam

@@ -23,8 +23,11 @@ public struct CommittedBatch<Frame: WireFrame>: Sendable {
         public var eventID: UUID
         public var expiresAt: Date?
         public var frame: Frame
-        public init(seq: Int64, eventID: UUID, expiresAt: Date?, frame: Frame) {
-            self.seq = seq; self.eventID = eventID; self.expiresAt = expiresAt; self.frame = frame
+        /// Sent to teams (docs/protocol.md, Audiences): only these users get it (the members
+        /// when it was sent and the event's admins and owners); nil: every subscriber.
+        public var audience: Set<UUID>?
+        public init(seq: Int64, eventID: UUID, expiresAt: Date?, frame: Frame, audience: Set<UUID>? = nil) {
+            self.seq = seq; self.eventID = eventID; self.expiresAt = expiresAt; self.frame = frame; self.audience = audience
         }
     }
 

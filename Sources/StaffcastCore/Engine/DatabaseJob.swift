@@ -16,6 +16,7 @@ public struct DatabaseJob: Sendable {
         case edit(messageID: UUID, message: String)
         case retract(messageID: UUID)
         case reply(ReplyRequest)
+        case answer(messageID: UUID, option: Int)
     }
 
     public var connection: Int

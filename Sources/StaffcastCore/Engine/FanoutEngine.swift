@@ -178,6 +178,8 @@ public final class FanoutEngine<Frame: WireFrame> {
             run(connection, ref: ref, .retract(messageID: messageID), now: now, into: &actions)
         case .reply(let request):
             run(connection, ref: ref, .reply(request), now: now, into: &actions)
+        case .answer(let messageID, let option):
+            run(connection, ref: ref, .answer(messageID: messageID, option: option), now: now, into: &actions)
         }
     }
 
@@ -296,7 +298,8 @@ public final class FanoutEngine<Frame: WireFrame> {
             }
         }
         for message in batch.messages {
-            let recipients = hub.publish(seq: message.seq, eventID: message.eventID, expiresAt: message.expiresAt, frame: message.frame)
+            let recipients = hub.publish(seq: message.seq, eventID: message.eventID, expiresAt: message.expiresAt, frame: message.frame,
+                                         audience: message.audience)
             for id in recipients {
                 if let connection = connections[id] { enqueue(connection, message.frame, now: now, into: &actions) }
             }

@@ -63,7 +63,7 @@ public struct Hub<Frame> {
         guard users[id] != nil else { return .subscribed(catchUp: []) }
         var catchUp: [Frame] = []
         if historyThrough < publishedThrough {
-            guard let missed = recent.frames(of: eventID, after: historyThrough, now: now) else { return .lagged }
+            guard let missed = recent.frames(of: eventID, after: historyThrough, for: users[id], now: now) else { return .lagged }
             catchUp = missed
         }
         channels[eventID, default: [:]][id] = Subscription(through: max(historyThrough, publishedThrough))
@@ -101,11 +101,24 @@ public struct Hub<Frame> {
 
     /// Records a committed message and returns the connections that must get `frame`.
     /// A message at or below `publishedThrough` was already published and goes to nobody.
-    public mutating func publish(seq: Int64, eventID: UUID, expiresAt: Date?, frame: Frame) -> [ConnectionID] {
+    /// With an `audience` (a message to teams) only those users' subscribed connections get
+    /// it, found through each user's connections: the cost follows the audience, not the
+    /// number of subscribers of the event.
+    public mutating func publish(seq: Int64, eventID: UUID, expiresAt: Date?, frame: Frame,
+                                 audience: Set<UUID>? = nil) -> [ConnectionID] {
         guard seq > publishedThrough else { return [] }
         publishedThrough = seq
-        recent.append(.init(seq: seq, eventID: eventID, expiresAt: expiresAt, frame: frame))
+        recent.append(.init(seq: seq, eventID: eventID, expiresAt: expiresAt, frame: frame, audience: audience))
         guard let subscribers = channels[eventID] else { return [] }
+        if let audience {
+            var out: [ConnectionID] = []
+            for user in audience {
+                for id in connectionsOfUser[user] ?? [] {
+                    if let sub = subscribers[id], seq > sub.through { out.append(id) }
+                }
+            }
+            return out.sorted()
+        }
         var out: [ConnectionID] = []
         out.reserveCapacity(subscribers.count)
         for (id, sub) in subscribers where seq > sub.through {

@@ -13,6 +13,8 @@ public struct RecentMessages<Frame> {
         public var eventID: UUID
         public var expiresAt: Date?
         public var frame: Frame
+        /// Only these users may be given it (a message to teams); nil: everyone subscribed.
+        public var audience: Set<UUID>? = nil
     }
 
     public let capacity: Int
@@ -40,14 +42,15 @@ public struct RecentMessages<Frame> {
         }
     }
 
-    /// Unexpired frames of `eventID` with seq in `(after, through]`, in seq order; nil when
-    /// some of that range has already been evicted.
-    public func frames(of eventID: UUID, after: Int64, now: Date) -> [Frame]? {
+    /// Unexpired frames of `eventID` with seq in `(after, through]` that `user` is in the
+    /// audience of, in seq order; nil when some of that range has already been evicted.
+    public func frames(of eventID: UUID, after: Int64, for user: UUID? = nil, now: Date) -> [Frame]? {
         guard after >= evictedThrough else { return nil }
         var out: [Frame] = []
         for i in 0..<entries.count {
             let e = entries[(head + i) % entries.count]
-            if e.seq > after, e.eventID == eventID, !(e.expiresAt.map { $0 <= now } ?? false) {
+            if e.seq > after, e.eventID == eventID, !(e.expiresAt.map { $0 <= now } ?? false),
+               e.audience.map({ audience in user.map(audience.contains) ?? false }) ?? true {
                 out.append(e.frame)
             }
         }

@@ -18,6 +18,12 @@ public struct StaffMessage: Sendable, Equatable {
     public var escalateAfterMinutes: Int?
     /// When the text was last corrected (`edit`); nil when never.
     public var editedAt: Date? = nil
+    /// The teams and zones it was sent to (docs/protocol.md, Audiences); empty: the whole event.
+    public var teams: [String] = []
+    /// The question it asks, if any (docs/protocol.md, Polls).
+    public var poll: Poll? = nil
+    /// The receiving user's answer (option index), if they answered.
+    public var answer: Int? = nil
 
     public init(id: UUID, seq: Int64, eventID: UUID, senderID: UUID, senderName: String, message: String,
                 messageType: MessageType, priority: Priority, sentAt: Date, expiresAt: Date?,

@@ -33,6 +33,8 @@ public enum ClientRequest: Sendable, Equatable {
     case retract(messageID: UUID)
     /// A staff member's answer to a message: a status and, for `custom`, a short text.
     case reply(ReplyRequest)
+    /// An answer to a poll: the 0-based option (docs/protocol.md, Polls).
+    case answer(messageID: UUID, option: Int)
 
     public var op: String {
         switch self {
@@ -48,6 +50,7 @@ public enum ClientRequest: Sendable, Equatable {
         case .edit: return "edit"
         case .retract: return "retract"
         case .reply: return "reply"
+        case .answer: return "answer"
         }
     }
 }

@@ -57,6 +57,8 @@ public enum ClientFrameDecoder {
             }
             send.schedule = try SendSchedule.from(sendAt: try f.string("send_at"), beforeStart: try f.string("before_start"))
             send.force = try f.bool("force") ?? false
+            send = try send.withTeams(try f.strings("teams") ?? [])
+            send.poll = try Poll.fromJSON(f.object["poll"])
             return .send(send)
         case "mark_read":
             return .markRead(messageID: try f.requiredUUID("message_id"))
@@ -84,6 +86,13 @@ public enum ClientFrameDecoder {
             }
             try SendRequest.validateText(message)
             return .edit(messageID: id, message: message)
+        case "answer":
+            let id = try f.requiredUUID("message_id")
+            guard let option = try f.int64("option", min: 0) else {
+                throw .invalid("answer needs \"option\": the 0-based index of the chosen option.")
+            }
+            guard option <= 5 else { throw .invalid("option must be from 0 to 5; got \(option).") }
+            return .answer(messageID: id, option: Int(option))
         case "retract":
             return .retract(messageID: try f.requiredUUID("message_id"))
         case "reply":
@@ -95,7 +104,7 @@ public enum ClientFrameDecoder {
         case "ping":
             return .ping
         default:
-            throw .invalid("Unknown op '\(op)'. Known ops: subscribe, unsubscribe, send, mark_read, mark_all_read, mark_notification_read, history, list_events, ping, edit, retract, reply.")
+            throw .invalid("Unknown op '\(op)'. Known ops: subscribe, unsubscribe, send, mark_read, mark_all_read, mark_notification_read, history, list_events, ping, edit, retract, reply, answer.")
         }
     }
 }

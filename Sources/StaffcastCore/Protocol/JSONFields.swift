@@ -22,6 +22,18 @@ public struct JSONFields {
         return b
     }
 
+    /// An array of strings (nil when absent).
+    public func strings(_ key: String) throws(StaffcastError) -> [String]? {
+        guard let v = present(key) else { return nil }
+        guard let list = v as? [Any] else { throw .invalid("\(key) must be an array of strings.") }
+        var out: [String] = []
+        for item in list {
+            guard let s = item as? String, !JSONFields.isBool(item) else { throw .invalid("\(key) must be an array of strings.") }
+            out.append(s)
+        }
+        return out
+    }
+
     public func requiredUUID(_ key: String) throws(StaffcastError) -> UUID {
         guard let s = try string(key) else { throw .invalid("\(key) is missing; it must be a UUID.") }
         guard let id = UUID(uuidString: s) else { throw .invalid("\(key) '\(s.prefix(64))' is not a UUID.") }

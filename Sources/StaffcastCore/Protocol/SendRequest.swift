@@ -19,6 +19,28 @@ public struct SendRequest: Sendable, Equatable {
     /// Send a named template of the event instead of `message` (which is then empty until the
     /// template is resolved, in the database transaction that stores the send).
     public var template: TemplateUse?
+    /// Send only to these teams and zones of the event (and its admins and owners); empty: the
+    /// whole event. Validated by `withTeams`.
+    public var teams: [String] = []
+    /// Ask this question with the message (docs/protocol.md, Polls); nil: no poll.
+    public var poll: Poll?
+
+    /// At most this many team names on one send.
+    public static let maxTeams = 20
+
+    /// `self` addressed to `names` (each a valid team name; repeats dropped, order kept).
+    public func withTeams(_ names: [String]) throws(StaffcastError) -> SendRequest {
+        var copy = self
+        copy.teams = []
+        for name in names {
+            try Team.validateName(name)
+            if !copy.teams.contains(name) { copy.teams.append(name) }
+        }
+        guard copy.teams.count <= Self.maxTeams else {
+            throw .invalid("A message may go to at most \(Self.maxTeams) teams at once; got \(copy.teams.count).")
+        }
+        return copy
+    }
 
     public init(eventID: UUID, message: String, messageType: String? = nil, priority: String? = nil,
                 expiresInMinutes: Int? = nil, escalateAfterMinutes: Int? = nil) throws(StaffcastError) {

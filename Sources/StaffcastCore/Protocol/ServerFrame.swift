@@ -33,6 +33,10 @@ public enum ServerFrame: Sendable, Equatable {
     case reminder(message: StaffMessage, round: Int)
     case events(ref: String?, events: [EventSummary])
     case pong(ref: String?)
+    /// The answerer's acknowledgement, after the answer is committed.
+    case answered(ref: String?, messageID: UUID, option: Int)
+    /// A poll's count after answers, to the event's subscribed admins and owners.
+    case pollTally(PollTally)
     case error(ref: String?, StaffcastError)
 
     public var op: String {
@@ -56,6 +60,8 @@ public enum ServerFrame: Sendable, Equatable {
         case .reminder: return "reminder"
         case .events: return "events"
         case .pong: return "pong"
+        case .answered: return "answered"
+        case .pollTally: return "poll_tally"
         case .error: return "error"
         }
     }
@@ -64,9 +70,9 @@ public enum ServerFrame: Sendable, Equatable {
         switch self {
         case .subscribed(let ref, _, _, _, _), .unsubscribed(let ref, _), .sent(let ref, _), .scheduled(let ref, _), .messageUpdated(let ref, _), .messageRetracted(let ref, _, _), .replied(let ref, _), .read(let ref, _, _, _), .readAll(let ref, _, _, _, _),
              .history(let ref, _, _, _), .notificationRead(let ref, _), .events(let ref, _), .pong(let ref),
-             .error(let ref, _):
+             .error(let ref, _), .answered(let ref, _, _):
             return ref
-        case .hello, .message, .notification, .accessRevoked, .reply, .receipt, .reminder:
+        case .hello, .message, .notification, .accessRevoked, .reply, .receipt, .reminder, .pollTally:
             return nil
         }
     }
@@ -159,6 +165,15 @@ extension ServerFrame: Codable {
             try c.encode(round, forKey: Key("round"))
         case .pong:
             break
+        case .answered(_, let id, let option):
+            try c.encode(Self.id(id), forKey: Key("message_id"))
+            try c.encode(option, forKey: Key("option"))
+        case .pollTally(let t):
+            try c.encode(Self.id(t.messageID), forKey: Key("message_id"))
+            try c.encode(Self.id(t.eventID), forKey: Key("event_id"))
+            try c.encode(t.counts, forKey: Key("counts"))
+            try c.encode(t.answered, forKey: Key("answered"))
+            try c.encode(t.audience, forKey: Key("audience"))
         case .error(_, let e):
             try c.encode(e.code.rawValue, forKey: Key("code"))
             try c.encode(e.message, forKey: Key("message"))
@@ -216,6 +231,13 @@ extension ServerFrame: Codable {
             self = .reminder(message: try c.decode(StaffMessage.self, forKey: Key("message")),
                              round: try c.decode(Int.self, forKey: Key("round")))
         case "pong": self = .pong(ref: ref)
+        case "answered":
+            self = .answered(ref: ref, messageID: try uuid("message_id"), option: try c.decode(Int.self, forKey: Key("option")))
+        case "poll_tally":
+            self = .pollTally(PollTally(messageID: try uuid("message_id"), eventID: try uuid("event_id"),
+                                        counts: try c.decode([Int].self, forKey: Key("counts")),
+                                        answered: try c.decode(Int.self, forKey: Key("answered")),
+                                        audience: try c.decode(Int.self, forKey: Key("audience"))))
         case "error":
             self = .error(ref: ref, StaffcastError(ErrorCode(try c.decode(String.self, forKey: Key("code"))),
                                                    try c.decode(String.self, forKey: Key("message"))))

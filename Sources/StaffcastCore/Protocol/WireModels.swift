@@ -8,7 +8,7 @@ extension StaffMessage: Codable {
         case id, seq, message, priority, read
         case eventID = "event_id", senderID = "sender_id", senderName = "sender_name"
         case messageType = "message_type", sentAt = "sent_at", expiresAt = "expires_at"
-        case readCount = "read_count", escalateAfterMinutes = "escalate_after_minutes", editedAt = "edited_at"
+        case readCount = "read_count", escalateAfterMinutes = "escalate_after_minutes", editedAt = "edited_at", teams, poll, answer
     }
 
     public init(from decoder: Decoder) throws {
@@ -27,6 +27,9 @@ extension StaffMessage: Codable {
         readCount = try c.decode(Int.self, forKey: .readCount)
         escalateAfterMinutes = try c.decodeIfPresent(Int.self, forKey: .escalateAfterMinutes)
         editedAt = try c.decodeRFC3339IfPresent(forKey: .editedAt)
+        teams = try c.decodeIfPresent([String].self, forKey: .teams) ?? []
+        poll = try c.decodeIfPresent(Poll.self, forKey: .poll)
+        answer = try c.decodeIfPresent(Int.self, forKey: .answer)
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -45,6 +48,9 @@ extension StaffMessage: Codable {
         try c.encode(readCount, forKey: .readCount)
         try c.encode(escalateAfterMinutes, forKey: .escalateAfterMinutes) // null, not absent
         try c.encode(editedAt.map(RFC3339.format), forKey: .editedAt) // null, not absent
+        try c.encode(teams, forKey: .teams)
+        try c.encode(poll, forKey: .poll) // null, not absent
+        try c.encode(answer, forKey: .answer)
     }
 }
 

@@ -9,6 +9,8 @@ public struct MessageTemplate: Sendable, Equatable {
     public var priority: Priority
     public var expiresInMinutes: Int?
     public var createdAt: Date
+    /// The teams a send of it goes to when the send names none (empty: the whole event).
+    public var teams: [String] = []
 
     public init(eventID: UUID, name: String, message: String, messageType: MessageType, priority: Priority,
                 expiresInMinutes: Int?, createdAt: Date) {
@@ -39,7 +41,7 @@ public struct MessageTemplate: Sendable, Equatable {
 extension MessageTemplate: Codable {
     enum CodingKeys: String, CodingKey {
         case name, message, priority
-        case eventID = "event_id", messageType = "message_type", expiresInMinutes = "expires_in_minutes", createdAt = "created_at"
+        case eventID = "event_id", messageType = "message_type", expiresInMinutes = "expires_in_minutes", createdAt = "created_at", teams
     }
 
     public init(from decoder: Decoder) throws {
@@ -51,6 +53,7 @@ extension MessageTemplate: Codable {
         priority = try c.decode(Priority.self, forKey: .priority)
         expiresInMinutes = try c.decodeIfPresent(Int.self, forKey: .expiresInMinutes)
         createdAt = try c.decodeRFC3339(forKey: .createdAt)
+        teams = try c.decodeIfPresent([String].self, forKey: .teams) ?? []
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -62,5 +65,6 @@ extension MessageTemplate: Codable {
         try c.encode(priority, forKey: .priority)
         try c.encode(expiresInMinutes, forKey: .expiresInMinutes)
         try c.encode(RFC3339.format(createdAt), forKey: .createdAt)
+        try c.encode(teams, forKey: .teams)
     }
 }

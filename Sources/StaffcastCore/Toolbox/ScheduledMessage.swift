@@ -21,6 +21,8 @@ public struct ScheduledMessage: Sendable, Equatable {
     public var late: Bool
     /// Why the scheduler cancelled it, when it did (e.g. the sender's access ended).
     public var note: String?
+    /// The teams it goes to (empty: the whole event), resolved to people when it is sent.
+    public var teams: [String] = []
 
     public init(id: UUID, eventID: UUID, senderID: UUID, message: String, messageType: MessageType, priority: Priority,
                 expiresInMinutes: Int?, sendAt: Date, status: Status, messageID: UUID?, late: Bool, note: String? = nil) {
@@ -41,7 +43,7 @@ public struct ScheduledMessage: Sendable, Equatable {
 
 extension ScheduledMessage: Codable {
     enum CodingKeys: String, CodingKey {
-        case id, message, priority, status, late, note
+        case id, message, priority, status, late, note, teams
         case eventID = "event_id", senderID = "sender_id", messageType = "message_type"
         case expiresInMinutes = "expires_in_minutes", sendAt = "send_at", messageID = "message_id"
     }
@@ -60,6 +62,7 @@ extension ScheduledMessage: Codable {
         messageID = try c.decodeIfPresent(UUID.self, forKey: .messageID)
         late = try c.decodeIfPresent(Bool.self, forKey: .late) ?? false
         note = try c.decodeIfPresent(String.self, forKey: .note)
+        teams = try c.decodeIfPresent([String].self, forKey: .teams) ?? []
     }
 
     public func encode(to encoder: Encoder) throws {
@@ -76,5 +79,6 @@ extension ScheduledMessage: Codable {
         try c.encode(messageID.map { $0.uuidString.lowercased() }, forKey: .messageID)
         try c.encode(late, forKey: .late)
         try c.encode(note, forKey: .note)
+        try c.encode(teams, forKey: .teams)
     }
 }

@@ -26,6 +26,7 @@ public struct TemplateUse: Sendable, Equatable {
         r.priority = priority ?? template.priority
         r.expiresInMinutes = expiresInMinutes ?? template.expiresInMinutes
         if r.escalateAfterMinutes == nil && r.messageType == .emergency { r.escalateAfterMinutes = emergencyEscalationDefault }
+        if r.teams.isEmpty { r.teams = template.teams }
         r.template = nil
         return r
     }

@@ -20,6 +20,7 @@ public enum EmbeddedMigrations {
         ("008_toolbox.sql", PackageResources._08_toolbox_sql),
         ("009_invites.sql", PackageResources._09_invites_sql),
         ("010_fast_checks.sql", PackageResources._10_fast_checks_sql),
+        ("011_audiences.sql", PackageResources._11_audiences_sql),
         ("012_reach.sql", PackageResources._12_reach_sql),
     ]
 }

@@ -15,6 +15,8 @@ public struct ChangeCursors: Sendable, Equatable {
     public var messageChange: Int64 = 0
     /// `message_replies.seq` (sql/008).
     public var reply: Int64 = 0
+    /// `poll_answer_log.seq` (live poll tallies, sql/011).
+    public var answer: Int64 = 0
 
     public init(message: Int64 = 0, notification: Int64 = 0, access: Int64 = 0, token: Int64 = 0, read: Int64 = 0,
                 round: Int64 = 0) {
@@ -94,6 +96,11 @@ public struct ChangeBatch: Sendable {
     /// Replies in seq order, each with its event's admins and owners (who get it live) as of
     /// this snapshot.
     public var replies: [(reply: Reply, organisers: Set<UUID>)] = []
+    /// The audience of each targeted message in `messages` and `messageChanges` (fixed when it
+    /// was sent: sql/011), by message id; a message not here went to the whole event.
+    public var audiences: [UUID: Set<UUID>] = [:]
+    /// Polls answered in this batch, each with its tally as of this snapshot (once per poll).
+    public var tallies: [PollTally] = []
     /// The cursors after this batch.
     public var cursors: ChangeCursors
     /// True when a log had more rows than one batch takes; read again at once.
@@ -101,6 +108,6 @@ public struct ChangeBatch: Sendable {
 
     public var isEmpty: Bool {
         access.isEmpty && messages.isEmpty && notifications.isEmpty && tokens.isEmpty && messageChanges.isEmpty && replies.isEmpty
-            && receipts.isEmpty && reminders.isEmpty
+            && receipts.isEmpty && reminders.isEmpty && tallies.isEmpty
     }
 }

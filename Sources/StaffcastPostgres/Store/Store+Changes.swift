@@ -3,6 +3,12 @@ import StaffcastCore
 
 /// The change feed every server follows (see `ChangeListener`), as the server's own login.
 extension Store {
+    /// A targeted message's audience as `{id,…}` (NULL for a message to the whole event): one
+    /// index range scan of message_audience, only for targeted messages.
+    static let audienceColumn = """
+        CASE WHEN cardinality(m.teams) > 0 THEN ARRAY(SELECT ma.user_id FROM message_audience ma WHERE ma.message_id = m.id)::text END
+        """
+
     /// Where the logs end now; a server starts following from here.
     public func currentCursors() throws -> ChangeCursors {
         let r = try conn.query("""
@@ -13,12 +19,14 @@ extension Store {
                    (SELECT coalesce(max(seq), 0) FROM message_changes),
                    (SELECT coalesce(max(seq), 0) FROM message_replies),
                    (SELECT coalesce(max(seq), 0) FROM message_reads),
-                   (SELECT coalesce(max(seq), 0) FROM escalation_rounds)
+                   (SELECT coalesce(max(seq), 0) FROM escalation_rounds),
+                   (SELECT coalesce(max(seq), 0) FROM poll_answer_log)
             """)
         var cursors = ChangeCursors(message: r.int64(0, 0) ?? 0, notification: r.int64(0, 1) ?? 0, access: r.int64(0, 2) ?? 0,
                                     token: r.int64(0, 3) ?? 0, read: r.int64(0, 6) ?? 0, round: r.int64(0, 7) ?? 0)
         cursors.messageChange = r.int64(0, 4) ?? 0
         cursors.reply = r.int64(0, 5) ?? 0
+        cursors.answer = r.int64(0, 8) ?? 0
         return cursors
     }
 
@@ -53,7 +61,7 @@ extension Store {
             // The message log by seq, expired or not, so the cursor passes every row; only
             // unexpired ones are handed on.
             ("""
-            SELECT \(Self.messageColumns(reader: "NULL")), \(Self.unexpired)
+            SELECT \(Self.messageColumns(reader: "NULL")), \(Self.unexpired), \(Self.audienceColumn)
             FROM staff_messages m JOIN profiles p ON p.id = m.sender_id
             WHERE m.seq > $1 AND \(backlogDrained) ORDER BY m.seq LIMIT $2
             """, [String(cursors.message), String(limit), access, tokens]),
@@ -63,7 +71,7 @@ extension Store {
             """, [String(cursors.notification), String(limit), access, tokens]),
             // Edits and retracts (sql/008), each with the message as it is in this snapshot.
             ("""
-            SELECT \(Self.messageColumns(reader: "NULL")), c.seq, c.action
+            SELECT \(Self.messageColumns(reader: "NULL")), c.seq, c.action, \(Self.audienceColumn)
             FROM message_changes c JOIN staff_messages m ON m.id = c.message_id JOIN profiles p ON p.id = m.sender_id
             WHERE c.seq > $1 AND \(backlogDrained) ORDER BY c.seq LIMIT $2
             """, [String(cursors.messageChange), String(limit), access, tokens]),
@@ -87,6 +95,8 @@ extension Store {
             FROM escalation_rounds e JOIN staff_messages m ON m.id = e.message_id JOIN profiles p ON p.id = m.sender_id
             WHERE e.seq > $1 AND \(backlogDrained) ORDER BY e.seq LIMIT $2
             """, [String(cursors.round), String(limit), access, tokens]),
+            // Poll answers (sql/011): one tally per poll answered since the cursor.
+            (Self.pollTallies, [String(cursors.answer), String(limit)]),
         ], mode: "REPEATABLE READ READ ONLY", customPlans: true)
         let (a, t, m, n, c) = (results[0], results[1], results[2], results[3], results[4])
         let rp = results[5]
@@ -114,6 +124,7 @@ extension Store {
         let messages = try Self.messages(m)
         for (i, message) in messages.enumerated() {
             if m.bool(i, Self.messageColumnCount) == true { batch.messages.append(message) }
+            if let audience = m.string(i, Self.messageColumnCount + 1) { batch.audiences[message.id] = Set(Self.uuidArray(audience)) }
             batch.cursors.message = message.seq
         }
         batch.notifications = try Self.notifications(n)
@@ -121,6 +132,7 @@ extension Store {
         let changed = try Self.messages(c)
         for (i, message) in changed.enumerated() {
             guard let seq = c.int64(i, Self.messageColumnCount), let action = c.string(i, Self.messageColumnCount + 1).flatMap(MessageChange.Action.init) else { continue }
+            if let audience = c.string(i, Self.messageColumnCount + 2) { batch.audiences[message.id] = Set(Self.uuidArray(audience)) }
             batch.messageChanges.append(MessageChange(seq: seq, action: action, messageID: message.id, eventID: message.eventID,
                                                       message: action == .edit ? message : nil))
             batch.cursors.messageChange = seq
@@ -147,9 +159,18 @@ extension Store {
                                                   unread: Self.uuidArray(rounds.string(i, k + 2)), message: message))
             batch.cursors.round = seq
         }
+        let tallies = results[8]
+        for i in 0..<tallies.rowCount {
+            guard let message = tallies.uuid(i, 1), let event = tallies.uuid(i, 2) else { continue }
+            let counts = Self.tallyCounts(tallies.string(i, 3), options: tallies.int(i, 8) ?? 0)
+            batch.tallies.append(PollTally(messageID: message, eventID: event, counts: counts,
+                                           answered: tallies.int(i, 4) ?? 0, audience: tallies.int(i, 5) ?? 0))
+            if let last = tallies.int64(i, 6) { batch.cursors.answer = max(batch.cursors.answer, last) }
+        }
         // A full page of access or token changes held messages back: read again at once.
         batch.hasMore = a.rowCount == limit || m.rowCount == limit || n.rowCount == limit || t.rowCount == limit
             || c.rowCount == limit || rp.rowCount == limit || reads.rowCount == limit || rounds.rowCount == limit
+            || (tallies.rowCount > 0 && tallies.int(0, 7) == limit)
         return batch
     }
 }

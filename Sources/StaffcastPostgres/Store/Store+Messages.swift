@@ -103,6 +103,7 @@ extension Store {
                 throw StaffcastError.forbidden("Only admins and owners of an event may send to it; you are staff.")
             }
             let request = try resolvingTemplate(asked, in: tx)
+            try requireTeams(request.teams, event: request.eventID, in: tx)
             if duplicateWindowMinutes > 0 && !request.force {
                 try tx.query("SELECT pg_advisory_xact_lock(\(Self.messageLogLock.0), \(Self.messageLogLock.1))")
                 let dup = try tx.query("SELECT \(Self.duplicateExists(event: "$1::uuid", text: "$2::text", window: "$3::int"))",
@@ -112,13 +113,14 @@ extension Store {
             let r = try tx.query("""
                 WITH m AS (
                     INSERT INTO staff_messages (event_id, sender_id, message, message_type, priority, expires_at,
-                                                escalate_after_minutes)
-                    VALUES ($2, $1, $3, $4, $5, now() + make_interval(mins => $6::int), $7::int)
+                                                escalate_after_minutes, teams, poll_options)
+                    VALUES ($2, $1, $3, $4, $5, now() + make_interval(mins => $6::int), $7::int, $8::text[], $9::text[])
                     RETURNING *)
                 SELECT \(Self.messageColumns(reader: "$1")) FROM m JOIN profiles p ON p.id = m.sender_id
                 """, [Self.id(user), Self.id(request.eventID), request.message, request.messageType.rawValue,
                       request.priority.rawValue, request.expiresInMinutes.map(String.init),
-                      request.escalateAfterMinutes.map(String.init)])
+                      request.escalateAfterMinutes.map(String.init), Self.textArray(request.teams),
+                      request.poll.map { Self.textArray($0.options) }])
             return try Self.messages(r)
         }
         guard let message = stored.first else {

@@ -40,6 +40,7 @@ extension Store {
             FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS r(user_id, message_id, i)
             JOIN staff_messages m ON m.id = r.message_id
             JOIN event_access a ON a.event_id = m.event_id AND a.user_id = r.user_id
+            WHERE \(Self.messageIsFor(user: "r.user_id", level: "a.access_level"))
             """, [users, messages]),
             // Rows of message_reads (the primary key drops repeats, in this batch or already
             // stored), and for each message one UPDATE that appends exactly the readers whose
@@ -51,6 +52,7 @@ extension Store {
                 FROM unnest($1::uuid[], $2::uuid[]) AS r(user_id, message_id)
                 JOIN staff_messages m ON m.id = r.message_id
                 JOIN event_access a ON a.event_id = m.event_id AND a.user_id = r.user_id
+                WHERE \(Self.messageIsFor(user: "r.user_id", level: "a.access_level"))
                 ON CONFLICT DO NOTHING RETURNING message_id, user_id)
             UPDATE staff_messages m
             SET read_by = m.read_by || n.readers, read_count = m.read_count + cardinality(n.readers)
@@ -64,14 +66,9 @@ extension Store {
                        JOIN staff_messages m ON m.id = r.message_id
                        JOIN event_access a ON a.event_id = m.event_id AND a.user_id = r.user_id),
                  t AS (SELECT e.event_id, (SELECT count(*) FROM staff_messages m
-                                           WHERE m.event_id = e.event_id AND \(Self.unexpired)) AS total
+                                           WHERE m.event_id = e.event_id AND m.teams = '{}' AND \(Self.unexpired)) AS total
                        FROM (SELECT DISTINCT event_id FROM p) e)
-            SELECT p.user_id, p.event_id, t.total
-                - (SELECT count(*) FROM staff_messages m
-                    WHERE m.event_id = p.event_id AND m.sender_id = p.user_id AND \(Self.unexpired))
-                - (SELECT count(*) FROM message_reads r JOIN staff_messages m ON m.id = r.message_id
-                    WHERE r.user_id = p.user_id AND r.event_id = p.event_id AND m.sender_id <> p.user_id
-                      AND \(Self.unexpired))
+            SELECT p.user_id, p.event_id, \(Self.unreadCount(user: "p.user_id", event: "p.event_id", untargeted: "t.total"))
             FROM p JOIN t USING (event_id)
             """, [users, messages]),
         ]

@@ -7,7 +7,8 @@ import StaffcastCore
 extension Store {
     static let scheduledColumns = """
         s.id, s.event_id, s.sender_id, s.message, s.message_type, s.priority, s.expires_in_minutes,
-        \(epochMicros("s.send_at")), s.status, s.message_id, s.late, s.note
+        \(epochMicros("s.send_at")), s.status, s.message_id, s.late, s.note,
+        to_json(s.teams)::text
         """
 
     static func scheduled(_ r: PGResult) throws -> [ScheduledMessage] {
@@ -17,9 +18,11 @@ extension Store {
                   let sendAt = r.date(i, 7), let status = r.string(i, 8).flatMap(ScheduledMessage.Status.init) else {
                 throw PostgresError(.unexpectedResult, "a scheduled_messages row could not be read")
             }
-            return ScheduledMessage(id: id, eventID: event, senderID: sender, message: r.string(i, 3) ?? "",
-                                    messageType: type, priority: prio, expiresInMinutes: r.int(i, 6), sendAt: sendAt,
-                                    status: status, messageID: r.uuid(i, 9), late: r.bool(i, 10) ?? false, note: r.string(i, 11))
+            var s = ScheduledMessage(id: id, eventID: event, senderID: sender, message: r.string(i, 3) ?? "",
+                                     messageType: type, priority: prio, expiresInMinutes: r.int(i, 6), sendAt: sendAt,
+                                     status: status, messageID: r.uuid(i, 9), late: r.bool(i, 10) ?? false, note: r.string(i, 11))
+            s.teams = jsonStrings(r.string(i, 12))
+            return s
         }
     }
 
@@ -36,17 +39,20 @@ extension Store {
             }
             // A template is resolved now: the scheduled send keeps the text it had when scheduled.
             let request = try resolvingTemplate(asked, in: tx)
+            try requireTeams(request.teams, event: request.eventID, in: tx)
             guard let now = try tx.query("SELECT \(Self.epochMicros("now()"))").date(0, 0) else {
                 throw PostgresError(.unexpectedResult, "the database's clock could not be read")
             }
             let when = try schedule.resolve(eventStartsAt: summary.startsAt, now: now)
             let r = try tx.query("""
-                INSERT INTO scheduled_messages AS s (event_id, sender_id, message, message_type, priority, expires_in_minutes, send_at)
-                VALUES ($1, $2, $3, $4, $5, $6::int, to_timestamp($7::float8))
+                INSERT INTO scheduled_messages AS s (event_id, sender_id, message, message_type, priority, expires_in_minutes, send_at,
+                                                     teams, poll_options)
+                VALUES ($1, $2, $3, $4, $5, $6::int, to_timestamp($7::float8), $8::text[], $9::text[])
                 RETURNING \(Self.scheduledColumns)
                 """, [Self.id(request.eventID), Self.id(user), request.message, request.messageType.rawValue,
                       request.priority.rawValue, request.expiresInMinutes.map(String.init),
-                      String(when.timeIntervalSince1970)])
+                      String(when.timeIntervalSince1970), Self.textArray(request.teams),
+                      request.poll.map { Self.textArray($0.options) }])
             guard let stored = try Self.scheduled(r).first else {
                 throw PostgresError(.unexpectedResult, "the scheduled send was not returned")
             }
@@ -129,14 +135,15 @@ extension Store {
                 try tx.query("SELECT set_config('staffcast.user_id', $1, true)", [Self.id(row.senderID)])
                 let inserted = try tx.query("""
                     INSERT INTO staff_messages (event_id, sender_id, message, message_type, priority, expires_at,
-                                                escalate_after_minutes)
+                                                escalate_after_minutes, teams, poll_options)
                     SELECT $1::uuid, $2::uuid, $3::text, $4::text, $5::text, now() + make_interval(mins => $6::int),
-                           CASE WHEN $4::text = 'emergency' THEN $7::int END
+                           CASE WHEN $4::text = 'emergency' THEN $7::int END, $8::text[],
+                           (SELECT s.poll_options FROM scheduled_messages s WHERE s.id = $9::uuid)
                     WHERE staffcast_has_access($1::uuid, ARRAY['admin','owner'])
                     RETURNING id
                     """, [Self.id(row.eventID), Self.id(row.senderID), row.message, row.messageType.rawValue,
                           row.priority.rawValue, row.expiresInMinutes.map(String.init),
-                          emergencyEscalation.map(String.init)]).uuid(0, 0)
+                          emergencyEscalation.map(String.init), Self.textArray(row.teams), Self.id(row.id)]).uuid(0, 0)
                 try tx.query("RESET ROLE")
                 try tx.query("SELECT set_config('staffcast.user_id', '', true)")
                 if let messageID = inserted {

@@ -58,7 +58,8 @@ extension Store {
                 var row: [String: Any] = [
                     "ord": ord, "id": Self.id(s.id), "event_id": Self.id(s.request.eventID), "message": s.request.message,
                     "message_type": s.request.messageType.rawValue, "priority": s.request.priority.rawValue,
-                    "force": s.request.force,
+                    "force": s.request.force, "teams": s.request.teams,
+                    "poll": s.request.poll.map { $0.options as Any } ?? NSNull(),
                 ]
                 if let minutes = s.request.expiresInMinutes { row["expires_in"] = minutes }
                 if let minutes = s.request.escalateAfterMinutes { row["escalate_after"] = minutes }
@@ -80,7 +81,7 @@ extension Store {
                 WITH x AS (
                     SELECT * FROM jsonb_to_recordset($1::jsonb)
                         AS x(ord int, id uuid, event_id uuid, message text, message_type text, priority text, expires_in int, force bool,
-                              escalate_after int, template text, emergency_default int)),
+                              escalate_after int, template text, emergency_default int, teams text[], poll text[])),
                 -- Sends by template take its text and defaults; one whose template is missing is left out.
                 -- An emergency template escalates by default like any emergency (EscalationPolicy).
                 r AS (
@@ -90,19 +91,27 @@ extension Store {
                            x.force,
                            CASE WHEN x.template IS NULL THEN x.escalate_after
                                 ELSE coalesce(x.escalate_after, CASE WHEN coalesce(x.message_type, t.message_type) = 'emergency'
-                                                                     THEN x.emergency_default END) END AS escalate_after
+                                                                     THEN x.emergency_default END) END AS escalate_after,
+                           CASE WHEN cardinality(x.teams) = 0 AND x.template IS NOT NULL THEN t.teams
+                                ELSE coalesce(x.teams, '{}') END AS teams,
+                           x.poll
                     FROM x LEFT JOIN message_templates t ON x.template IS NOT NULL AND t.event_id = x.event_id AND t.name = x.template
                     WHERE x.template IS NULL OR t.name IS NOT NULL),
                 ok AS (
                     SELECT x.* FROM r x JOIN event_access a
                         ON a.event_id = x.event_id AND a.user_id = $2::uuid AND a.access_level IN ('admin', 'owner')
-                    WHERE x.force OR NOT \(Self.duplicateExists(event: "x.event_id", text: "x.message", window: "$3::int",
-                                                                excluding: "$4::uuid[]"))),
+                    WHERE (x.force OR NOT \(Self.duplicateExists(event: "x.event_id", text: "x.message", window: "$3::int",
+                                                                 excluding: "$4::uuid[]")))
+                      -- Every team named must exist (one probe per name; a send naming none costs nothing):
+                      -- a send with an unknown one is left out, and its retry alone says which.
+                      AND (cardinality(x.teams) = 0
+                           OR (SELECT count(*) FROM teams tt WHERE tt.event_id = x.event_id AND tt.name = ANY (x.teams))
+                              = cardinality(x.teams))),
                 m AS (
                     INSERT INTO staff_messages (id, event_id, sender_id, message, message_type, priority, expires_at,
-                                                escalate_after_minutes)
+                                                escalate_after_minutes, teams, poll_options)
                     SELECT id, event_id, $2::uuid, message, message_type, priority, now() + make_interval(mins => expires_in),
-                           escalate_after
+                           escalate_after, teams, poll
                     FROM ok ORDER BY ord
                     RETURNING *)
                 SELECT \(Self.messageColumns(reader: "$2")) FROM m JOIN profiles p ON p.id = m.sender_id

@@ -66,15 +66,13 @@ extension Store {
 
             let a = try tx.query("""
                 SELECT u.i, a.access_level,
-                       CASE WHEN a.access_level IS NULL THEN 0 ELSE t.total
-                           - (SELECT count(*) FROM staff_messages m
-                               WHERE m.event_id = $1 AND m.sender_id = u.id AND \(Self.unexpired))
-                           - (SELECT count(*) FROM message_reads r JOIN staff_messages m ON m.id = r.message_id
-                               WHERE r.user_id = u.id AND r.event_id = $1 AND m.sender_id <> u.id AND \(Self.unexpired))
+                       CASE WHEN a.access_level IS NULL THEN 0 ELSE
+                           \(Self.unreadCount(user: "u.id", event: "$1", untargeted: "t.total"))
                        END
                 FROM unnest($2::uuid[]) WITH ORDINALITY AS u(id, i)
-                -- staffcast_unread_count, with the event's total counted once for the batch
-                CROSS JOIN (SELECT count(*) AS total FROM staff_messages m WHERE m.event_id = $1 AND \(Self.unexpired)) t
+                -- staffcast_unread_count, with the event's total to everyone counted once for the batch
+                CROSS JOIN (SELECT count(*) AS total FROM staff_messages m
+                            WHERE m.event_id = $1 AND m.teams = '{}' AND \(Self.unexpired)) t
                 LEFT JOIN event_access a ON a.event_id = $1 AND a.user_id = u.id
                 """, [eventID, users])
             var entries = requests.map { _ in SubscribeBatch.Entry(access: .noAccess, unreadCount: 0, history: [], read: []) }
@@ -118,8 +116,28 @@ extension Store {
             }
             let messages = bySeq.values.sorted { $0.seq < $1.seq }
             let index = Dictionary(uniqueKeysWithValues: messages.enumerated().map { ($1.seq, $0) })
+            // Messages to teams go only to their audience (and the event's admins and owners):
+            // who of this batch is in the audience of which (only the pairs that are).
+            let targeted = messages.filter { !$0.teams.isEmpty }
+            var audience: [Int: Set<Int64>] = [:]
+            if !targeted.isEmpty && !granted.isEmpty {
+                let ids = "{" + targeted.map { Self.id($0.id) }.joined(separator: ",") + "}"
+                let r = try tx.query("""
+                    SELECT u.i, m.seq FROM unnest($1::uuid[]) WITH ORDINALITY AS u(id, i)
+                    JOIN message_audience ma ON ma.user_id = u.id AND ma.message_id = ANY ($2::uuid[])
+                    JOIN staff_messages m ON m.id = ma.message_id
+                    """, [users, ids])
+                for row in 0..<r.rowCount {
+                    guard let i = r.int(row, 0).map({ $0 - 1 }), let seq = r.int64(row, 1) else { continue }
+                    audience[i, default: []].insert(seq)
+                }
+            }
             for i in granted {
-                let seqs = requests[i].sinceSeq.map { after[$0] ?? [] } ?? latest
+                var seqs = requests[i].sinceSeq.map { after[$0] ?? [] } ?? latest
+                if !targeted.isEmpty, case .granted(let summary) = entries[i].access, !summary.accessLevel.maySeeReceipts {
+                    let mine = audience[i] ?? []
+                    seqs = seqs.filter { seq in index[seq].map { messages[$0].teams.isEmpty } ?? false || mine.contains(seq) }
+                }
                 entries[i].history = seqs.compactMap { index[$0] }
                 entries[i].more = requests[i].sinceSeq.map { sinceWithMore.contains($0) } ?? false
             }

@@ -4,7 +4,8 @@ import StaffcastCore
 /// Templates per event (docs/protocol.md), as the user under row-level security.
 extension Store {
     static let templateColumns = """
-        t.event_id, t.name, t.message, t.message_type, t.priority, t.expires_in_minutes, \(epochMicros("t.created_at"))
+        t.event_id, t.name, t.message, t.message_type, t.priority, t.expires_in_minutes, \(epochMicros("t.created_at")),
+        to_json(t.teams)::text
         """
 
     static func templates(_ r: PGResult) throws -> [MessageTemplate] {
@@ -13,8 +14,10 @@ extension Store {
                   let prio = r.string(i, 4).flatMap(Priority.init), let created = r.date(i, 6) else {
                 throw PostgresError(.unexpectedResult, "a message_templates row could not be read")
             }
-            return MessageTemplate(eventID: event, name: name, message: r.string(i, 2) ?? "", messageType: type, priority: prio,
-                                   expiresInMinutes: r.int(i, 5), createdAt: created)
+            var t = MessageTemplate(eventID: event, name: name, message: r.string(i, 2) ?? "", messageType: type, priority: prio,
+                                    expiresInMinutes: r.int(i, 5), createdAt: created)
+            t.teams = Self.jsonStrings(r.string(i, 7))
+            return t
         }
     }
 
@@ -30,12 +33,14 @@ extension Store {
             guard summary.accessLevel.maySend else {
                 throw StaffcastError.forbidden("Only admins and owners of an event may create its templates; you are staff.")
             }
+            try requireTeams(request.teams, event: request.eventID, in: tx)
             do {
                 let r = try tx.query("""
-                    INSERT INTO message_templates AS t (event_id, name, message, message_type, priority, expires_in_minutes, created_by)
-                    VALUES ($1, $2, $3, $4, $5, $6::int, $7) RETURNING \(Self.templateColumns)
+                    INSERT INTO message_templates AS t (event_id, name, message, message_type, priority, expires_in_minutes, created_by,
+                                                        teams)
+                    VALUES ($1, $2, $3, $4, $5, $6::int, $7, $8::text[]) RETURNING \(Self.templateColumns)
                     """, [Self.id(request.eventID), name, request.message, request.messageType.rawValue, request.priority.rawValue,
-                          request.expiresInMinutes.map(String.init), Self.id(user)])
+                          request.expiresInMinutes.map(String.init), Self.id(user), Self.textArray(request.teams)])
                 guard let t = try Self.templates(r).first else { throw PostgresError(.unexpectedResult, "the template was not returned") }
                 return t
             } catch let e as PostgresError where e.sqlState == "23505" {

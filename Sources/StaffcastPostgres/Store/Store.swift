@@ -24,12 +24,15 @@ public struct Store {
         m.id, m.seq, m.event_id, m.sender_id, p.display_name, m.message, m.message_type, m.priority,
         \(epochMicros("m.sent_at")), \(epochMicros("m.expires_at")),
         EXISTS (SELECT 1 FROM message_reads r WHERE r.message_id = m.id AND r.user_id = \(reader)::uuid), m.read_count,
-        \(epochMicros("m.edited_at")), m.escalate_after_minutes
+        \(epochMicros("m.edited_at")), m.escalate_after_minutes, to_json(m.teams)::text,
+        to_json(m.poll_options)::text,
+        CASE WHEN m.poll_options IS NOT NULL THEN
+            (SELECT pa.option FROM poll_answers pa WHERE pa.message_id = m.id AND pa.user_id = \(reader)::uuid) END
         """
     }
 
     /// How many columns `messageColumns` has (a query may add its own after them).
-    static let messageColumnCount = 14
+    static let messageColumnCount = 17
 
     /// Messages that count: not expired, and not retracted (sql/008). History, catch-up,
     /// live fan-out and unread counts all use it.
@@ -47,6 +50,9 @@ public struct Store {
                                        expiresAt: r.date(i, 9), read: r.bool(i, 10) ?? false, readCount: r.int(i, 11) ?? 0,
                                        escalateAfterMinutes: r.int(i, 13))
             message.editedAt = r.date(i, 12)
+            message.teams = jsonStrings(r.string(i, 14))
+            if let options = r.string(i, 15), options != "null" { message.poll = Poll(unchecked: jsonStrings(options)) }
+            message.answer = r.int(i, 16)
             return message
         }
     }

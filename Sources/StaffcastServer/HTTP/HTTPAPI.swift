@@ -17,6 +17,8 @@ final class HTTPAPI: @unchecked Sendable {
     private let gatekeeper: Gatekeeper
     let workers: DatabaseWorkers
     private let sends: SendBatcher
+    /// Group commit of poll answers, shared with the WebSocket path.
+    let answers: AnswerBatcher
     /// Group commit of notifications; only this API creates them.
     private let notifications: NotificationBatcher
     let logger: Logger
@@ -26,8 +28,9 @@ final class HTTPAPI: @unchecked Sendable {
     private let sendBuckets = Mutex<[String: TokenBucket]>([:])
 
     init(server: StaffcastServer, configuration: ServerConfiguration, gatekeeper: Gatekeeper, workers: DatabaseWorkers,
-         sends: SendBatcher, logger: Logger, metrics: ServerMetrics) {
+         sends: SendBatcher, answers: AnswerBatcher, logger: Logger, metrics: ServerMetrics) {
         self.sends = sends
+        self.answers = answers
         notifications = NotificationBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
         self.server = server
         self.configuration = configuration
@@ -139,8 +142,17 @@ final class HTTPAPI: @unchecked Sendable {
             }
         case .reach(let eventID):
             let node = configuration.nodeID
+            // reach?teams=a,b: the audience a message to those teams would have.
+            let teams: [String]
+            do {
+                teams = try SendRequest(eventID: eventID, message: "-")
+                    .withTeams((head.query["teams"] ?? "").split(separator: ",").map(String.init)).teams
+            } catch {
+                respond(.error(error))
+                return
+            }
             runAsUserThenLoops(token, respond) { [server] store, identity, done in
-                let facts = try store.reachFacts(as: identity.userID, event: eventID, excludingNode: node)
+                let facts = try store.reachFacts(as: identity.userID, event: eventID, excludingNode: node, teams: teams)
                 server.collectLoops { loops in done(.json(200, server.reach(eventID, facts: facts, loops: loops))) }
             }
         case .sendMessage(let eventID):
@@ -233,8 +245,10 @@ final class HTTPAPI: @unchecked Sendable {
                 return .json(200, ["deleted": name])
             }
         case .replies(let messageID):
+            let csv = CSVReports.wanted(head)
             runAsUser(token, respond) { store, identity in
-                .json(200, ["replies": try store.replies(as: identity.userID, messageID: messageID)])
+                let replies = try store.replies(as: identity.userID, messageID: messageID)
+                return csv ? CSVReports.replies(replies, messageID: messageID) : .json(200, ["replies": replies])
             }
         case .retractMessage(let messageID):
             runAsUser(token, respond) { store, identity in
@@ -270,9 +284,11 @@ final class HTTPAPI: @unchecked Sendable {
                 return .json(200, MessagesPage(messages: Array(page.suffix(n)), more: page.count > n))
             }
         case .receipts(let messageID):
+            let csv = CSVReports.wanted(head)
             runAsUser(token, respond) { store, identity in
-                HTTPResponse(status: 200, contentType: "application/json",
-                             body: ReceiptsBody(try store.receipts(as: identity.userID, message: messageID)).jsonBytes)
+                let receipts = try store.receipts(as: identity.userID, message: messageID)
+                return csv ? CSVReports.receipts(receipts)
+                    : HTTPResponse(status: 200, contentType: "application/json", body: ReceiptsBody(receipts).jsonBytes)
             }
         case .notify(let userID):
             let notification: NotificationRequest
@@ -301,6 +317,8 @@ final class HTTPAPI: @unchecked Sendable {
             runAsUser(token, respond) { store, identity in
                 .json(200, ["events": try store.events(of: identity.userID)])
             }
+        case .createTeam, .listTeams, .deleteTeam, .teamMembers, .teamMember, .zoneCheckin, .answers, .audit:
+            teams(route, request, respond)
         case .createInvite, .revokeInvite, .redeemInvite:
             invites(route, request, peer: peer, respond)
         case .pushKey, .addPushSubscription, .deletePushSubscription, .webhooks, .deleteWebhook, .webhookDeliveries:

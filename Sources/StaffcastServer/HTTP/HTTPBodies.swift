@@ -30,7 +30,8 @@ enum HTTPBodies {
             }
             send.schedule = try SendSchedule.from(sendAt: try fields.string("send_at"), beforeStart: try fields.string("before_start"))
             send.force = try fields.bool("force") ?? false
-            return send
+            send.poll = try Poll.fromJSON(object["poll"])
+            return try send.withTeams(try fields.strings("teams") ?? [])
         }
         guard let text = String(validating: body, as: UTF8.self) else {
             throw .invalid("The body is not UTF-8 text.")
@@ -63,7 +64,9 @@ enum HTTPBodies {
         case "true", "1": send.force = true
         case let other?: throw .invalid("force must be true or false; got '\(other.prefix(20))'.")
         }
-        return send
+        // teams=Security,Medical (team names hold no commas).
+        let teams = (query["teams"] ?? "").split(separator: ",").map(String.init)
+        return try send.withTeams(teams)
     }
 
     /// `POST /v1/events/{id}/templates`: `{"name","message","message_type"?,"priority"?,"expires_in_minutes"?}`.
@@ -77,8 +80,9 @@ enum HTTPBodies {
         }
         try MessageTemplate.validateName(name)
         let minutes = try fields.int64("expires_in_minutes", min: Int64.min).map { Int(clamping: $0) }
-        return (name, try SendRequest(eventID: eventID, message: message, messageType: try fields.string("message_type"),
-                                      priority: try fields.string("priority"), expiresInMinutes: minutes))
+        let send = try SendRequest(eventID: eventID, message: message, messageType: try fields.string("message_type"),
+                                   priority: try fields.string("priority"), expiresInMinutes: minutes)
+        return (name, try send.withTeams(try fields.strings("teams") ?? []))
     }
 
     /// `PATCH /v1/messages/{id}`: `{"message"}`, or the corrected text as a plain body.

@@ -13,6 +13,18 @@ enum HTTPRoute: Equatable {
     case listTemplates(eventID: UUID)
     case deleteTemplate(eventID: UUID, name: String)
     case retractMessage(messageID: UUID)
+    /// Teams and zones (docs/protocol.md, Audiences): HTTPAPI+Teams.
+    case createTeam(eventID: UUID)
+    case listTeams(eventID: UUID)
+    case deleteTeam(eventID: UUID, name: String)
+    case teamMembers(eventID: UUID, name: String)
+    /// PUT adds, DELETE removes.
+    case teamMember(eventID: UUID, name: String, userID: UUID)
+    case zoneCheckin(eventID: UUID, name: String)
+    /// POST answers a poll, GET reports its answers (HTTPAPI+Teams).
+    case answers(messageID: UUID)
+    /// The event's audit log (admins and owners), JSON or CSV.
+    case audit(eventID: UUID)
     case receipts(messageID: UUID)
     case notify(userID: UUID)
     case eventStatus(eventID: UUID)
@@ -119,6 +131,27 @@ enum HTTPRoute: Equatable {
         case 5 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "templates":
             let name = parts[4].removingPercentEncoding ?? parts[4]
             return only("DELETE") { id(parts[2]).map { .deleteTemplate(eventID: $0, name: name) } }
+        case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "teams":
+            switch method {
+            case "POST": return id(parts[2]).map { .createTeam(eventID: $0) }
+            case "GET", "HEAD": return id(parts[2]).map { .listTeams(eventID: $0) }
+            default: return .failure(.methodNotAllowed(allowed: "GET, POST"))
+            }
+        case 5 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "teams":
+            let name = parts[4].removingPercentEncoding ?? parts[4]
+            return only("DELETE") { id(parts[2]).map { .deleteTeam(eventID: $0, name: name) } }
+        case 6 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "teams" && parts[5] == "members":
+            let name = parts[4].removingPercentEncoding ?? parts[4]
+            return only("GET") { id(parts[2]).map { .teamMembers(eventID: $0, name: name) } }
+        case 7 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "teams" && parts[5] == "members":
+            let name = parts[4].removingPercentEncoding ?? parts[4]
+            guard method == "PUT" || method == "DELETE" else { return .failure(.methodNotAllowed(allowed: "PUT, DELETE")) }
+            return id(parts[2]).flatMap { event in id(parts[6]).map { .teamMember(eventID: event, name: name, userID: $0) } }
+        case 6 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "zones" && parts[5] == "checkin":
+            let name = parts[4].removingPercentEncoding ?? parts[4]
+            return only("POST") { id(parts[2]).map { .zoneCheckin(eventID: $0, name: name) } }
+        case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "audit":
+            return only("GET") { id(parts[2]).map { .audit(eventID: $0) } }
         case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "scheduled":
             return only("GET") { id(parts[2]).map { .listScheduled(eventID: $0) } }
         case 3 where parts[0] == "v1" && parts[1] == "messages":
@@ -133,6 +166,11 @@ enum HTTPRoute: Equatable {
             return only("GET") { id(parts[2]).map { .eventStatus(eventID: $0) } }
         case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "reach":
             return only("GET") { id(parts[2]).map { .reach(eventID: $0) } }
+        case 4 where parts[0] == "v1" && parts[1] == "messages" && parts[3] == "answers":
+            switch method {
+            case "POST", "GET", "HEAD": return id(parts[2]).map { .answers(messageID: $0) }
+            default: return .failure(.methodNotAllowed(allowed: "GET, POST"))
+            }
         case 4 where parts[0] == "v1" && parts[1] == "messages" && parts[3] == "replies":
             return only("GET") { id(parts[2]).map { .replies(messageID: $0) } }
         case 4 where parts[0] == "v1" && parts[1] == "messages" && parts[3] == "receipts":
@@ -166,6 +204,14 @@ enum HTTPRoute: Equatable {
         case .listTemplates: return "GET /v1/events/{id}/templates"
         case .deleteTemplate: return "DELETE /v1/events/{id}/templates/{name}"
         case .retractMessage: return "DELETE /v1/messages/{id}"
+        case .createTeam: return "POST /v1/events/{id}/teams"
+        case .listTeams: return "GET /v1/events/{id}/teams"
+        case .deleteTeam: return "DELETE /v1/events/{id}/teams/{name}"
+        case .teamMembers: return "GET /v1/events/{id}/teams/{name}/members"
+        case .teamMember: return "PUT|DELETE /v1/events/{id}/teams/{name}/members/{id}"
+        case .zoneCheckin: return "POST /v1/events/{id}/zones/{name}/checkin"
+        case .answers: return "GET|POST /v1/messages/{id}/answers"
+        case .audit: return "GET /v1/events/{id}/audit"
         case .notify: return "POST /v1/users/{id}/notifications"
         case .eventStatus: return "GET /v1/events/{id}/status"
         case .reach: return "GET /v1/events/{id}/reach"

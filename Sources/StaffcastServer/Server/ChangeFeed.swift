@@ -36,17 +36,21 @@ final class ChangeFeed: Sendable {
             },
             messages: batch.messages.map { m in
                 metrics.listenerLag.recordSeconds(max(0, now.timeIntervalSince(m.sentAt)))
-                return .init(seq: m.seq, eventID: m.eventID, expiresAt: m.expiresAt, frame: OutFrame(text: ServerFrame.message(m).encoded()))
+                return .init(seq: m.seq, eventID: m.eventID, expiresAt: m.expiresAt, frame: OutFrame(text: ServerFrame.message(m).encoded()),
+                             audience: batch.audiences[m.id])
             },
             notifications: batch.notifications.map { .init(userID: $0.userID, frame: OutFrame(text: ServerFrame.notification($0).encoded())) },
             eventFrames: batch.messageChanges.map { change in
                 let frame: ServerFrame = change.message.map { .messageUpdated(ref: nil, message: $0) }
                     ?? .messageRetracted(ref: nil, messageID: change.messageID, eventID: change.eventID)
-                return .init(eventID: change.eventID, frame: OutFrame(text: frame.encoded()))
+                // A targeted message's edit or retract goes to its audience only.
+                return .init(eventID: change.eventID, frame: OutFrame(text: frame.encoded()), audience: batch.audiences[change.messageID])
             } + batch.replies.map { r in
                 .init(eventID: r.reply.eventID, frame: OutFrame(text: ServerFrame.reply(r.reply).encoded()), audience: r.organisers)
             },
-            receipts: batch.receipts.map { .init(eventID: $0.eventID, frame: OutFrame(text: ServerFrame.receipt($0).encoded())) },
+            // Poll tallies go where receipts go: the event's subscribed admins and owners.
+            receipts: batch.receipts.map { .init(eventID: $0.eventID, frame: OutFrame(text: ServerFrame.receipt($0).encoded())) }
+                + batch.tallies.map { .init(eventID: $0.eventID, frame: OutFrame(text: ServerFrame.pollTally($0).encoded())) },
             reminders: batch.reminders.map { r in
                 .init(eventID: r.message.eventID, users: r.unread,
                       frame: OutFrame(text: ServerFrame.reminder(message: r.message, round: r.round).encoded()))

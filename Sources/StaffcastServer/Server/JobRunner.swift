@@ -10,10 +10,13 @@ final class JobRunner: Sendable {
     let workers: DatabaseWorkers
     let sends: SendBatcher
     let reads: ReadBatcher
+    let answers: AnswerBatcher
     let logger: Logger
     let metrics: ServerMetrics
 
-    init(workers: DatabaseWorkers, sends: SendBatcher, reads: ReadBatcher, logger: Logger, metrics: ServerMetrics) {
+    init(workers: DatabaseWorkers, sends: SendBatcher, reads: ReadBatcher, answers: AnswerBatcher, logger: Logger,
+         metrics: ServerMetrics) {
+        self.answers = answers
         self.workers = workers
         self.sends = sends
         self.reads = reads
@@ -43,6 +46,17 @@ final class JobRunner: Sendable {
                 case .success(let r):
                     outcome = .reply(OutFrame(text: ServerFrame.read(ref: ref, messageID: messageID, eventID: r.eventID,
                                                                      unreadCount: r.unreadCount).encoded()))
+                case .failure(let e): outcome = .failed(e)
+                }
+                loop.post { $0.jobFinished(job, outcome) }
+            }
+        }
+        if case .answer(let messageID, let option) = job.request {
+            let ref = job.ref
+            return answers.submit(user: job.identity.userID, message: messageID, option: option) { result in
+                let outcome: JobOutcome<OutFrame>
+                switch result {
+                case .success: outcome = .reply(OutFrame(text: ServerFrame.answered(ref: ref, messageID: messageID, option: option).encoded()))
                 case .failure(let e): outcome = .failed(e)
                 }
                 loop.post { $0.jobFinished(job, outcome) }
@@ -161,6 +175,9 @@ final class JobRunner: Sendable {
         case .retract(let messageID):
             let event = try store.retractMessage(as: user, messageID: messageID)
             return .reply(OutFrame(text: ServerFrame.messageRetracted(ref: ref, messageID: messageID, eventID: event).encoded()))
+        case .answer:
+            // Answers go to their group commit (`submit`); never run one by one.
+            throw StaffcastError(.internal, "An answer reached the one-by-one path.")
         }
     }
 }
@@ -179,6 +196,7 @@ extension DatabaseJob.Request {
         case .edit: return "edit"
         case .retract: return "retract"
         case .reply: return "reply"
+        case .answer: return "answer"
         }
     }
 }

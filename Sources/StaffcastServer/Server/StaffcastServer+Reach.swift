@@ -8,6 +8,6 @@ extension StaffcastServer {
     func reach(_ eventID: UUID, facts: Store.ReachFacts, loops: [LoopSnapshot]) -> Reach {
         let here = Set(loops.flatMap(\.members).filter { $0.eventID == eventID }.map(\.userID))
         return Reach.compute(eventID: eventID, roster: facts.roster, connected: here.union(facts.connectedElsewhere),
-                             lastSeen: facts.lastSeen)
+                             lastSeen: facts.lastSeen, zones: facts.zones)
     }
 }

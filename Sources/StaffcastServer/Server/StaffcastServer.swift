@@ -103,9 +103,10 @@ public final class StaffcastServer: @unchecked Sendable {
             throw error
         }
         let reads = ReadBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
-        let runner = JobRunner(workers: workers, sends: sends, reads: reads, logger: logger, metrics: metrics)
+        let answers = AnswerBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
+        let runner = JobRunner(workers: workers, sends: sends, reads: reads, answers: answers, logger: logger, metrics: metrics)
         let api = HTTPAPI(server: self, configuration: configuration, gatekeeper: gatekeeper, workers: workers, sends: sends,
-                          logger: logger, metrics: metrics)
+                          answers: answers, logger: logger, metrics: metrics)
         let resolver = TokenResolver(gatekeeper: gatekeeper, workers: workers, opsToken: configuration.opsToken,
                                      logger: logger, metrics: metrics)
         loops = (0..<configuration.resolvedServiceThreads).map {

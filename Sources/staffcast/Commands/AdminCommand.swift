@@ -303,11 +303,14 @@ struct AuditCommand: ParsableCommand {
             Examples:
               staffcast admin audit
               staffcast admin audit --event $EVENT --limit 20 --json
+              staffcast admin audit --event $EVENT --limit 100000 --csv > audit.csv
+            (Admins and owners of an event get the same over HTTP: GET /v1/events/ID/audit?format=csv.)
             """)
 
     @Option(help: "Only this event's entries.") var event: String?
     @Option(help: "How many entries (default 100).") var limit = 100
     @Flag(help: "Print one JSON array.") var json = false
+    @Flag(help: "CSV (RFC 4180) with a header row, for a spreadsheet.") var csv = false
     @OptionGroup var database: DatabaseOptions
 
     func run() throws {
@@ -318,6 +321,12 @@ struct AuditCommand: ParsableCommand {
                 eventID = e
             }
             let entries = try AdminCommand.withStore(database) { try $0.auditLog(limit: limit, event: eventID) }
+            if csv {
+                var out = CSVWriter(header: ["at", "actor", "action", "event_id", "user_id", "detail"])
+                for e in entries { out.append([e.at, e.actor, e.action, e.eventID ?? "", e.userID ?? "", e.detail ?? ""]) }
+                FileHandle.standardOutput.write(Data(out.bytes))
+                return
+            }
             if json { return try JSONOutput.print(entries) }
             for e in entries {
                 print("\(e.at)  \(e.actor.padding(toLength: 10, withPad: " ", startingAt: 0))  \(e.action.padding(toLength: 12, withPad: " ", startingAt: 0))  event \(e.eventID ?? "-")  user \(e.userID ?? "-")\(e.detail.map { "  \($0)" } ?? "")")

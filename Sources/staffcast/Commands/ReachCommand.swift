@@ -10,7 +10,9 @@ struct ReachCommand: ParsableCommand {
         discussion: """
             For admins and owners of the event. Counts everyone with access to the event (the roster)
             and those with a live connection to it on any server; lists the others with when each was
-            last connected (to within about 20 s), longest gone first.
+            last connected (to within about 20 s), longest gone first. With zones (staffcast team
+            create --zone), it shows how many have checked into each zone and how many of them are
+            connected.
 
             Examples:
               staffcast reach --event $EVENT
@@ -32,6 +34,9 @@ struct ReachCommand: ParsableCommand {
                 return
             }
             print("\(reach.connected) of \(reach.roster) connected now")
+            for zone in reach.zones {
+                print("  zone \(zone.name): \(zone.connected) of \(zone.members) connected")
+            }
             if reach.offline.isEmpty { return }
             print("not connected:")
             let now = Date()

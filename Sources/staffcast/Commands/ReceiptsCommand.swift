@@ -28,11 +28,17 @@ struct ReceiptsCommand: ParsableCommand {
     @Argument(help: "The message id (printed by staffcast send).") var messageID: String
     @Flag(help: "Keep it open, redrawn as staff read, until everyone has read or Ctrl-C.") var watch = false
     @Flag(help: "Print the server's JSON instead.") var json = false
+    @Flag(help: "Print who has read it as CSV (RFC 4180), for a spreadsheet.") var csv = false
 
     func run() throws {
         try reportingFailures {
             guard let id = UUID(uuidString: messageID) else { throw CommandFailure("'\(messageID)' is not a message id (a UUID)") }
             let api = try client.api()
+            if csv {
+                guard !watch && !json else { throw CommandFailure("--csv prints one report; leave out --watch and --json") }
+                FileHandle.standardOutput.write(try api.csv("/v1/messages/\(id.uuidString.lowercased())/receipts"))
+                return
+            }
             var current = try api.receipts(message: id)
             let screen = !json && isatty(STDOUT_FILENO) == 1
             show(current, redraw: false, screen: screen)

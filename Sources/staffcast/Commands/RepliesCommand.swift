@@ -19,10 +19,15 @@ struct RepliesCommand: ParsableCommand {
     @OptionGroup var client: ClientOptions
     @Argument(help: "The message id.") var messageID: String
     @Flag(help: "Print the JSON list instead of a table.") var json = false
+    @Flag(help: "Print the replies as CSV (RFC 4180) instead.") var csv = false
 
     func run() throws {
         try reportingFailures {
             guard let id = UUID(uuidString: messageID) else { throw CommandFailure("'\(messageID)' is not a message id (a UUID)") }
+            if csv {
+                FileHandle.standardOutput.write(try client.api().csv("/v1/messages/\(id.uuidString.lowercased())/replies"))
+                return
+            }
             let replies = try client.api().replies(id)
             if json {
                 let encoder = JSONEncoder()

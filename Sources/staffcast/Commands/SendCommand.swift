@@ -31,6 +31,13 @@ struct SendCommand: ParsableCommand {
               staffcast send --event $EVENT --at 2026-06-01T08:30:00Z "Doors open in 30 minutes"
               staffcast send --event $EVENT --before-start 2h "Briefing at the main stage"
 
+            A poll (staff answer with keys 1-6 in staffcast watch; see staffcast answers ID):
+              staffcast send --event $EVENT --poll "Yes,No" "Is there water at your gate?"
+              staffcast send --event $EVENT --poll safe --priority urgent "Are you safe?"
+
+            Only to some teams or zones of the event (staffcast team), and its admins and owners:
+              staffcast send --event $EVENT --team Security --team Medical "Fight at gate 3"
+
             A template of the event (staffcast template create) instead of a text:
               staffcast send --event $EVENT --template gates-open
 
@@ -62,12 +69,29 @@ struct SendCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Send the event's template of this name instead of MESSAGE (see staffcast template).",
                                valueName: "name"))
     var template: String?
+    @Option(name: .customLong("team"), help: ArgumentHelp(
+        "Send only to this team or zone of the event (repeatable); its admins and owners get it too.", valueName: "name"))
+    var teams: [String] = []
+    @Option(help: ArgumentHelp("""
+        Ask a question: 2 to 6 comma-separated options ("Yes,No"), or "safe" for the safety check \
+        ("I am safe", "I need help": each "I need help" notifies the event's admins and owners at once).
+        """, valueName: "options"))
+    var poll: String?
     @Argument(help: "The message, or - to read it from standard input (none with --template).") var message: String?
 
     func run() throws {
         try reportingFailures {
             guard let eventID = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
+            var pollOptions: [String]?
+            if let poll {
+                do throws(StaffcastError) {
+                    pollOptions = try Poll.parse(poll).options
+                } catch {
+                    throw CommandFailure("--poll: " + error.message)
+                }
+            }
             if let template {
+                guard pollOptions == nil else { throw CommandFailure("--poll asks a question with its own text; not with --template") }
                 guard message == nil else { throw CommandFailure("give --template NAME or a MESSAGE, not both") }
                 guard at == nil && beforeStart == nil else {
                     throw CommandFailure("--template sends now; schedule a template's text with --at and the text itself")
@@ -79,7 +103,7 @@ struct SendCommand: ParsableCommand {
                     throw CommandFailure(error.message)
                 }
                 let sent = try client.api().sendTemplate(event: eventID, name: template, type: type, priority: priority,
-                                                         expiresInMinutes: expires, force: force)
+                                                         expiresInMinutes: expires, force: force, teams: teams)
                 print(sent.id.uuidString.lowercased())
                 return
             }
@@ -96,6 +120,7 @@ struct SendCommand: ParsableCommand {
                 _ = try SendRequest(eventID: eventID, message: text, messageType: type, priority: priority, expiresInMinutes: expires,
                                     escalateAfterMinutes: escalateAfter)
                 schedule = try SendSchedule.from(sendAt: at, beforeStart: beforeStart)
+                _ = try SendRequest(eventID: eventID, message: "-").withTeams(teams)
             } catch {
                 throw CommandFailure(error.message.replacingOccurrences(of: "send_at", with: "--at")
                     .replacingOccurrences(of: "before_start", with: "--before-start"))
@@ -104,21 +129,24 @@ struct SendCommand: ParsableCommand {
                 if escalateAfter != nil {
                     throw CommandFailure("--escalate-after applies to a message sent now; a scheduled emergency gets the server's default escalation when it is sent")
                 }
+                guard pollOptions == nil else { throw CommandFailure("--poll is for a message sent now, not with --at or --before-start") }
                 let scheduled = try client.api().scheduleMessage(event: eventID, message: text, type: type, priority: priority,
-                                                                 expiresInMinutes: expires, sendAt: at, beforeStart: beforeStart)
+                                                                 expiresInMinutes: expires, sendAt: at, beforeStart: beforeStart,
+                                                                 teams: teams)
                 print(scheduled.id.uuidString.lowercased())
                 printError("scheduled for \(RFC3339.format(scheduled.sendAt)) (staffcast scheduled list --event \(event); cancel with staffcast scheduled cancel ID)")
                 return
             }
             let api = try client.api()
             let sent = try api.sendMessage(event: eventID, message: text, type: type, priority: priority,
-                                           expiresInMinutes: expires, force: force, escalateAfterMinutes: escalateAfter)
+                                           expiresInMinutes: expires, force: force, escalateAfterMinutes: escalateAfter,
+                                           teams: teams, poll: pollOptions)
             print(sent.id.uuidString.lowercased())
             fflush(nil)
             guard !quiet else { return }
             // The message is stored whatever happens now: a failure here changes no exit status.
             do {
-                printError(try api.reach(event: eventID).deliveryLine(excluding: sent.senderID))
+                printError(try api.reach(event: eventID, teams: teams).deliveryLine(excluding: sent.senderID))
             } catch {
                 printError("staffcast: sent; reach unknown (\(error))")
             }

@@ -75,6 +75,8 @@ struct ScreenWatcher {
                     restored = false
                 case .reply(let id, let status):
                     session.enqueue(["op": "reply", "message_id": id.uuidString.lowercased(), "status": status.rawValue])
+                case .answer(let id, let option):
+                    session.enqueue(["op": "answer", "message_id": id.uuidString.lowercased(), "option": option])
                 case .bell: screen.bell()
                 case .quit: quit = true
                 }
@@ -116,6 +118,7 @@ struct ScreenWatcher {
                 case .messageUpdated(_, let m): state.updated(m)
                 case .replied(_, let r): state.replied(r)
                 case .reply(let r): state.replyArrived(r)
+                case .answered(_, let id, let option): state.answered(messageID: id, option: option)
                 case .messageRetracted(_, let id, let event): state.retracted(messageID: id, eventID: event)
                 case .reminder(let m, let round): perform(state.reminder(m, round: round, now: now))
                 case .error(_, let e):

@@ -1,0 +1,83 @@
+import Foundation
+
+/// A named subset of an event's people (docs/protocol.md, Audiences): a `team` that organisers
+/// fill, or a `zone` that people join themselves by checking in at their post (one zone per
+/// person per event at a time).
+public struct Team: Sendable, Equatable {
+    public enum Kind: String, Sendable, Codable, CaseIterable {
+        case team, zone
+    }
+
+    public var name: String
+    public var eventID: UUID
+    public var kind: Kind
+    /// How many people are in it now.
+    public var members: Int
+
+    public init(name: String, eventID: UUID, kind: Kind, members: Int) {
+        self.name = name
+        self.eventID = eventID
+        self.kind = kind
+        self.members = members
+    }
+
+    /// 1 to 100 bytes, one line, no control characters and no `/` (it names the team in a URL
+    /// path) and no `,` (the CLI and `reach?teams=` take comma-separated lists).
+    public static func validateName(_ name: String) throws(StaffcastError) {
+        let trimmed = name.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, trimmed == name else {
+            throw .invalid("A team name must not be empty or start or end with spaces; got '\(name.prefix(40))'.")
+        }
+        guard name.utf8.count <= 100 else { throw .invalid("A team name may be at most 100 bytes.") }
+        guard !name.contains("/"), !name.contains(",") else { throw .invalid("A team name may not contain '/' or ','.") }
+        try TextRules.requireStorable(name, field: "team name")
+        guard !name.contains("\n") && !name.contains("\t") && !name.contains("\r") else {
+            throw .invalid("A team name is one line.")
+        }
+    }
+}
+
+extension Team: Codable {
+    enum CodingKeys: String, CodingKey { case name, kind, members, eventID = "event_id" }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        name = try c.decode(String.self, forKey: .name)
+        eventID = try c.decode(UUID.self, forKey: .eventID)
+        kind = try c.decode(Kind.self, forKey: .kind)
+        members = try c.decode(Int.self, forKey: .members)
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(name, forKey: .name)
+        try c.encode(eventID.uuidString.lowercased(), forKey: .eventID)
+        try c.encode(kind, forKey: .kind)
+        try c.encode(members, forKey: .members)
+    }
+}
+
+/// One member of a team: `{"user_id","display_name"}`.
+public struct TeamMember: Sendable, Equatable, Codable {
+    public var userID: UUID
+    public var displayName: String
+
+    public init(userID: UUID, displayName: String) {
+        self.userID = userID
+        self.displayName = displayName
+    }
+
+    enum CodingKeys: String, CodingKey { case userID = "user_id", displayName = "display_name" }
+
+    public init(from decoder: Decoder) throws {
+        let c = try decoder.container(keyedBy: CodingKeys.self)
+        userID = try c.decode(UUID.self, forKey: .userID)
+        displayName = try c.decode(String.self, forKey: .displayName)
+    }
+
+    public func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(userID.uuidString.lowercased(), forKey: .userID)
+        try c.encode(displayName, forKey: .displayName)
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+import StaffcastCore
+import StaffcastPostgres
+
+/// Team and zone routes (docs/protocol.md, Audiences), each run as the caller under row-level
+/// security on a database worker.
+extension HTTPAPI {
+    func teams(_ route: HTTPRoute, _ request: HTTPRequest, _ respond: @escaping Respond) {
+        let head = request.head
+        let token = head.bearerToken
+        switch route {
+        case .createTeam(let eventID):
+            let made: (name: String, kind: Team.Kind)
+            do {
+                made = try Self.teamRequest(request.body)
+            } catch {
+                respond(.error(error))
+                return
+            }
+            runAsUser(token, respond) { store, identity in
+                .json(201, try store.createTeam(as: identity.userID, event: eventID, name: made.name, kind: made.kind))
+            }
+        case .listTeams(let eventID):
+            runAsUser(token, respond) { store, identity in
+                .json(200, ["teams": try store.teams(as: identity.userID, event: eventID)])
+            }
+        case .deleteTeam(let eventID, let name):
+            runAsUser(token, respond) { store, identity in
+                try store.deleteTeam(as: identity.userID, event: eventID, name: name)
+                return .json(200, ["deleted": name])
+            }
+        case .teamMembers(let eventID, let name):
+            runAsUser(token, respond) { store, identity in
+                .json(200, ["members": try store.teamMembers(as: identity.userID, event: eventID, team: name)])
+            }
+        case .teamMember(let eventID, let name, let userID):
+            let adding = head.method == "PUT"
+            runAsUser(token, respond) { store, identity in
+                if adding {
+                    let added = try store.addTeamMember(as: identity.userID, event: eventID, team: name, member: userID)
+                    return .json(added ? 201 : 200, TeamMembership(team: name, userID: userID, member: true))
+                }
+                try store.removeTeamMember(as: identity.userID, event: eventID, team: name, member: userID)
+                return .json(200, TeamMembership(team: name, userID: userID, member: false))
+            }
+        case .zoneCheckin(let eventID, let name):
+            runAsUser(token, respond) { store, identity in
+                let zone = try store.checkIn(as: identity.userID, event: eventID, zone: name)
+                return .json(200, CheckedIn(zone: zone.name, eventID: eventID, userID: identity.userID))
+            }
+        case .answers(let messageID) where head.method == "POST":
+            let option: Int
+            do {
+                guard let object = (try? JSONSerialization.jsonObject(with: Data(request.body), options: [])) as? [String: Any],
+                      let n = try JSONFields(object).int64("option", min: 0) else {
+                    throw StaffcastError.invalid("Send {\"option\": N}, the 0-based index of the chosen option.")
+                }
+                guard n <= 5 else { throw StaffcastError.invalid("option must be from 0 to 5; got \(n).") }
+                option = Int(n)
+            } catch {
+                respond(.error(StaffcastError.from(error, logger: logger)))
+                return
+            }
+            guard !server.isDraining else {
+                respond(.error(.unavailable("This server is shutting down; try again in a moment.")))
+                return
+            }
+            guard let identity = caller(token, respond) else { return }
+            let accepted = answers.submit(user: identity.userID, message: messageID, option: option) { result in
+                switch result {
+                case .success: respond(.json(201, Answered(messageID: messageID, option: option)))
+                case .failure(let e): respond(.error(e))
+                }
+            }
+            if !accepted {
+                respond(.error(.unavailable("The server is overloaded right now; your answer was not stored. Try again in a moment.")))
+            }
+        case .answers(let messageID):
+            let csv = CSVReports.wanted(head)
+            runAsUser(token, respond) { store, identity in
+                let report = try store.pollAnswers(as: identity.userID, message: messageID)
+                return csv ? CSVReports.answers(report) : .json(200, report)
+            }
+        case .audit(let eventID):
+            let csv = CSVReports.wanted(head)
+            let limit: Int
+            do {
+                limit = Int(try HTTPBodies.intParameter(head.query, "limit", range: 1...100_000) ?? 1_000)
+            } catch {
+                respond(.error(error))
+                return
+            }
+            runAsUser(token, respond) { store, identity in
+                let entries = try store.eventAudit(as: identity.userID, event: eventID, limit: limit)
+                return csv ? CSVReports.audit(entries, eventID: eventID) : .json(200, ["entries": entries])
+            }
+        default:
+            respond(.error(.notFound("There is no such route.")))
+        }
+    }
+
+    /// `{"name", "kind"?: "team" | "zone"}`.
+    static func teamRequest(_ body: [UInt8]) throws(StaffcastError) -> (name: String, kind: Team.Kind) {
+        guard let object = (try? JSONSerialization.jsonObject(with: Data(body), options: [])) as? [String: Any] else {
+            throw .invalid("The body must be a JSON object {\"name\": \"…\", \"kind\": \"team\" or \"zone\"}.")
+        }
+        let fields = JSONFields(object)
+        guard let name = try fields.string("name") else { throw .invalid("The JSON body needs a \"name\".") }
+        try Team.validateName(name)
+        var kind = Team.Kind.team
+        if let raw = try fields.string("kind") {
+            guard let k = Team.Kind(rawValue: raw) else { throw .invalid("kind must be \"team\" or \"zone\"; got '\(raw.prefix(20))'.") }
+            kind = k
+        }
+        return (name, kind)
+    }
+}
+
+/// The answer to adding or removing a member.
+struct TeamMembership: Encodable {
+    var team: String
+    var userID: UUID
+    var member: Bool
+    enum CodingKeys: String, CodingKey { case team, member, userID = "user_id" }
+    func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(team, forKey: .team)
+        try c.encode(userID.uuidString.lowercased(), forKey: .userID)
+        try c.encode(member, forKey: .member)
+    }
+}
+
+/// The answer to `POST /v1/messages/{id}/answers`.
+struct Answered: Encodable {
+    var messageID: UUID
+    var option: Int
+    enum CodingKeys: String, CodingKey { case option, messageID = "message_id" }
+    func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(messageID.uuidString.lowercased(), forKey: .messageID)
+        try c.encode(option, forKey: .option)
+    }
+}
+
+/// The answer to a zone check-in.
+struct CheckedIn: Encodable {
+    var zone: String
+    var eventID: UUID
+    var userID: UUID
+    enum CodingKeys: String, CodingKey { case zone, eventID = "event_id", userID = "user_id" }
+    func encode(to encoder: Encoder) throws {
+        var c = encoder.container(keyedBy: CodingKeys.self)
+        try c.encode(zone, forKey: .zone)
+        try c.encode(eventID.uuidString.lowercased(), forKey: .eventID)
+        try c.encode(userID.uuidString.lowercased(), forKey: .userID)
+    }
+}

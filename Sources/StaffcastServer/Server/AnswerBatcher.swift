@@ -1,0 +1,51 @@
+import Foundation
+import Logging
+import StaffcastCore
+import StaffcastPostgres
+
+/// Group commit of poll answers (`answer` op and `POST /v1/messages/{id}/answers`), the same
+/// way as reads (`ReadBatcher`): when ten thousand staff answer "Are you safe?" at once, the
+/// answers that arrive together are one transaction (`Store.answerBatch`). Each keeps its own
+/// outcome; none is acknowledged before its batch commits. Bounded: past `capacity` waiting
+/// answers, `submit` refuses (the caller answers `unavailable`; nothing was stored).
+final class AnswerBatcher: Sendable {
+    typealias Completion = @Sendable (Result<UUID, StaffcastError>) -> Void
+
+    struct Item: Sendable {
+        var answer: Store.PendingAnswer
+        var done: Completion
+    }
+
+    private let queue: GroupCommitQueue<Item>
+
+    init(workers: DatabaseWorkers, capacity: Int, logger: Logger, metrics: ServerMetrics) {
+        queue = GroupCommitQueue(workers: workers, capacity: capacity, maxBatch: 2_000, maxConcurrent: 1,
+                                 commit: { batch, session in
+                                     Self.commit(batch, session, logger: logger, metrics: metrics)
+                                 },
+                                 strand: { items in
+                                     let e = StaffcastError.unavailable("The server is overloaded right now; your answer was not stored. Try again in a moment.")
+                                     for item in items { item.done(.failure(e)) }
+                                 })
+    }
+
+    /// Queues an answer; `done` gets the message's event once its batch committed, or the
+    /// error. False when too many answers are waiting: nothing was queued.
+    func submit(user: UUID, message: UUID, option: Int, done: @escaping Completion) -> Bool {
+        queue.submit(Item(answer: Store.PendingAnswer(user: user, message: message, option: option), done: done))
+    }
+
+    private static func commit(_ batch: [Item], _ session: DatabaseWorkers.Session, logger: Logger, metrics: ServerMetrics) {
+        let started = ServiceLoop.monotonicNow()
+        defer { metrics.databaseJob.recordSeconds(ServiceLoop.monotonicNow() - started) }
+        do {
+            let results = try session.store().answerBatch(batch.map(\.answer))
+            for (item, result) in zip(batch, results) { item.done(result) }
+        } catch {
+            session.dropIfBroken()
+            let e = StaffcastError.from(error, logger: logger)
+            metrics.error(code: e.code.rawValue)
+            for item in batch { item.done(.failure(e)) }
+        }
+    }
+}

@@ -1,0 +1,102 @@
+import ArgumentParser
+import Foundation
+import StaffcastClient
+import StaffcastCore
+
+struct AnswersCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "answers",
+        abstract: "Show a poll's answers: counts, who answered what, and who has not answered.",
+        discussion: """
+            For admins and owners of the message's event. "Not answered" is everyone the poll was for
+            (its audience, but the sender) who has not answered.
+
+            With --watch it stays open and redraws as answers come in (live `poll_tally` frames over
+            the WebSocket) until everyone has answered or Ctrl-C; the exit status is 0 when everyone
+            has answered. --json prints the server's JSON; --csv the answers as a spreadsheet (RFC 4180,
+            with the people who have not answered last, their option empty).
+
+            Examples:
+              ID=$(staffcast send --event $EVENT --poll safe --priority urgent "Are you safe?")
+              staffcast answers $ID --watch
+              staffcast answers $ID --csv > answers.csv
+            """)
+
+    @OptionGroup var client: ClientOptions
+    @Argument(help: "The message id of the poll (printed by staffcast send).") var messageID: String
+    @Flag(help: "Keep it open, redrawn as staff answer, until everyone has answered or Ctrl-C.") var watch = false
+    @Flag(help: "Print the server's JSON instead.") var json = false
+    @Flag(help: "Print the answers as CSV instead.") var csv = false
+
+    func run() throws {
+        try reportingFailures {
+            guard let id = UUID(uuidString: messageID) else { throw CommandFailure("'\(messageID)' is not a message id (a UUID)") }
+            guard !(json && csv) else { throw CommandFailure("give --json or --csv, not both") }
+            let api = try client.api()
+            if csv {
+                guard !watch else { throw CommandFailure("--csv prints one report; leave out --watch") }
+                FileHandle.standardOutput.write(try api.csv("/v1/messages/\(id.uuidString.lowercased())/answers"))
+                return
+            }
+            var current = try api.answers(message: id)
+            let screen = !json && isatty(STDOUT_FILENO) == 1
+            show(current, redraw: false, screen: screen)
+            guard watch, !current.report.unanswered.isEmpty else { return }
+            guard let token = api.token else { throw ClientError.missingToken }
+            // The event of the poll: from a message in the answers, else from the receipts.
+            let event = try api.receipts(message: id).list.eventID
+            StopFlag.shared.install()
+            let session = SubscriberSession(webSocketURL: api.webSocketURL, token: token, eventID: event, cursors: nil)
+            var changed = false
+            var lastFetch = Date()
+            var failure: String?
+            session.run(shouldStop: { StopFlag.shared.isSet || current.report.unanswered.isEmpty || failure != nil }, tick: {
+                // A tally arrived, or (safety net, e.g. while reconnecting) 5 s passed.
+                guard changed || Date().timeIntervalSince(lastFetch) >= 5 else { return }
+                changed = false
+                lastFetch = Date()
+                if let next = try? api.answers(message: id), next.report != current.report {
+                    current = next
+                    show(current, redraw: true, screen: screen)
+                }
+            }) { update in
+                switch update {
+                case .frame(.pollTally(let t)) where t.messageID == id: changed = true
+                case .subscribed: changed = true
+                case .fatal(let reason): failure = reason
+                case .frame(.accessRevoked): failure = "your access to this event has ended"
+                default: break
+                }
+            }
+            if let failure { throw CommandFailure(failure) }
+            if !current.report.unanswered.isEmpty { throw ExitCode(1) }
+        }
+    }
+
+    private func show(_ r: (report: PollAnswers, json: Data), redraw: Bool, screen: Bool) {
+        if json {
+            var line = r.json
+            if line.last != 0x0A { line.append(0x0A) }
+            FileHandle.standardOutput.write(line)
+            return
+        }
+        var out = ""
+        if redraw && screen { out += "\u{1B}[H\u{1B}[2J" } else if redraw { out += "\n" }
+        let total = r.report.answers.count + r.report.unanswered.count
+        out += "answered by \(r.report.answers.count) of \(total)\n"
+        for (i, option) in r.report.options.enumerated() {
+            out += "  \(i + 1). \(option): \(r.report.counts[i])\n"
+        }
+        for a in r.report.answers {
+            let option = r.report.options.indices.contains(a.option) ? r.report.options[a.option] : "\(a.option)"
+            out += "  ✓ \(a.displayName): \(option)  \(RFC3339.format(a.answeredAt))\n"
+        }
+        if !r.report.unanswered.isEmpty {
+            out += "not answered by \(r.report.unanswered.count):\n"
+            for p in r.report.unanswered { out += "  · \(p.displayName)\n" }
+        } else {
+            out += "everyone has answered\n"
+        }
+        FileHandle.standardOutput.write(Data(out.utf8))
+    }
+}
