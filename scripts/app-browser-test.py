@@ -34,6 +34,7 @@ except ImportError:
 ap = argparse.ArgumentParser()
 ap.add_argument("--url", required=True)
 ap.add_argument("--invite", required=True)
+ap.add_argument("--checkin", required=True, help="the check-in link of a zone (the QR code at a post)")
 ap.add_argument("--missed", type=int, required=True)
 ap.add_argument("--screenshots", required=True)
 args = ap.parse_args()
@@ -137,6 +138,14 @@ try:
     wait(lambda: js("return navigator.serviceWorker.controller !== null"), "the service worker to control the app", timeout=30)
     step("joined through the invite link; /app is signed in, live, and controlled by its service worker")
     marker("JOINED")
+
+    # 1b. The QR code at a post: opening its check-in link moves this phone into that zone.
+    driver.get(args.checkin)
+    wait(lambda: js("return location.pathname") == "/app", "the app after the check-in link")
+    wait(lambda: "Checked in at Gate 3" in driver.find_element(By.ID, "notice").text, "the check-in confirmation")
+    wait(lambda: js("return document.getElementById('conn').dataset.state") == "live", "the app's WebSocket to be live again")
+    step("checked in at a post from its link: " + driver.find_element(By.ID, "notice").text)
+    marker("CHECKED_IN")
 
     # 2. A live message: a banner by priority, the unread count, mark read, reply.
     text = "Gate 4 needs two more stewards"

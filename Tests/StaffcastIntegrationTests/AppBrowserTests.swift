@@ -31,11 +31,15 @@ final class AppBrowserTests: IntegrationTestCase {
             body: Data("{}".utf8), contentType: "application/json")) as? [String: Any]
         let url = try XCTUnwrap(invite?["url"] as? String)
         let missed = 1_030  // more than the 1,000 a subscribe replays: the app must page
+        // A zone whose post has a printed check-in link (`staffcast team checkin-link`).
+        _ = try owner.call("POST", "/v1/events/\(event)/teams", body: Data(#"{"name":"Gate 3","kind":"zone"}"#.utf8),
+                           contentType: "application/json")
 
         let p = Process()
         p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         p.arguments = ["python3", TestDatabase.packageRoot.appendingPathComponent("scripts/app-browser-test.py").path,
-                       "--url", server.http, "--invite", url, "--missed", String(missed),
+                       "--url", server.http, "--invite", url, "--checkin", "\(server.http)/checkin/\(event)/Gate%203",
+                       "--missed", String(missed),
                        "--screenshots", TestDatabase.packageRoot.appendingPathComponent(".build").path]
         let output = OutputCollector()
         let pipe = Pipe()
@@ -56,6 +60,11 @@ final class AppBrowserTests: IntegrationTestCase {
             WHERE p.display_name = 'Pat Phone' AND a.access_level = 'staff' AND a.event_id = $1
             """, [event])
         XCTAssertEqual(phoneUser, 1, "the invite made Pat Phone a staff member")
+
+        // The QR code at a post: the phone checked in to the zone from its link.
+        guard reached("CHECKED_IN") else { return }
+        let members = try JSONSerialization.jsonObject(with: owner.call("GET", "/v1/events/\(event)/teams/Gate%203/members")) as? [String: Any]
+        XCTAssertEqual((members?["members"] as? [[String: Any]])?.compactMap { $0["display_name"] as? String }, ["Pat Phone"])
 
         // A live message: the phone marks it read and replies; the organiser sees both.
         let high = try owner.sendMessage(event: fixture.event, message: "Gate 4 needs two more stewards",

@@ -7,19 +7,10 @@ import XCTest
 /// `mark_all_read`: one request marks a whole event read (up to the seq the client saw),
 /// leaves emergency and urgent messages to be acknowledged one by one, and answers outsiders
 /// as if the event did not exist.
-final class MarkAllReadTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
-
+final class MarkAllReadTests: IntegrationTestCase {
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-        server = try TestServer(conninfo: fixture.conninfo)
-    }
-
-    override func tearDown() {
-        server?.stop()
-        server = nil
-        fixture = nil
+        try super.setUpWithError()
+        try startServer()
     }
 
     func send(_ text: String, type: String? = nil, priority: String? = nil) throws -> StaffMessage {

@@ -7,16 +7,11 @@ import XCTest
 /// control bytes in a header name or value, and every Transfer-Encoding but one `chunked`
 /// header (one refusal however it is spelt or split, so no proxy in front can frame a body one
 /// way while staffcast frames it another). The server stays up and answers the next request.
-final class StrictHTTPTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
-
+final class StrictHTTPTests: IntegrationTestCase {
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-        server = try TestServer(conninfo: fixture.conninfo)
+        try super.setUpWithError()
+        try startServer()
     }
-
-    override func tearDown() { server?.stop() }
 
     var path: String { "/v1/events/\(fixture.event.uuidString.lowercased())/messages" }
 

@@ -7,20 +7,10 @@ import XCTest
 /// Templates per event (docs/protocol.md): HTTP create/list/delete with access rules, sends by
 /// template over the WebSocket and HTTP (inside the group commit, a bad one failing alone),
 /// the duplicate guard on a template's text, the CLI, and RLS in SQL.
-final class TemplatesTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
-
+final class TemplatesTests: IntegrationTestCase {
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-        server = try TestServer(conninfo: fixture.conninfo)
-    }
-
-    // XCTest keeps every test case object until the run ends: let go of the connections.
-    override func tearDown() {
-        server?.stop()
-        server = nil
-        fixture = nil
+        try super.setUpWithError()
+        try startServer()
     }
 
     var base: String { "/v1/events/\(fixture.event.uuidString.lowercased())" }

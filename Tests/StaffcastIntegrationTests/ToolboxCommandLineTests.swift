@@ -6,20 +6,10 @@ import XCTest
 
 /// The toolbox as an organiser meets it on the command line: `send --at/--before-start/--force`,
 /// `remind`, `scheduled list|cancel`, `history`.
-final class ToolboxCommandLineTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
-
+final class ToolboxCommandLineTests: IntegrationTestCase {
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-        server = try TestServer(conninfo: fixture.conninfo)
-    }
-
-    // XCTest keeps every test case object until the run ends: let go of the connections.
-    override func tearDown() {
-        server?.stop()
-        server = nil
-        fixture = nil
+        try super.setUpWithError()
+        try startServer()
     }
 
     func run(_ args: [String], token: String? = nil) throws -> CommandLineTests.Outcome {

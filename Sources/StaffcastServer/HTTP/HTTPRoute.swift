@@ -87,6 +87,9 @@ enum HTTPRoute: Equatable {
             return only("GET") { .success(.web(asset)) }
         case 2 where parts[0] == "join":
             return only("GET") { .success(.web(.appPage)) }
+        case 3 where parts[0] == "checkin":
+            // The link printed as a QR code at a zone's post: the staff app checks in from it.
+            return only("GET") { .success(.web(.appPage)) }
         case 3 where parts[0] == "v1" && parts[1] == "invites":
             return only("DELETE") { .success(.revokeInvite(code: parts[2])) }
         case 4 where parts[0] == "v1" && parts[1] == "invites" && parts[3] == "redeem":

@@ -453,17 +453,41 @@
     };
   }
 
+  // ---- checking in at a post (/checkin/EVENT/ZONE: the QR code printed for that post) ----------
+  // Moves this person into the zone (out of any other), then opens the app as usual.
+  async function checkIn(eventId, zone) {
+    let r = null, data = null;
+    try {
+      r = await fetch("/v1/events/" + eventId + "/zones/" + encodeURIComponent(zone) + "/checkin", {
+        method: "POST", cache: "no-store", headers: { "Authorization": "Bearer " + S.token } });
+      data = await r.json().catch(() => null);
+    } catch (_) {}
+    history.replaceState(null, "", "/app");
+    if (r && r.status === 401) { signedOut(t("tokenInvalid")); return false; }
+    const reason = (data && data.error && data.error.message) || (r ? "HTTP " + r.status : t("notConnected"));
+    S.checkinNote = r && r.ok ? t("checkinDone", { zone }) : t("checkinFailed", { zone, reason });
+    return true;
+  }
+
   // ---- start -----------------------------------------------------------------------------------
   applyText();
   if ("serviceWorker" in navigator) navigator.serviceWorker.register("/app/sw.js", { scope: "/app" }).catch(() => {});
   const join = location.pathname.match(/^\/join\/([A-Za-z0-9_-]{22})$/);
   if (join) { joinMode(join[1]); return; }
-  if (!S.token || !S.eventId) { signedOut(""); return; }
-  show("home");
-  $("event-name").textContent = S.eventName || "staffcast";
-  loadCache(); render();
-  connect(); loadEvents(); offerPush();
-  window.addEventListener("online", () => { S.retry = 0; connect(); });
-  document.addEventListener("visibilitychange", () => { if (!document.hidden && !S.ws) { S.retry = 0; connect(); } });
-  setInterval(() => { let gone = false; for (const m of S.msgs.values()) if (expired(m)) { S.msgs.delete(m.id); gone = true; } if (gone) { render(); saveCache(); } }, 30000);
+  const checkin = location.pathname.match(/^\/checkin\/([0-9a-f-]{36})\/([^/]+)$/);
+  if (checkin && !S.token) { signedOut(t("checkinSignIn")); return; }
+  if (checkin) { checkIn(checkin[1], decodeURIComponent(checkin[2])).then((ok) => { if (ok) start(); }); return; }
+  start();
+
+  function start() {
+    if (!S.token || !S.eventId) { signedOut(""); return; }
+    show("home");
+    if (S.checkinNote) { notice(S.checkinNote); S.checkinNote = null; }
+    $("event-name").textContent = S.eventName || "staffcast";
+    loadCache(); render();
+    connect(); loadEvents(); offerPush();
+    window.addEventListener("online", () => { S.retry = 0; connect(); });
+    document.addEventListener("visibilitychange", () => { if (!document.hidden && !S.ws) { S.retry = 0; connect(); } });
+    setInterval(() => { let gone = false; for (const m of S.msgs.values()) if (expired(m)) { S.msgs.delete(m.id); gone = true; } if (gone) { render(); saveCache(); } }, 30000);
+  }
 })();
