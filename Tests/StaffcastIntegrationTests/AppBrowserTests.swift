@@ -80,6 +80,19 @@ final class AppBrowserTests: IntegrationTestCase {
             }
         })
 
+        // A poll: the phone answers with a button; the organiser's answers show it.
+        let pollBody = #"{"message":"Is there water at your gate?","poll":{"options":["Yes","No"]}}"#
+        let poll = try JSONSerialization.jsonObject(with: owner.call("POST", "/v1/events/\(event)/messages",
+            body: Data(pollBody.utf8), contentType: "application/json")) as? [String: Any]
+        let pollID = try XCTUnwrap(poll?["id"] as? String)
+        guard reached("ANSWERED") else { return }
+        XCTAssertTrue(try waitFor("Pat Phone's answer") {
+            let body = try JSONSerialization.jsonObject(with: owner.call("GET", "/v1/messages/\(pollID)/answers")) as? [String: Any]
+            return (body?["answers"] as? [[String: Any]] ?? []).contains {
+                $0["display_name"] as? String == "Pat Phone" && $0["option"] as? Int == 0
+            }
+        })
+
         // An emergency holds the phone's screen until acknowledged (which marks it read).
         let emergency = try owner.sendMessage(event: fixture.event, message: "Evacuate stand B by the north exits",
                                               type: "emergency", priority: "urgent", expiresInMinutes: nil)
