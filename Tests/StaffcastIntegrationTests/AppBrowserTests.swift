@@ -63,7 +63,7 @@ final class AppBrowserTests: IntegrationTestCase {
 
         // The QR code at a post: the phone checked in to the zone from its link.
         guard reached("CHECKED_IN") else { return }
-        let members = try JSONSerialization.jsonObject(with: owner.call("GET", "/v1/events/\(event)/teams/Gate%203/members")) as? [String: Any]
+        let members = try JSONSerialization.jsonObject(with: owner.call("GET", "/v1/events/\(event)/teams/Gate 3/members")) as? [String: Any]
         XCTAssertEqual((members?["members"] as? [[String: Any]])?.compactMap { $0["display_name"] as? String }, ["Pat Phone"])
 
         // A live message: the phone marks it read and replies; the organiser sees both.
