@@ -241,7 +241,8 @@ try:
     def help_alert():
         return driver.execute_script("""
             const li = document.querySelector('#alerts li.help');
-            return li ? { text: li.textContent, role: li.getAttribute('role'), colour: getComputedStyle(li).color } : null;""")
+            const a = li && li.querySelector('[role=alert]');
+            return li ? { text: li.textContent, role: a ? 'alert' : null } : null;""")
     wait(lambda: help_alert() and "Sam Staff" in help_alert()["text"], "the help notification")
     if help_alert()["role"] != "alert":
         fail("the help notification is not an alert (role=alert)")
@@ -313,6 +314,8 @@ try:
     if "/join/" not in url:
         fail("no join URL: " + url)
     qr_png = os.path.join(os.path.dirname(args.screenshot), "console-qr.png")
+    # The invite card scrolls inside itself on a desktop: bring the code into view first.
+    driver.execute_script("document.getElementById('invite-qr').scrollIntoView({block: 'center'})")
     driver.find_element(By.ID, "invite-qr").screenshot(qr_png)
     zbar = shutil.which("zbarimg")
     if not zbar:

@@ -79,12 +79,15 @@ final class ConsoleBrowserTests: IntegrationTestCase {
         let poll = try XCTUnwrap(try staff.expect("message", timeout: 60).message, output.text)
         XCTAssertEqual(poll.poll?.options, ["Yes", "No"])
         XCTAssertEqual(poll.teams, [])
+        // Answered once the page shows it unanswered (so the page sees the tally change).
+        XCTAssertTrue(output.wait(for: "POLL \(poll.id.uuidString.lowercased())", timeout: 30), output.text)
         try staff.send(["op": "answer", "message_id": poll.id.uuidString.lowercased(), "option": 0])
         _ = try staff.expect("answered")
 
         // The safety check: staff needs help, answered over HTTP; the page raises an alert.
         let safe = try XCTUnwrap(try staff.expect("message", timeout: 90).message, output.text)
         XCTAssertEqual(safe.poll?.options, Poll.safetyOptions)
+        XCTAssertTrue(output.wait(for: "SAFE \(safe.id.uuidString.lowercased())", timeout: 30), output.text)
         let answered = try server.api(fixture.staffToken).raw("POST", "/v1/messages/\(safe.id.uuidString.lowercased())/answers",
                                                               body: Data(#"{"option":1}"#.utf8), contentType: "application/json")
         XCTAssertEqual(answered.status, 201, String(decoding: answered.body, as: UTF8.self))

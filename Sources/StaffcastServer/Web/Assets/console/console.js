@@ -335,9 +335,10 @@
   }
 
   function pushAlert(kind, text, at) {
-    const li = el("li", kind, clock(at || new Date().toISOString()) + "  " + text);
+    const li = el("li", kind), body = el("span", null, clock(at || new Date().toISOString()) + "  " + text);
     // Someone asking for help, or nobody reading an urgent message, is announced at once.
-    if (kind === "help" || kind === "escalation") li.setAttribute("role", "alert");
+    if (kind === "help" || kind === "escalation") body.setAttribute("role", "alert");
+    li.appendChild(body);
     $("alerts").prepend(li);
     $("no-alerts").hidden = true;
     while ($("alerts").children.length > 100) $("alerts").lastChild.remove();
