@@ -474,7 +474,7 @@
     $("detail-text").textContent = "“" + m.message + "” · " + teamsText(m);
     const d = S.detail, funnel = $("funnel");
     funnel.textContent = "";
-    if (!d) { funnel.textContent = "Loading…"; return; }
+    if (!d) { funnel.textContent = "Loading…"; $("detail-people").textContent = ""; $("detail-poll").hidden = true; return; }
     if (!d.receipts) { funnel.textContent = "Receipts unavailable: " + d.error; return; }
     const r = d.receipts, t = r.totals || {};
     const audience = (r.read_by || []).length + (r.unread_by || []).length;
