@@ -5,7 +5,7 @@ started; the Swift test sends the messages and checks the organiser's side over 
 
 Opens the invite link, joins as "Pat Phone" and lands in /app signed in; sees a live message as
 a banner coloured by its priority with the unread count in the title, marks it read and replies
-(prints READ_AND_REPLIED); an emergency takes the screen and vibrates until acknowledged
+(prints READ_AND_REPLIED), answers a poll (ANSWERED); an emergency takes the screen and vibrates until acknowledged
 (ACKNOWLEDGED); then, with the server stopped (GO_OFFLINE), reloads the app from the service
 worker's cache with its saved messages (RELOADED_OFFLINE) and, once the server is back
 (BACK_ONLINE), finds every missed message once, in order, plus the one sent after. axe-core
@@ -171,6 +171,15 @@ try:
     wait(lambda: "You replied: On my way" in driver.find_element(By.ID, "list").text, "the reply to be confirmed")
     step("marked it read and replied: on my way")
     marker("READ_AND_REPLIED")
+
+    # 2b. A poll: its options are buttons; answering says so (and marks it read).
+    poll_text = "Is there water at your gate?"
+    wait(lambda: item(poll_text) is not None, "the poll in the list")
+    click_in(poll_text, "Yes")
+    wait(lambda: "Your answer: Yes" in driver.find_element(By.ID, "list").text, "the answer to be confirmed")
+    wait(lambda: "unread" not in item(poll_text)["cls"], "the answered poll to be read")
+    step("answered the poll: Yes")
+    marker("ANSWERED")
 
     # 3. An emergency holds the screen and vibrates until acknowledged.
     alarm_text = "Evacuate stand B by the north exits"

@@ -83,7 +83,7 @@ admin() {
 
 # Is the read storm among the scenarios? (the bench's default is every scenario)
 READSTORM=no
-case " $(echo "${SCENARIOS:-all}" | tr ',' ' ') " in *" readstorm "* | *" all "* | *" durable "*) READSTORM=yes ;; esac
+case " $(echo "${SCENARIOS:-all}" | tr ',' ' ') " in *" readstorm "* | *" answerstorm "* | *" all "* | *" durable "*) READSTORM=yes ;; esac
 # READSTORM_N may be a list ("1000 3000": one storm each): the users are made for the largest.
 READSTORM_MAX=$(echo "${READSTORM_N:-1000}" | tr -d '_' | tr ', ' '\n\n' | grep -E '^[0-9]+$' | sort -n | tail -n 1 || true)
 READSTORM_MAX=${READSTORM_MAX:-1000}

@@ -125,7 +125,7 @@ try:
     print("SENT", flush=True)  # the Swift test's staff socket receives it and marks it read
     step("sent an urgent alert; it is in the list: " + li["text"].replace("\n", " | "))
     # Whom it reached: Sam Staff's WebSocket is subscribed; Adam Admin is not connected.
-    wait(lambda: re.search(r"Delivered live to 1 of 2 staff; not connected: Adam Admin\.$", driver.find_element(By.ID, "send-status").text),
+    wait(lambda: re.search(r"Delivered live to 1 of 2 recipients; not connected: Adam Admin\.$", driver.find_element(By.ID, "send-status").text),
          "the reach line after the send")
     step("the form is back to its defaults and says: " + driver.find_element(By.ID, "send-status").text)
 

@@ -31,6 +31,11 @@ fi
 # shellcheck disable=SC1090
 source "$DEMO"
 SC="$BIN"
+# A fresh invite each run (a day, 20 uses): opened on a phone it ends in the staff app, signed in.
+# The QR code goes to stderr when that is a terminal. Phones need this machine's address, and
+# HTTPS for push and the service worker anywhere but localhost (docs/operations.md).
+INVITE=$("$BIN" admin invite create --data-dir "$DATA_DIR" --event "$EVENT" --uses 20 --expires 1d \
+  --server "$SCHEME://127.0.0.1:$PORT" 2>/dev/null || echo "(no invite: $BIN admin invite create --event $EVENT)")
 cat <<EOT
 
   Demo event "$DEMO_EVENT_NAME"  id $EVENT
@@ -46,6 +51,10 @@ cat <<EOT
 
   Who has read it (organiser):
     curl -s${CA_ARG:+ --cacert $TLS_DIR/ca.pem} -H "Authorization: Bearer \$(cat $ORGANISER_TOKEN_FILE)" $SCHEME://127.0.0.1:$PORT/v1/messages/MESSAGE_ID/receipts
+
+  Staff app (phones):   $SCHEME://127.0.0.1:$PORT/app
+    invite link that opens it signed in (20 uses, a day): $INVITE
+  Organiser console:    $SCHEME://127.0.0.1:$PORT/console   (sign in with the token in $ORGANISER_TOKEN_FILE)
 
   Health:  $SC status --server $SCHEME://127.0.0.1:$PORT$CA_ARG
 

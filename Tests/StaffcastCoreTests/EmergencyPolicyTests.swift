@@ -61,11 +61,11 @@ final class EmergencyPolicyTests: XCTestCase {
         XCTAssertEqual(reach.roster, 5)
         XCTAssertEqual(reach.connected, 2)
         XCTAssertEqual(reach.offline.map(\.displayName), ["Ana", "Sam (gate 3)", "Li"], "never seen, then longest gone")
-        XCTAssertEqual(reach.deliveryLine(excluding: olivia), "delivered live to 1 of 4 staff; not connected: Ana, Sam (gate 3), Li")
+        XCTAssertEqual(reach.deliveryLine(excluding: olivia), "delivered live to 1 of 4 recipients; not connected: Ana, Sam (gate 3), Li")
         XCTAssertEqual(reach.deliveryLine(excluding: olivia, maxNames: 2),
-                       "delivered live to 1 of 4 staff; not connected: Ana, Sam (gate 3) and 1 more")
+                       "delivered live to 1 of 4 recipients; not connected: Ana, Sam (gate 3) and 1 more")
         let all = Reach.compute(eventID: event, roster: [(olivia, "Olivia"), (sam, "Sam")], connected: [sam], lastSeen: [:])
-        XCTAssertEqual(all.deliveryLine(excluding: olivia), "delivered live to 1 of 1 staff")
+        XCTAssertEqual(all.deliveryLine(excluding: olivia), "delivered live to 1 of 1 recipients")
         // JSON round trip with the contract's names.
         let data = try! JSONEncoder().encode(reach)
         let object = try! JSONSerialization.jsonObject(with: data) as! [String: Any]

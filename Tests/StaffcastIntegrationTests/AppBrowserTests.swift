@@ -63,7 +63,7 @@ final class AppBrowserTests: IntegrationTestCase {
 
         // The QR code at a post: the phone checked in to the zone from its link.
         guard reached("CHECKED_IN") else { return }
-        let members = try JSONSerialization.jsonObject(with: owner.call("GET", "/v1/events/\(event)/teams/Gate%203/members")) as? [String: Any]
+        let members = try JSONSerialization.jsonObject(with: owner.call("GET", "/v1/events/\(event)/teams/Gate 3/members")) as? [String: Any]
         XCTAssertEqual((members?["members"] as? [[String: Any]])?.compactMap { $0["display_name"] as? String }, ["Pat Phone"])
 
         // A live message: the phone marks it read and replies; the organiser sees both.
@@ -77,6 +77,19 @@ final class AppBrowserTests: IntegrationTestCase {
             let body = try JSONSerialization.jsonObject(with: owner.call("GET", "/v1/messages/\(high.id.uuidString.lowercased())/replies")) as? [String: Any]
             return (body?["replies"] as? [[String: Any]] ?? []).contains {
                 $0["display_name"] as? String == "Pat Phone" && $0["status"] as? String == "on_my_way"
+            }
+        })
+
+        // A poll: the phone answers with a button; the organiser's answers show it.
+        let pollBody = #"{"message":"Is there water at your gate?","poll":{"options":["Yes","No"]}}"#
+        let poll = try JSONSerialization.jsonObject(with: owner.call("POST", "/v1/events/\(event)/messages",
+            body: Data(pollBody.utf8), contentType: "application/json")) as? [String: Any]
+        let pollID = try XCTUnwrap(poll?["id"] as? String)
+        guard reached("ANSWERED") else { return }
+        XCTAssertTrue(try waitFor("Pat Phone's answer") {
+            let body = try JSONSerialization.jsonObject(with: owner.call("GET", "/v1/messages/\(pollID)/answers")) as? [String: Any]
+            return (body?["answers"] as? [[String: Any]] ?? []).contains {
+                $0["display_name"] as? String == "Pat Phone" && $0["option"] as? Int == 0
             }
         })
 

@@ -107,14 +107,14 @@ final class EmergencyTests: XCTestCase {
         XCTAssertEqual(out.status, 0, out.stderr)
         XCTAssertNotNil(UUID(uuidString: out.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), out.stdout)
         XCTAssertEqual(out.stdout.split(separator: "\n").count, 1)
-        XCTAssertTrue(out.stderr.contains("delivered live to 1 of 3 staff; not connected: "), out.stderr)
+        XCTAssertTrue(out.stderr.contains("delivered live to 1 of 3 recipients; not connected: "), out.stderr)
         XCTAssertTrue(out.stderr.contains("Li Staff") && out.stderr.contains("Sam Staff"), out.stderr)
         XCTAssertFalse(out.stderr.contains("Olivia"), "the sender is left out: \(out.stderr)")
         // staffcast reach prints it before sending.
         let shown = try CommandLineTests.execute(["reach", "--server", a.http, "--event", id(fixture.event)],
                                                  env: ["STAFFCAST_TOKEN": fixture.ownerToken])
         XCTAssertEqual(shown.status, 0, shown.stderr)
-        XCTAssertTrue(shown.stdout.hasPrefix("1 of 4 connected now"), shown.stdout)
+        XCTAssertTrue(shown.stdout.hasPrefix("1 of 4 people on the event connected now"), shown.stdout)
         XCTAssertTrue(shown.stdout.contains("Li Staff  never seen"), shown.stdout)
         XCTAssertTrue(shown.stdout.contains("Sam Staff  last seen"), shown.stdout)
     }

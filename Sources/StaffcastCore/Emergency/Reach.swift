@@ -119,13 +119,14 @@ public struct Reach: Sendable, Equatable, Codable {
                      zones: zoneCounts)
     }
 
-    /// The line `staffcast send` prints: "delivered live to 37 of 40 staff; not connected: Sam
-    /// (gate 3), Ana, Li", leaving the sender out (at most `maxNames` names, then "and N more").
+    /// The line `staffcast send` prints: "delivered live to 37 of 40 recipients; not connected:
+    /// Sam (gate 3), Ana, Li". Recipients are the people a message is for except its sender, the
+    /// one way every surface counts a message's audience (at most `maxNames` names, then "and N more").
     public func deliveryLine(excluding sender: UUID?, maxNames: Int = 10) -> String {
         let others = offline.filter { $0.userID != sender }
         let live = online.filter { $0.userID != sender }.count
         let total = others.count + live
-        var line = "delivered live to \(live) of \(total) staff"
+        var line = "delivered live to \(live) of \(total) recipients"
         if !others.isEmpty {
             let names = others.prefix(maxNames).map(\.displayName)
             line += "; not connected: " + names.joined(separator: ", ")

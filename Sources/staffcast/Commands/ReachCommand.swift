@@ -33,7 +33,7 @@ struct ReachCommand: ParsableCommand {
                 FileHandle.standardOutput.write(try encoder.encode(reach) + Data([0x0A]))
                 return
             }
-            print("\(reach.connected) of \(reach.roster) connected now")
+            print("\(reach.connected) of \(reach.roster) people on the event connected now (organisers included; a message counts its recipients without its sender)")
             for zone in reach.zones {
                 print("  zone \(zone.name): \(zone.connected) of \(zone.members) connected")
             }

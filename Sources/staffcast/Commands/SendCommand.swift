@@ -11,7 +11,7 @@ struct SendCommand: ParsableCommand {
             Sends as the token's user, who must be admin or owner of the event. The id is printed only
             after the message is stored; on any failure the exit status is 1 with a one-line reason.
             Then one line on standard error says whom it reached live, e.g.
-              delivered live to 37 of 40 staff; not connected: Sam (gate 3), Ana, Li
+              delivered live to 37 of 40 recipients; not connected: Sam (gate 3), Ana, Li
             (stdout holds only the id, so scripts keep working; --quiet leaves the line out).
 
             Escalation: with --escalate-after DURATION (emergencies: the server's default, 5), staff who

@@ -341,6 +341,7 @@ final class Bench {
                         o.latency10kSubscribers, o.latency10kRate, targetMs: 40)
             case "flatout-http": flatout(http: true)
             case "readstorm": for n in o.readstormN { readstorm(n) }
+            case "answerstorm": for n in o.readstormN { readstorm(n, answering: true) }
             case "sendrate": sendrate(connections: o.sendrateConnections, target: 20_000)
             case "sendrate1": sendrate(connections: 1, target: 1_000)
             case "sendrate-paced": sendratePaced()
@@ -465,8 +466,12 @@ final class Bench {
     /// N distinct staff users, one connection each, get one emergency message; once all have it,
     /// every one sends `mark_read` at once. Wall time from the first mark sent until the last
     /// `read` reply came and the receipts (owner's GET) show all N readers.
-    private func readstorm(_ wanted: Int) {
-        let title = "\(grouped(wanted)) staff mark one emergency read at once: until every `read` reply came and read_by holds all \(grouped(wanted))"
+    /// `answering`: the answer storm of issue 17 — the emergency is an "Are you safe?" poll
+    /// and everyone answers it at once (answering marks read, so read_count settles the same way).
+    private func readstorm(_ wanted: Int, answering: Bool = false) {
+        let title = answering
+            ? "\(grouped(wanted)) staff answer one \"Are you safe?\" poll at once: until every `answered` reply came and read_count holds all \(grouped(wanted))"
+            : "\(grouped(wanted)) staff mark one emergency read at once: until every `read` reply came and read_by holds all \(grouped(wanted))"
         let target = "10,000 ≤ 1 s"
         func notRun(_ why: String) {
             log("  not run: \(why)")
@@ -494,7 +499,9 @@ final class Bench {
         // The emergency message, over HTTP (its id comes back in the 201).
         let base = currentBase(event: event)
         eachLoop { $0.resetTraffic(base: base) }
-        let body = #"{"message":"\#(messageText(0, now: monoNs())) readstorm","message_type":"emergency","priority":"urgent"}"#
+        let body = answering
+            ? #"{"message":"\#(messageText(0, now: monoNs())) answerstorm: are you safe?","message_type":"emergency","priority":"urgent","poll":{"options":"safe"}}"#
+            : #"{"message":"\#(messageText(0, now: monoNs())) readstorm","message_type":"emergency","priority":"urgent"}"#
         guard let posted = Net.request(host: o.host, port: o.port, method: "POST", path: "/v1/events/\(event)/messages",
                                        token: o.publisherToken, json: body) else {
             notRun("the emergency POST got no answer"); closePool(); return
@@ -520,7 +527,7 @@ final class Bench {
 
         // The storm: every loop sends its marks as soon as it wakes.
         let cpu0 = serverCPU(), pg0 = postgresCPU()
-        eachLoop { $0.beginMarking(messageID: messageID) }
+        eachLoop { $0.beginMarking(messageID: messageID, answering: answering) }
         let receiptsPath = "/v1/messages/\(messageID)/receipts"
         var readCount: Int64 = -1
         var receiptsAtNs: Int64 = 0

@@ -17,7 +17,7 @@ struct Options {
     /// before the send-rate runs (those add hundreds of thousands of messages to the event, which
     /// would all be unread for the read storm's fresh users), the 64-client send rate last.
     static let fanoutScenarios = ["storm", "memory", "latency10k", "latency1k", "storm-live", "flatout-ws", "flatout-http"]
-    static let durableScenarios = ["readstorm", "catchup", "sendrate-ws", "sendrate1", "sendrate-paced", "sendrate"]
+    static let durableScenarios = ["readstorm", "answerstorm", "catchup", "sendrate-ws", "sendrate1", "sendrate-paced", "sendrate"]
     static let allScenarios = fanoutScenarios + durableScenarios
     var scenarios = Options.allScenarios
     /// Legacy `SUBSCRIBERS="1000 10000" RATE=10`: one paced run per count (scenario `custom`).
@@ -78,7 +78,7 @@ struct Options {
 
         Scenarios (flag or environment variable; defaults in brackets):
           SCENARIOS             storm memory latency10k latency1k flatout-ws flatout-http
-                                readstorm catchup sendrate-ws sendrate1 sendrate-paced sendrate
+                                readstorm answerstorm catchup sendrate-ws sendrate1 sendrate-paced sendrate
                                 ("flatout" = both flat-out runs, "fanout" = the first six (issue 7),
                                 "durable" = the last six (issue 8), "all" = every one = the default,
                                 "custom" = legacy)

@@ -107,6 +107,7 @@ final class SubscriberLoop: @unchecked Sendable {
     // Read storm.
     private var markMessageID = ""
     private var markNeedle: Needle?
+    private var answering = false
     private var marksToSend = false
     private(set) var marks = MarkStats()
 
@@ -158,7 +159,10 @@ final class SubscriberLoop: @unchecked Sendable {
 
     /// Every subscribed connection sends `mark_read` of `messageID`, all in one go on the loop's
     /// thread as soon as it wakes (the driver calls this on every loop, then they run at once).
-    func beginMarking(messageID: String) {
+    /// `answering`: each sends `answer` of the poll instead (option 0, "I am safe", but every
+    /// 20th connection option 1), and its reply is `answered`.
+    func beginMarking(messageID: String, answering: Bool = false) {
+        self.answering = answering
         markMessageID = messageID
         markNeedle = Needle(messageID)
         marks = MarkStats()
@@ -250,11 +254,13 @@ final class SubscriberLoop: @unchecked Sendable {
 
     private func pumpMarks() {
         marksToSend = false
-        let prefix = #"{"op":"mark_read","message_id":"\#(markMessageID)","ref":"m"#
+        let prefix = answering ? #"{"op":"answer","message_id":"\#(markMessageID)","ref":"m"#
+            : #"{"op":"mark_read","message_id":"\#(markMessageID)","ref":"m"#
         marks.firstSendNs = monoNs()
         for case let c? in conns where c.state == .subscribed {
             c.markSentNs = monoNs()
-            write(c, clientFrame(text: prefix + "\(c.fd)\"}"))
+            let option = answering ? #","option":\#(c.fd % 20 == 0 ? 1 : 0)"# : ""
+            write(c, clientFrame(text: prefix + "\(c.fd)\"" + option + "}"))
             marks.sent += 1
         }
         marks.lastSendNs = monoNs()
@@ -386,7 +392,7 @@ final class SubscriberLoop: @unchecked Sendable {
                 open.subscribed += 1
                 open.lastSubscribedNs = now
             }
-        } else if Needles.read.isPrefix(of: q, rest) {
+        } else if answering ? Needles.answered.isPrefix(of: q, rest) : Needles.read.isPrefix(of: q, rest) {
             c.readReplies += 1
             if c.readReplies > 1 { marks.duplicateReplies += 1; return }
             marks.replies += 1

@@ -175,6 +175,7 @@ enum Needles {
     static let hello = Needle(#"hello""#)
     static let revoked = Needle(#"access_revoked""#)
     static let read = Needle(#"read""#)
+    static let answered = Needle(#"answered""#)
     static let readCount = Needle(#""read_count":"#)
     static let id = Needle(#""id":""#)
     static let userID = Needle(#""user_id":"#)

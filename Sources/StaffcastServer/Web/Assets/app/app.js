@@ -70,7 +70,8 @@
     const c = $("conn"); c.textContent = t(key, vars); c.className = "conn " + (cls || "");
     c.dataset.state = key; S.conn = [key, vars, cls];
   }
-  function notice(text) { $("notice").textContent = text || ""; $("notice").hidden = !text; }
+  // `keep`: stays when the connection comes back (a check-in's result), until the next notice.
+  function notice(text, keep) { S.noticeKept = !!(text && keep); $("notice").textContent = text || ""; $("notice").hidden = !text; }
 
   function signedOut(reason) {
     S.stopped = true; S.token = null; save();
@@ -121,7 +122,7 @@
     try { ws = new WebSocket(url, ["staffcast.v1", "staffcast.bearer." + S.token]); } catch (_) { return retry(); }
     S.ws = ws;
     ws.onopen = () => {
-      opened = true; S.wsOpen = true; S.retry = 0; setConn("live", null, "live"); notice("");
+      opened = true; S.wsOpen = true; S.retry = 0; setConn("live", null, "live"); if (!S.noticeKept) notice("");
       subscribe();
       clearInterval(S.pingTimer);
       // A phone that loses its network may not notice for minutes: ask, and give up on silence.
@@ -242,8 +243,15 @@
         if (m) { m.my_reply = f.reply.status; render(); saveCache(); }
         break; }
       case "answered": {
+        // Answering marks it read (docs/protocol.md, Audiences); the reply says only `answered`.
         const m = S.msgs.get(f.message_id);
-        if (m) { m.answer = f.option; render(); saveCache(); }
+        if (m) {
+          if (!m.read && !S.pendingReads.has(m.id) && typeof S.unread === "number") S.unread = Math.max(0, S.unread - 1);
+          m.answer = f.option; m.read = true;
+          S.alarms = S.alarms.filter((id) => id !== m.id);
+          if (S.banner === m.id) hideBanner();
+          render(); saveCache();
+        }
         break; }
       case "access_revoked":
         if (f.event_id === S.eventId) signedOut(t("accessEnded"));
@@ -482,7 +490,7 @@
   function start() {
     if (!S.token || !S.eventId) { signedOut(""); return; }
     show("home");
-    if (S.checkinNote) { notice(S.checkinNote); S.checkinNote = null; }
+    if (S.checkinNote) { notice(S.checkinNote, true); S.checkinNote = null; }
     $("event-name").textContent = S.eventName || "staffcast";
     loadCache(); render();
     connect(); loadEvents(); offerPush();

@@ -564,7 +564,7 @@
     }
   }
 
-  // "delivered live to N of M staff; not connected: …" as `staffcast send` prints it (the
+  // "delivered live to N of M recipients; not connected: …" as `staffcast send` prints it (the
   // sender left out), from the reach of the message's audience right after it was stored.
   async function showReach(m, prefix) {
     const q = Array.isArray(m.teams) && m.teams.length ? "?teams=" + encodeURIComponent(m.teams.join(",")) : "";
@@ -573,7 +573,7 @@
     const me = S.me && S.me.id;
     const off = (res.data.offline || []).filter((p) => p.user_id !== me);
     const live = (res.data.online || []).filter((p) => p.user_id !== me).length;
-    let line = " Delivered live to " + live + " of " + (live + off.length) + " staff";
+    let line = " Delivered live to " + live + " of " + (live + off.length) + " recipients";
     if (off.length) line += "; not connected: " + off.slice(0, 10).map((p) => p.display_name).join(", ") + (off.length > 10 ? " and " + (off.length - 10) + " more" : "");
     $("send-status").textContent = prefix + line + ".";
   }
