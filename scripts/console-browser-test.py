@@ -174,7 +174,7 @@ try:
         fail("the team message does not say whom it is for: " + item_of(team_text)["text"])
     if checked("#to-all") is not True or checked(team_box) is not False:
         fail("after sending, the To control is not back to the whole event")
-    wait(lambda: re.search(r"Delivered live to 1 of 2 staff; not connected: Adam Admin\.$", driver.find_element(By.ID, "send-status").text),
+    wait(lambda: re.search(r"Delivered live to 1 of 2 recipients; not connected: Adam Admin\.$", driver.find_element(By.ID, "send-status").text),
          "the reach line of the team message (Security and the event's admins)")
     print("TEAM " + item_of(team_text)["id"], flush=True)  # the Swift test checks its teams over HTTP
     step("sent to team Security: " + item_of(team_text)["text"].replace("\n", " | ") + "; " + driver.find_element(By.ID, "send-status").text)
