@@ -139,9 +139,117 @@ try:
     wait(lambda: "connected" in driver.find_element(By.ID, "people").text, "the people list")
     step("people: " + driver.find_element(By.ID, "people-count").text)
 
-    # A refused send keeps the text and says why in an alert; "Send anyway" stores it.
     def value(id):
         return driver.execute_script("return document.getElementById(arguments[0]).value", id)
+    def checked(css):
+        return driver.execute_script("const c = document.querySelector(arguments[0]); return c ? c.checked : null", css)
+    def item_of(text):
+        return driver.execute_script("""
+            const li = Array.from(document.querySelectorAll('#messages li')).find((l) => (l.querySelector('.text') || {}).textContent === arguments[0]);
+            if (!li) return null;
+            return { id: li.dataset.id, text: li.innerText,
+                     poll: Array.from(li.querySelectorAll('.poll li')).map((o) => [o.querySelector('.opt').textContent, parseInt(o.dataset.count, 10)]) };
+            """, text)
+    def send_now():
+        driver.find_element(By.ID, "send-button").click()
+        wait(lambda: driver.find_element(By.ID, "send-status").text.startswith("Sent."), "the send to be acknowledged")
+
+    # To a team: the "To" control lists the event's teams (the Swift test made "Security" with
+    # Sam Staff in it); ticking one unticks "Whole event".
+    team_box = "#to-list input[data-team='Security']"
+    wait(lambda: driver.find_element(By.ID, "to-set").is_displayed() and checked(team_box) is False, "the To control with the team Security")
+    if checked("#to-all") is not True:
+        fail("the To control does not start at the whole event")
+    legend = driver.execute_script("return document.querySelector('#to-set legend').textContent")
+    if legend != "To":
+        fail("the audience fieldset is not labelled To: %r" % legend)
+    driver.find_element(By.CSS_SELECTOR, team_box).click()
+    if checked("#to-all") or not checked(team_box):
+        fail("ticking Security did not untick Whole event")
+    team_text = "Security to the north gate " + args.message[-6:]
+    driver.find_element(By.ID, "message").send_keys(team_text)
+    send_now()
+    wait(lambda: item_of(team_text), "the team message in the list")
+    if "to Security" not in item_of(team_text)["text"]:
+        fail("the team message does not say whom it is for: " + item_of(team_text)["text"])
+    if checked("#to-all") is not True or checked(team_box) is not False:
+        fail("after sending, the To control is not back to the whole event")
+    wait(lambda: re.search(r"Delivered live to 1 of 2 recipients; not connected: Adam Admin\.$", driver.find_element(By.ID, "send-status").text),
+         "the reach line of the team message (Security and the event's admins)")
+    print("TEAM " + item_of(team_text)["id"], flush=True)  # the Swift test checks its teams over HTTP
+    step("sent to team Security: " + item_of(team_text)["text"].replace("\n", " | ") + "; " + driver.find_element(By.ID, "send-status").text)
+
+    # A Yes/No poll: the Swift test's staff socket answers Yes; the tally shows it live.
+    Select(driver.find_element(By.ID, "poll-kind")).select_by_visible_text("options…")
+    wait(lambda: driver.find_element(By.ID, "poll-options").is_displayed(), "the poll options box")
+    if driver.execute_script("return document.activeElement.id") != "poll-options":
+        fail("choosing a poll does not move the focus to its options")
+    driver.find_element(By.ID, "poll-options").send_keys("Yes")
+    poll_text = "Can you cover gate 4? " + args.message[-6:]
+    driver.find_element(By.ID, "message").send_keys(poll_text)
+    driver.find_element(By.ID, "send-button").click()
+    err = driver.find_element(By.ID, "send-error")
+    wait(lambda: "2 to 6 options" in err.text, "the refusal of a poll with one option")
+    if value("message") != poll_text:
+        fail("a refused poll lost its text")
+    driver.find_element(By.ID, "poll-options").send_keys(", No")
+    send_now()
+    wait(lambda: item_of(poll_text) and item_of(poll_text)["poll"] == [["Yes", 0], ["No", 0]], "the poll with its options in the list")
+    if value("poll-kind") != "" or driver.find_element(By.ID, "poll-options").is_displayed():
+        fail("after sending, the poll control is not back to none")
+    print("POLL " + item_of(poll_text)["id"], flush=True)
+    wait(lambda: item_of(poll_text)["poll"] == [["Yes", 1], ["No", 0]], "the live tally of the answer (poll_tally)")
+    wait(lambda: "1 of 2 answered" in item_of(poll_text)["text"], "the count of who answered")
+    step("a Yes/No poll; Sam Staff answered and the tally is live: " + item_of(poll_text)["text"].replace("\n", " | "))
+
+    # Its receipts panel: the delivery funnel (live, push, email, read) and the answers.
+    poll_id = item_of(poll_text)["id"]
+    driver.find_element(By.CSS_SELECTOR, "#messages button[data-open='%s']" % poll_id).click()
+    wait(lambda: driver.find_element(By.ID, "detail").is_displayed(), "the receipts panel")
+    if driver.execute_script("return document.activeElement.id") != "detail-h":
+        fail("opening the receipts panel does not move the focus to it")
+    def funnel():
+        return driver.execute_script("""
+            const o = {}; document.querySelectorAll('#funnel .step').forEach((s) => { o[s.dataset.step] = parseInt(s.querySelector('b').textContent, 10); });
+            return o;""")
+    wait(lambda: funnel() == {"live": 1, "push": 0, "email": 0, "read": 1}, "the funnel totals: live 1, push 0, email 0, read 1 (got %r)" % (funnel(),))
+    wait(lambda: "Yes: 1 — Sam Staff" in driver.find_element(By.ID, "detail").text, "the answers in the panel")
+    panel = driver.find_element(By.ID, "detail").text
+    if "Sam Staff — read" not in panel or "reached by live" not in panel or "Adam Admin — not read; not reached" not in panel:
+        fail("the panel does not show who was reached how: " + panel)
+    if driver.find_element(By.CSS_SELECTOR, "#messages button[data-open='%s']" % poll_id).get_attribute("aria-expanded") != "true":
+        fail("the open message's Receipts button is not aria-expanded")
+    driver.save_screenshot(args.screenshot.replace(".png", "-receipts.png"))
+    step("the receipts panel shows the funnel and the answers: " + panel.replace("\n", " | "))
+    # It refreshes by itself while open (push and email raise no frame): its requests repeat.
+    driver.execute_script("""window.__receipts = 0; const f = window.fetch;
+        window.fetch = function (u, o) { if (String(u).endsWith('/receipts')) window.__receipts++; return f.apply(this, arguments); };""")
+    wait(lambda: driver.execute_script("return window.__receipts") >= 2, "the open panel to refresh its receipts", timeout=20)
+    driver.find_element(By.ID, "detail-close").click()
+    wait(lambda: not driver.find_element(By.ID, "detail").is_displayed(), "the panel to close")
+    if driver.execute_script("return document.activeElement.dataset.open") != poll_id:
+        fail("closing the panel does not return the focus to its message")
+    step("the panel refreshes itself while open; closing it returns the focus to the message")
+
+    # The safety check: "I need help" reaches the organiser as an alert.
+    Select(driver.find_element(By.ID, "poll-kind")).select_by_visible_text("safety check")
+    safe_text = "Safety check after the storm " + args.message[-6:]
+    driver.find_element(By.ID, "message").send_keys(safe_text)
+    send_now()
+    wait(lambda: item_of(safe_text) and item_of(safe_text)["poll"] == [["I am safe", 0], ["I need help", 0]], "the safety check in the list")
+    print("SAFE " + item_of(safe_text)["id"], flush=True)
+    def help_alert():
+        return driver.execute_script("""
+            const li = document.querySelector('#alerts li.help');
+            const a = li && li.querySelector('[role=alert]');
+            return li ? { text: li.textContent, role: a ? 'alert' : null } : null;""")
+    wait(lambda: help_alert() and "Sam Staff" in help_alert()["text"], "the help notification")
+    if help_alert()["role"] != "alert":
+        fail("the help notification is not an alert (role=alert)")
+    wait(lambda: item_of(safe_text)["poll"] == [["I am safe", 0], ["I need help", 1]], "the safety check's tally")
+    step("Sam Staff needs help: " + help_alert()["text"])
+
+    # A refused send keeps the text and says why in an alert; "Send anyway" stores it.
     def count_in_list(text):
         return driver.execute_script("return Array.from(document.querySelectorAll('#messages li .text')).filter((p) => p.textContent === arguments[0]).length", text)
     dup = "Gate C is closed, use gate D " + args.message[-6:]
@@ -206,6 +314,8 @@ try:
     if "/join/" not in url:
         fail("no join URL: " + url)
     qr_png = os.path.join(os.path.dirname(args.screenshot), "console-qr.png")
+    # The invite card scrolls inside itself on a desktop: bring the code into view first.
+    driver.execute_script("document.getElementById('invite-qr').scrollIntoView({block: 'center'})")
     driver.find_element(By.ID, "invite-qr").screenshot(qr_png)
     zbar = shutil.which("zbarimg")
     if not zbar:
@@ -226,7 +336,9 @@ try:
         driver.set_window_size(w + (w - inner[0]), h + (h - inner[1]))
         wait(lambda: driver.execute_script("return [window.innerWidth, window.innerHeight]") == [w, h], "a %dx%d viewport" % (w, h), timeout=10)
     set_viewport(1280, 800)
-    for card in ["send-card", "messages-card", "people-card", "alerts-card"]:
+    driver.find_element(By.CSS_SELECTOR, "#messages button[data-open='%s']" % poll_id).click()
+    wait(lambda: "Yes: 1" in driver.find_element(By.ID, "detail").text, "the receipts panel at 1280x800")
+    for card in ["send-card", "messages-card", "people-card", "alerts-card", "detail"]:
         box = driver.execute_script("const r = document.getElementById(arguments[0]).getBoundingClientRect(); return [r.top, r.bottom, r.height]", card)
         if box[0] < 0 or box[1] > 800 or box[2] < 60:
             fail("at 1280x800, %s is not on the first screen: top %d, bottom %d, height %d" % (card, box[0], box[1], box[2]))

@@ -7,7 +7,9 @@ import XCTest
 /// The web console in a real browser: headless Chromium driven by Selenium
 /// (`scripts/console-browser-test.py`, a child process) against a real server. The script signs
 /// in and sends an urgent alert; this test's staff WebSocket must receive it and mark it read,
-/// and the page must show the read. Screenshots go to `.build/console.png` and
+/// and the page must show the read. Then the page sends to team Security (made here over HTTP),
+/// a Yes/No poll this test answers over the WebSocket, and a safety check it answers "I need
+/// help" over HTTP; the page shows the tallies, the help alert and the delivery funnel. Screenshots go to `.build/console.png` and
 /// `.build/console-phone.png`. Chromium, chromedriver and python's selenium are required (make
 /// test installs them): without them the test fails, it never skips.
 final class ConsoleBrowserTests: IntegrationTestCase {
@@ -24,6 +26,13 @@ final class ConsoleBrowserTests: IntegrationTestCase {
             XCTFail("the console's browser test needs Debian's chromium and chromium-driver: run scripts/install-deps.sh (or make test)")
             return
         }
+        // A team for the page's "To" control, made over HTTP as an organiser would: Security, with
+        // Sam Staff in it.
+        let base = "/v1/events/\(fixture.event.uuidString.lowercased())"
+        let owner = try server.api(fixture.ownerToken)
+        let made = try owner.raw("POST", base + "/teams", body: Data(#"{"name":"Security"}"#.utf8), contentType: "application/json")
+        XCTAssertEqual(made.status, 201, String(decoding: made.body, as: UTF8.self))
+        XCTAssertEqual(try owner.raw("PUT", base + "/teams/Security/members/\(fixture.staff.uuidString.lowercased())").status, 201)
         let staff = try server.connect(fixture.staffToken)
         defer { staff.close() }
         _ = try staff.subscribe(fixture.event)
@@ -53,6 +62,35 @@ final class ConsoleBrowserTests: IntegrationTestCase {
         // And answers it: the console shows the reply live.
         try staff.send(["op": "reply", "message_id": message.id.uuidString.lowercased(), "status": "on_my_way"])
         _ = try staff.expect("replied")
+
+        // The page sends to team Security: staff (a member) gets it with its audience, and the
+        // server stored it so (read back over HTTP).
+        let team = try XCTUnwrap(try staff.expect("message", timeout: 60).message, output.text)
+        XCTAssertTrue(team.message.hasPrefix("Security to the north gate"), team.message)
+        XCTAssertEqual(team.teams, ["Security"])
+        XCTAssertTrue(output.wait(for: "TEAM \(team.id.uuidString.lowercased())", timeout: 30), output.text)
+        let listed = try owner.raw("GET", base + "/messages", query: ["since_seq": "0", "limit": "200"])
+        XCTAssertEqual(listed.status, 200)
+        let messages = try XCTUnwrap((try JSONSerialization.jsonObject(with: listed.body) as? [String: Any])?["messages"] as? [[String: Any]])
+        let stored = try XCTUnwrap(messages.first { ($0["id"] as? String) == team.id.uuidString.lowercased() }, "\(messages)")
+        XCTAssertEqual(stored["teams"] as? [String], ["Security"])
+
+        // A Yes/No poll from the page: staff answers Yes over the WebSocket (the page shows the tally).
+        let poll = try XCTUnwrap(try staff.expect("message", timeout: 60).message, output.text)
+        XCTAssertEqual(poll.poll?.options, ["Yes", "No"])
+        XCTAssertEqual(poll.teams, [])
+        // Answered once the page shows it unanswered (so the page sees the tally change).
+        XCTAssertTrue(output.wait(for: "POLL \(poll.id.uuidString.lowercased())", timeout: 30), output.text)
+        try staff.send(["op": "answer", "message_id": poll.id.uuidString.lowercased(), "option": 0])
+        _ = try staff.expect("answered")
+
+        // The safety check: staff needs help, answered over HTTP; the page raises an alert.
+        let safe = try XCTUnwrap(try staff.expect("message", timeout: 90).message, output.text)
+        XCTAssertEqual(safe.poll?.options, Poll.safetyOptions)
+        XCTAssertTrue(output.wait(for: "SAFE \(safe.id.uuidString.lowercased())", timeout: 30), output.text)
+        let answered = try server.api(fixture.staffToken).raw("POST", "/v1/messages/\(safe.id.uuidString.lowercased())/answers",
+                                                              body: Data(#"{"option":1}"#.utf8), contentType: "application/json")
+        XCTAssertEqual(answered.status, 201, String(decoding: answered.body, as: UTF8.self))
 
         // The page asks for a server restart to show that it reconnects and catches up.
         XCTAssertTrue(output.wait(for: "RESTART", timeout: 150), "the script did not get to the reconnect step:\n\(output.text)")

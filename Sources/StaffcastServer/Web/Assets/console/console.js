@@ -12,6 +12,7 @@
     retry: 0, retryTimer: null, lastSeq: 0, messages: new Map(), receipts: new Map(), replies: new Map(),
     roster: null, pollTimer: null, features: {}, refs: 0, pending: new Map(), invite: null, stopped: false,
     retryFrame: null, confirming: null, paging: false, heldMax: 0,
+    teams: [], tallies: new Map(), openId: null, detailTimer: null, detail: null,
   };
 
   function setConn(text, cls) { const c = $("conn"); c.textContent = text; c.className = "conn " + (cls || ""); }
@@ -87,6 +88,7 @@
     S.eventId = id;
     sessionStorage.setItem(EVENT_KEY, id);
     S.lastSeq = 0; S.messages.clear(); S.receipts.clear(); S.replies.clear(); S.roster = null;
+    S.tallies.clear(); closeDetail(false); S.teams = []; renderTeams();
     $("messages").textContent = ""; $("alerts").textContent = ""; $("people").textContent = "";
     $("no-alerts").hidden = false;
     const ev = currentEvent();
@@ -107,7 +109,9 @@
   async function loadEscalations(id) {
     const res = await api("GET", "/v1/me/notifications?unread=true").catch(() => ({ ok: false }));
     if (!res.ok || !res.data || id !== S.eventId) return;
-    for (const n of (res.data.notifications || []).slice().reverse()) if (n.type === "escalation") addNotification(n);
+    for (const n of (res.data.notifications || []).slice().reverse()) {
+      if ((n.type === "escalation" || n.type === "help") && (!n.data || !n.data.event_id || n.data.event_id === id)) addNotification(n);
+    }
   }
 
   // Optional APIs: used when this server has them.
@@ -196,10 +200,17 @@
           if (r.unread) r.unread = r.unread.filter((n) => n !== f.display_name);
           S.receipts.set(f.message_id, r);
           renderMessages();
+          if (S.openId === f.message_id) refreshDetail();
         }
         break; }
       case "reply": case "replied": addReply(f.reply); break;
       case "notification": addNotification(f.notification); break;
+      case "poll_tally":
+        if (f.event_id !== S.eventId) break;
+        S.tallies.set(f.message_id, { counts: f.counts || [], answered: f.answered || 0, audience: f.audience || 0 });
+        renderMessages();
+        if (S.openId === f.message_id) refreshDetail();
+        break;
       case "access_revoked":
         if (f.event_id === S.eventId) { setConn("access ended", "down"); S.events = S.events.filter((ev) => (ev.event_id || ev.id) !== f.event_id); start(S.events); }
         break;
@@ -226,9 +237,37 @@
   function renderMessages() {
     const list = $("messages");
     const items = Array.from(S.messages.values()).sort((a, b) => b.seq - a.seq).slice(0, 200);
+    // The list is redrawn on every frame: a focused "Receipts" button is found again after.
+    const a = document.activeElement, focusId = a && a.dataset && a.dataset.open;
     list.textContent = "";
     $("no-messages").hidden = items.length > 0;
     for (const m of items) list.appendChild(messageItem(m));
+    if (focusId) { const b = list.querySelector('button[data-open="' + focusId + '"]'); if (b) b.focus(); }
+  }
+
+  const teamsText = (m) => Array.isArray(m.teams) && m.teams.length ? "to " + m.teams.join(", ") : "to the whole event";
+  const pollOptions = (m) => (m.poll && Array.isArray(m.poll.options) ? m.poll.options : null);
+
+  // "Yes 3 · No 1 — 4 of 9 answered" with a bar per option, from the latest poll_tally.
+  function pollBlock(m) {
+    const opts = pollOptions(m), t = S.tallies.get(m.id);
+    const ul = el("ul", "poll");
+    ul.setAttribute("aria-label", "Answers");
+    const total = t ? t.counts.reduce((x, y) => x + y, 0) : 0;
+    opts.forEach((o, i) => {
+      const n = t ? (t.counts[i] || 0) : 0;
+      const li = el("li", m.poll && m.poll.options.length === 2 && o === "I need help" && n > 0 ? "help" : null);
+      li.appendChild(el("span", "opt", o));
+      li.appendChild(el("span", "n", String(n)));
+      const meter = el("span", "opt-meter"); const fill = el("span"); fill.style.width = (total ? Math.round(100 * n / total) : 0) + "%";
+      meter.appendChild(fill); li.appendChild(meter);
+      li.dataset.count = String(n);
+      ul.appendChild(li);
+    });
+    const wrap = el("div", "poll-wrap");
+    wrap.appendChild(ul);
+    wrap.appendChild(el("div", "readers", t ? t.answered + " of " + t.audience + " answered" : "no answers yet"));
+    return wrap;
   }
 
   function messageItem(m) {
@@ -241,10 +280,13 @@
     if (m.expires_at) meta.appendChild(el("span", null, "expires " + clock(m.expires_at)));
     if (m.edited_at) meta.appendChild(el("span", null, "edited"));
     if (m.retracted) meta.appendChild(el("span", null, "retracted"));
+    meta.appendChild(el("span", "to-line" + (Array.isArray(m.teams) && m.teams.length ? " some" : ""), teamsText(m)));
     li.appendChild(meta);
     li.appendChild(el("p", "text", m.message));
+    if (pollOptions(m)) li.appendChild(pollBlock(m));
     const r = S.receipts.get(m.id);
-    const total = r && r.unread ? r.read.length + r.unread.length : (S.roster ? Math.max(0, S.roster - 1) : null);
+    const targeted = Array.isArray(m.teams) && m.teams.length > 0; // its audience is known from receipts only
+    const total = r && r.unread ? r.read.length + r.unread.length : (S.roster && !targeted ? Math.max(0, S.roster - 1) : null);
     const count = Math.max(m.read_count || 0, r ? r.read.length : 0);
     const reads = el("span", "reads" + (total && count >= total ? " all" : ""), count + (total !== null ? " of " + total : "") + " read");
     reads.dataset.readCount = String(count);
@@ -259,6 +301,12 @@
       for (const rep of reps.values()) ul.appendChild(el("li", null, rep.display_name + ": " + replyText(rep)));
       li.appendChild(ul);
     }
+    const open = el("button", "ghost small" + (S.openId === m.id ? " open" : ""), "Receipts");
+    open.type = "button"; open.dataset.open = m.id;
+    open.setAttribute("aria-label", "Receipts" + (pollOptions(m) ? " and answers" : "") + " of “" + m.message.slice(0, 40) + "”");
+    open.setAttribute("aria-controls", "detail"); open.setAttribute("aria-expanded", String(S.openId === m.id));
+    open.addEventListener("click", () => openDetail(m.id));
+    li.appendChild(open);
     return li;
   }
 
@@ -279,13 +327,18 @@
     if (n.type === "escalation" && n.data) {
       const unread = (n.data.unread_by || []).map((u) => u.display_name);
       pushAlert("escalation", "Escalation round " + n.data.round + ": " + unread.length + " have not read" + (unread.length ? " (" + unread.slice(0, 6).join(", ") + ")" : "") + ". " + n.message, n.created_at);
+    } else if (n.type === "help") {
+      pushAlert("help", "HELP: " + (n.message || n.title), n.created_at);
     } else {
       pushAlert("note", n.title + ": " + n.message, n.created_at);
     }
   }
 
   function pushAlert(kind, text, at) {
-    const li = el("li", kind, clock(at || new Date().toISOString()) + "  " + text);
+    const li = el("li", kind), body = el("span", null, clock(at || new Date().toISOString()) + "  " + text);
+    // Someone asking for help, or nobody reading an urgent message, is announced at once.
+    if (kind === "help" || kind === "escalation") body.setAttribute("role", "alert");
+    li.appendChild(body);
     $("alerts").prepend(li);
     $("no-alerts").hidden = true;
     while ($("alerts").children.length > 100) $("alerts").lastChild.remove();
@@ -310,6 +363,7 @@
       }
     }
     $("roster").textContent = S.roster ? "· " + S.roster + " people on the event" : "";
+    await loadTeams(id);
     // Receipts of the newest messages not yet read by everyone.
     const recent = Array.from(S.messages.values()).filter((m) => !m.retracted).sort((a, b) => b.seq - a.seq).slice(0, 6);
     for (const m of recent) {
@@ -320,7 +374,133 @@
       S.receipts.set(m.id, { read: res.data.read_by.map((u) => u.display_name), unread: res.data.unread_by.map((u) => u.display_name) });
       m.read_count = Math.max(m.read_count || 0, res.data.read_count || 0);
     }
+    // Polls seen before any poll_tally (sent before this page opened): their counts once.
+    for (const m of recent) {
+      if (!pollOptions(m) || S.tallies.has(m.id)) continue;
+      const res = await api("GET", "/v1/messages/" + m.id + "/answers").catch(() => ({ ok: false }));
+      if (!res.ok || !res.data || id !== S.eventId || S.tallies.has(m.id)) continue;
+      S.tallies.set(m.id, { counts: res.data.counts || [], answered: (res.data.answers || []).length,
+        audience: (res.data.answers || []).length + (res.data.unanswered || []).length });
+    }
     renderMessages();
+  }
+
+  // ---- teams and zones: the "To" of the send form ------------------------------------------
+  async function loadTeams(id) {
+    const res = await api("GET", "/v1/events/" + id + "/teams").catch(() => ({ ok: false }));
+    if (id !== S.eventId) return;
+    const teams = res.ok && res.data && Array.isArray(res.data.teams) ? res.data.teams : [];
+    const same = teams.length === S.teams.length && teams.every((t, i) => t.name === S.teams[i].name && t.members === S.teams[i].members);
+    S.teams = teams;
+    if (!same) renderTeams();
+  }
+  function chosenTeams() {
+    return Array.from($("to-list").querySelectorAll("input[data-team]")).filter((c) => c.checked).map((c) => c.dataset.team);
+  }
+  // Redrawn only when the teams change, keeping what is ticked (and the focus).
+  function renderTeams() {
+    const list = $("to-list"), keep = new Set(chosenTeams());
+    const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.team : null;
+    list.querySelectorAll("label.team").forEach((l) => l.remove());
+    for (const t of S.teams) {
+      const label = el("label", "check team"), box = el("input");
+      box.type = "checkbox"; box.dataset.team = t.name; box.checked = keep.has(t.name);
+      box.addEventListener("change", toChanged);
+      label.appendChild(box);
+      label.appendChild(document.createTextNode(" " + t.name + " "));
+      label.appendChild(el("span", "muted", (t.kind === "zone" ? "zone · " : "") + t.members));
+      list.appendChild(label);
+      if (focused === t.name) box.focus();
+    }
+    $("to-set").hidden = S.teams.length === 0;
+    $("to-all").checked = chosenTeams().length === 0;
+  }
+  function toChanged() { $("to-all").checked = chosenTeams().length === 0; }
+  $("to-all").addEventListener("change", () => {
+    if ($("to-all").checked) $("to-list").querySelectorAll("input[data-team]").forEach((c) => { c.checked = false; });
+    else if (chosenTeams().length === 0) $("to-all").checked = true; // someone must be the audience
+  });
+
+  // ---- the receipts panel: the funnel, readers and answers of one message -------------------
+  function openDetail(id) {
+    S.openId = id;
+    S.detail = null;
+    $("detail").hidden = false;
+    renderDetail();
+    renderMessages();
+    $("detail-h").focus();
+    refreshDetail();
+    clearInterval(S.detailTimer);
+    // Push and email reach raise no frame: ask again every few seconds while it is open.
+    S.detailTimer = setInterval(refreshDetail, 3000);
+  }
+  function closeDetail(refocus) {
+    const id = S.openId;
+    S.openId = null; S.detail = null; clearInterval(S.detailTimer);
+    $("detail").hidden = true;
+    if (refocus && id) {
+      renderMessages();
+      const b = $("messages").querySelector('button[data-open="' + id + '"]');
+      if (b) b.focus(); else $("messages").focus();
+    }
+  }
+  $("detail-close").addEventListener("click", () => closeDetail(true));
+  $("detail").addEventListener("keydown", (e) => { if (e.key === "Escape") closeDetail(true); });
+
+  async function refreshDetail() {
+    const id = S.openId, m = S.messages.get(id);
+    if (!id || !m) return;
+    const res = await api("GET", "/v1/messages/" + id + "/receipts").catch(() => ({ ok: false }));
+    let answers = null;
+    if (pollOptions(m)) {
+      const a = await api("GET", "/v1/messages/" + id + "/answers").catch(() => ({ ok: false }));
+      if (a.ok && a.data) answers = a.data;
+    }
+    if (S.openId !== id) return;
+    S.detail = { receipts: res.ok ? res.data : null, answers, error: res.ok ? null : errorText(res) };
+    renderDetail();
+  }
+
+  const VIA = { live: "live", push: "push", email: "email" };
+  function reachedText(p) {
+    const r = Array.isArray(p.reached) ? p.reached : [];
+    return r.length ? "reached by " + r.map((x) => (VIA[x.via] || x.via) + " " + clock(x.at)).join(", ") : "not reached";
+  }
+
+  function renderDetail() {
+    const m = S.messages.get(S.openId);
+    if (!m) return;
+    $("detail-h").textContent = pollOptions(m) ? "Receipts and answers" : "Receipts";
+    $("detail-text").textContent = "“" + m.message + "” · " + teamsText(m);
+    const d = S.detail, funnel = $("funnel");
+    funnel.textContent = "";
+    if (!d) { funnel.textContent = "Loading…"; $("detail-people").textContent = ""; $("detail-poll").hidden = true; return; }
+    if (!d.receipts) { funnel.textContent = "Receipts unavailable: " + d.error; return; }
+    const r = d.receipts, t = r.totals || {};
+    const audience = (r.read_by || []).length + (r.unread_by || []).length;
+    for (const [key, label] of [["live", "live"], ["push", "push"], ["email", "email"], ["read", "read"]]) {
+      const span = el("span", "step");
+      span.dataset.step = key;
+      span.appendChild(el("b", null, String(t[key] !== undefined ? t[key] : (key === "read" ? r.read_count : 0))));
+      span.appendChild(document.createTextNode(" " + label));
+      funnel.appendChild(span);
+    }
+    funnel.appendChild(el("span", "muted", "of " + audience + " people"));
+    const people = $("detail-people"); people.textContent = "";
+    for (const p of r.read_by || []) people.appendChild(el("li", "read", p.display_name + " — read " + clock(p.read_at) + "; " + reachedText(p)));
+    for (const p of r.unread_by || []) people.appendChild(el("li", "unread", p.display_name + " — not read; " + reachedText(p)));
+    const a = d.answers;
+    $("detail-poll").hidden = !a;
+    if (a) {
+      const ul = $("detail-answers"); ul.textContent = "";
+      const opts = a.options || pollOptions(m) || [];
+      opts.forEach((o, i) => {
+        const who = (a.answers || []).filter((x) => x.option === i).map((x) => x.display_name);
+        ul.appendChild(el("li", o === "I need help" && who.length ? "help" : null, o + ": " + (a.counts ? a.counts[i] || 0 : who.length) + (who.length ? " — " + who.slice(0, 12).join(", ") + (who.length > 12 ? " and " + (who.length - 12) + " more" : "") : "")));
+      });
+      const un = (a.unanswered || []).map((x) => x.display_name);
+      $("detail-answered").textContent = un.length ? "not answered: " + un.slice(0, 12).join(", ") + (un.length > 12 ? " and " + (un.length - 12) + " more" : "") : "everyone answered";
+    }
   }
 
   function personItem(p) {
@@ -365,6 +545,8 @@
     if ($("message").value === p.typed) $("message").value = "";
     $("type").value = "broadcast"; $("priority").value = "normal"; $("template").value = "";
     $("send-at").value = "";
+    $("poll-kind").value = ""; $("poll-options").value = ""; pollKindChanged();
+    $("to-list").querySelectorAll("input[data-team]").forEach((c) => { c.checked = false; }); $("to-all").checked = true;
     $("send-status").textContent = text;
     if (message) showReach(message, text);
   }
@@ -409,7 +591,8 @@
   function confirmEmergency(f, typed) {
     const ev = currentEvent();
     const n = S.roster ? Math.max(0, S.roster - 1) : null;
-    $("confirm-text").textContent = "It takes over the screen of " + (n !== null ? n + " people" : "everyone") + " on "
+    const who = f.teams ? "everyone in " + f.teams.join(", ") : (n !== null ? n + " people" : "everyone");
+    $("confirm-text").textContent = "It takes over the screen of " + who + " on "
       + (ev ? ev.name : "this event") + " and keeps ringing until each acknowledges it:\n“" + (f.message || f.template) + "”";
     const dlg = $("confirm-emergency");
     S.confirming = { f, typed };
@@ -432,6 +615,17 @@
     if (template && !text.trim()) f.template = template; else f.message = text;
     const exp = parseInt($("expires").value, 10); if (exp > 0) f.expires_in_minutes = exp;
     if (S.features.scheduled && $("send-at").value) f.send_at = new Date($("send-at").value).toISOString();
+    const teams = chosenTeams(); if (teams.length) f.teams = teams;
+    const kind = $("poll-kind").value;
+    if (kind === "safe") f.poll = { options: "safe" };
+    else if (kind === "options") {
+      const opts = $("poll-options").value.split(",").map((o) => o.trim()).filter((o) => o.length > 0);
+      const problem = opts.length < 2 || opts.length > 6 ? "A poll needs 2 to 6 options, separated by commas."
+        : new Set(opts).size !== opts.length ? "Each option of a poll must be different."
+        : opts.some((o) => new TextEncoder().encode(o).length > 100) ? "Each option of a poll must be at most 100 bytes." : null;
+      if (problem) { showSendError("Not sent: " + problem, null); $("poll-options").focus(); return; }
+      f.poll = { options: opts };
+    }
     if (f.message_type === "emergency") confirmEmergency(f, text); else transmit(f, text);
   });
   $("send-anyway").addEventListener("click", () => {
@@ -439,6 +633,12 @@
     const again = Object.assign({}, f); delete again.ref;
     transmit(again, $("message").value);
   });
+  function pollKindChanged() {
+    const options = $("poll-kind").value === "options";
+    $("poll-options-wrap").hidden = !options;
+    $("poll-hint").hidden = $("poll-kind").value === "";
+  }
+  $("poll-kind").addEventListener("change", () => { pollKindChanged(); if ($("poll-kind").value === "options") $("poll-options").focus(); });
   // An emergency goes out as urgent unless the organiser says otherwise after choosing it.
   $("type").addEventListener("change", () => { if ($("type").value === "emergency") $("priority").value = "urgent"; });
   // "Send anyway" repeats exactly what was refused: once the text changes, it is a new send.
