@@ -212,7 +212,7 @@ final class AudienceTests: IntegrationTestCase {
                                                env: ["STAFFCAST_SERVER": server.http, "STAFFCAST_TOKEN": fixture.ownerToken,
                                                      "HOME": NSTemporaryDirectory()])
         XCTAssertEqual(cli.status, 0, cli.stderr)
-        XCTAssertTrue(cli.stderr.contains("of 2 staff"), "the delivery line counts the audience: \(cli.stderr)")
+        XCTAssertTrue(cli.stderr.contains("of 2 recipients"), "the delivery line counts the audience: \(cli.stderr)")
         let bad = try CommandLineTests.execute(["send", "--event", id, "--team", "Nope", "Nobody"],
                                                env: ["STAFFCAST_SERVER": server.http, "STAFFCAST_TOKEN": fixture.ownerToken,
                                                      "HOME": NSTemporaryDirectory()])
