@@ -183,26 +183,15 @@ public final class FanoutEngine<Frame: WireFrame> {
         }
     }
 
-    /// The answer to a send over the rate limit (WebSocket per connection, HTTP per token).
+    /// The answer to a send over the rate limit (WebSocket per connection, HTTP per token):
+    /// the one refusal a sender who keeps sends in flight can get, so it names the limit and
+    /// the settings that set it.
     public static func sendRateLimited(_ configuration: EngineConfiguration) -> StaffcastError {
-        StaffcastError(.rateLimited, "You are sending too fast (at most \(Int(configuration.sendRatePerSecond)) messages a second after a burst of \(Int(configuration.sendBurst))); nothing was stored.")
+        StaffcastError(.rateLimited, "You reached the send rate limit: a burst of \(Int(configuration.sendBurst)) messages, then \(Self.rateText(configuration.sendRatePerSecond)) a second (server settings send_burst and send_rate_per_second); this message was not stored. Send it again in a moment.")
     }
 
-    /// Bounded twice: per connection here (`maxInFlightPerConnection`, else `rate_limited`),
-    /// and overall by the runner's queue (which answers `jobRefused`).
-    /// False (and `rate_limited` queued) when the request was refused.
-    @discardableResult
-    private func run(_ connection: ConnectionState<Frame>, ref: String?, _ request: DatabaseJob.Request, now: Double,
-                     into actions: inout [EngineAction]) -> Bool {
-        guard connection.inFlight < configuration.maxInFlightPerConnection else {
-            reply(connection, .error(ref: ref, StaffcastError(.rateLimited,
-                "Too many of your requests are still waiting for the database; wait for replies before sending more.")),
-                now: now, into: &actions)
-            return false
-        }
-        connection.inFlight += 1
-        actions.append(.run(DatabaseJob(connection: connection.id, ref: ref, identity: connection.identity, request: request)))
-        return true
+    static func rateText(_ perSecond: Double) -> String {
+        perSecond == perSecond.rounded() ? "\(Int(perSecond))" : String(format: "%.2f", perSecond)
     }
 
     // MARK: database answers
@@ -221,6 +210,7 @@ public final class FanoutEngine<Frame: WireFrame> {
             completeSubscribe(connection, event: event, generation: generation, ref: ref, reply: frame, level: level,
                               historyThrough: historyThrough, accessThrough: accessThrough, now: now, wall: wall, into: &actions)
         }
+        runHeld(connection, now: now, into: &actions)
         // A connection closing after its requests are answered may close now.
         if case .closing(_, _, true, _) = connection.phase, connection.inFlight == 0 {
             requestWritable(connection, into: &actions)
@@ -480,13 +470,14 @@ public final class FanoutEngine<Frame: WireFrame> {
         }
     }
 
-    private func reply(_ connection: ConnectionState<Frame>, _ frame: ServerFrame, now: Double, into actions: inout [EngineAction]) {
+    func reply(_ connection: ConnectionState<Frame>, _ frame: ServerFrame, now: Double, into actions: inout [EngineAction]) {
         enqueue(connection, Frame(text: frame.encoded()), now: now, into: &actions)
     }
 
     private func close(_ connection: ConnectionState<Frame>, _ code: UInt16, _ reason: String, afterFlush: Bool, now: Double,
                        into actions: inout [EngineAction]) {
         if case .closing(_, _, false, _) = connection.phase { return }
+        releaseHeld(connection, answered: afterFlush, now: now, into: &actions)
         let deadline = now + (afterFlush ? max(configuration.closeTimeout, configuration.writeStallTimeout) : configuration.closeTimeout)
         connection.phase = .closing(code: code, reason: reason, afterFlush: afterFlush, deadline: deadline)
         hub.disconnect(connection.id)
@@ -494,7 +485,7 @@ public final class FanoutEngine<Frame: WireFrame> {
         requestWritable(connection, into: &actions)
     }
 
-    private func requestWritable(_ connection: ConnectionState<Frame>, into actions: inout [EngineAction]) {
+    func requestWritable(_ connection: ConnectionState<Frame>, into actions: inout [EngineAction]) {
         guard !connection.writableRequested else { return }
         connection.writableRequested = true
         actions.append(.wantWritable(connection.id))

@@ -27,16 +27,8 @@ final class JobRunner: Sendable {
     /// Queues `job`; false when the worker queue is full (nothing was done). Sends and marks
     /// go to their group commits (`SendBatcher`, `ReadBatcher`).
     func submit(_ job: DatabaseJob, replyTo loop: ServiceLoop) -> Bool {
-        if case .send(let request) = job.request, request.schedule == nil {
-            let ref = job.ref
-            return sends.submit(sender: job.identity.userID, request, via: "websocket") { result in
-                let outcome: JobOutcome<OutFrame>
-                switch result {
-                case .success(let message): outcome = .reply(OutFrame(text: ServerFrame.sent(ref: ref, message: message).encoded()))
-                case .failure(let e): outcome = .failed(e)
-                }
-                loop.post { $0.jobFinished(job, outcome) }
-            }
+        if job.isGroupCommittedSend {
+            return submitSends([job], replyTo: loop).isEmpty
         }
         if case .markRead(let messageID) = job.request {
             let ref = job.ref
@@ -95,6 +87,26 @@ final class JobRunner: Sendable {
             metrics.databaseJob.recordSeconds(ServiceLoop.monotonicNow() - started)
             loop.post { $0.jobFinished(job, outcome) }
         }
+    }
+
+    /// Queues sends (not scheduled ones) in order, as one hand-over to the group commit, so
+    /// that sends read together commit together. Returns those it had no room for (nothing of
+    /// them was queued).
+    func submitSends(_ jobs: [DatabaseJob], replyTo loop: ServiceLoop) -> [DatabaseJob] {
+        let items = jobs.map { job -> SendBatcher.Item in
+            guard case .send(let request) = job.request else { preconditionFailure("only sends are group committed here") }
+            let ref = job.ref
+            return sends.item(sender: job.identity.userID, request, via: "websocket") { result in
+                let outcome: JobOutcome<OutFrame>
+                switch result {
+                case .success(let message): outcome = .reply(OutFrame(text: ServerFrame.sent(ref: ref, message: message).encoded()))
+                case .failure(let e): outcome = .failed(e)
+                }
+                loop.post { $0.jobFinished(job, outcome) }
+            }
+        }
+        let queued = sends.submit(contentsOf: items)
+        return Array(jobs[queued...])
     }
 
     /// Queues subscribes of one event as one batch (`Store.subscribeBatch`): a few statements
@@ -179,6 +191,14 @@ final class JobRunner: Sendable {
             // Answers go to their group commit (`submit`); never run one by one.
             throw StaffcastError(.internal, "An answer reached the one-by-one path.")
         }
+    }
+}
+
+extension DatabaseJob {
+    /// A send for now (not scheduled): it goes to the group commit (`SendBatcher`).
+    var isGroupCommittedSend: Bool {
+        if case .send(let request) = request { return request.schedule == nil }
+        return false
     }
 }
 

@@ -15,6 +15,16 @@ struct LoopInbox {
     var work: [ServiceLoop.Work] = []
     /// The libwebsockets context to wake (0 while the loop has none).
     var context: UInt = 0
+    /// A wake-up was asked for since the loop last took the inbox: posting more needs none
+    /// (a group commit answering 256 sends wakes the loop once, not 256 times).
+    var wakeAsked = false
+
+    /// Whether the poster must wake the loop now (and notes that it will).
+    mutating func needsWake() -> Bool {
+        guard context != 0, !wakeAsked else { return false }
+        wakeAsked = true
+        return true
+    }
 
     var count: Int { live.count + work.count }
 }

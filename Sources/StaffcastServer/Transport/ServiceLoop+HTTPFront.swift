@@ -9,6 +9,9 @@ import StaffcastCore
 extension ServiceLoop {
     func serviceSockets() {
         guard let poller else { return }
+        // Sends read in this turn (pipelined, or from many connections) start as one batch.
+        runner.sends.hold()
+        defer { runner.sends.release() }
         for ready in poller.poll() {
             if ready.fd == listenFD {
                 acceptAll()

@@ -28,7 +28,7 @@ extension ServiceLoop {
     func post(_ work: @escaping Work) -> Int {
         let (context, depth) = inbox.withLock { box -> (UInt, Int) in
             box.work.append(work)
-            return (box.context, box.count)
+            return (box.needsWake() ? box.context : 0, box.count)
         }
         if context != 0 { LWSContext.wake(context) }
         return depth
@@ -39,7 +39,7 @@ extension ServiceLoop {
     func post(contentsOf items: [Work]) {
         let context = inbox.withLock { box -> UInt in
             box.work.append(contentsOf: items)
-            return box.context
+            return box.needsWake() ? box.context : 0
         }
         if context != 0 { LWSContext.wake(context) }
     }
@@ -48,7 +48,7 @@ extension ServiceLoop {
     func postLive(_ work: @escaping Work) {
         let context = inbox.withLock { box -> UInt in
             box.live.append(work)
-            return box.context
+            return box.needsWake() ? box.context : 0
         }
         if context != 0 { LWSContext.wake(context) }
     }
@@ -66,6 +66,7 @@ extension ServiceLoop {
             defer {
                 box.live.removeAll(keepingCapacity: true)
                 box.work.removeAll(keepingCapacity: true)
+                box.wakeAsked = false
             }
             return (box.live, box.work)
         }
@@ -125,6 +126,17 @@ extension ServiceLoop {
     }
 
     static let maxSubscribeBatch = 500
+
+    /// Hands the gathered sends to the group commit in one call, in the order they were read;
+    /// those it has no room for are answered `unavailable`.
+    func flushSends() {
+        let jobs = gatheredSends
+        gatheredSends = []
+        let refused = runner.submitSends(jobs, replyTo: self)
+        guard !refused.isEmpty else { return }
+        let now = Self.monotonicNow()
+        for job in refused { perform(engine.jobRefused(connection: job.connection, ref: job.ref, now: now)) }
+    }
 
     /// A database job's answer, on the loop's thread.
     func jobFinished(_ job: DatabaseJob, _ outcome: JobOutcome<OutFrame>) {

@@ -54,6 +54,9 @@ final class ServiceLoop: @unchecked Sendable {
     var nextConnection = 1
     /// Subscribe jobs gathered since the loop last drained its inbox (`flushSubscribes`).
     var subscribes: [DatabaseJob] = []
+    /// Sends read since the loop last drained its inbox: handed to the group commit together
+    /// (`flushSends`), so the sends of one turn join one batch.
+    var gatheredSends: [DatabaseJob] = []
     /// Work taken from the inbox's `work` lane and not yet run (`drainInbox`); `backlogHead`
     /// is the next item. Bounded by what the inbox's lane is (see `LoopInbox`).
     var backlog: [Work] = []
@@ -334,8 +337,16 @@ final class ServiceLoop: @unchecked Sendable {
                 // Over TLS the peer is the TCP socket behind the relay: reset that one too.
                 if fd >= 0, let relay = relaysByInner[fd] { resetRelay(relay) }
                 lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, staffcast_lws_kill_async())
+            case .pauseReading(let id):
+                if let wsi = sockets[id]?.wsi { lws_rx_flow_control(wsi, 0) }
+            case .resumeReading(let id):
+                if let wsi = sockets[id]?.wsi { lws_rx_flow_control(wsi, 1) }
             case .run(let job):
-                if case .subscribe = job.request {
+                if case .send(let request) = job.request, request.schedule == nil {
+                    // Gathered until the loop next wakes (before other backlog work), then one call.
+                    if gatheredSends.isEmpty { postLive { $0.flushSends() } }
+                    gatheredSends.append(job)
+                } else if case .subscribe = job.request {
                     // Gathered until the loop next drains its inbox, then answered in batches.
                     if subscribes.isEmpty { post { $0.flushSubscribes() } }
                     subscribes.append(job)
