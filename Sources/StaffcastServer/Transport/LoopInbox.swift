@@ -8,8 +8,8 @@
 ///
 /// Bounds: `live` is kept under `ChangeFeed.maxInboxDepth` by the change feed, which waits
 /// before posting more (the change log keeps the rest); `work` is bounded by what can be in
-/// flight (the worker queue's capacity, 32 requests per WebSocket, 16 pipelined requests per
-/// HTTP connection).
+/// flight (the worker queue's capacity, `max_in_flight_per_connection` requests per WebSocket,
+/// 16 pipelined requests per HTTP connection).
 struct LoopInbox {
     var live: [ServiceLoop.Work] = []
     var work: [ServiceLoop.Work] = []
