@@ -194,7 +194,9 @@ final class HTTPAPI: @unchecked Sendable {
             }
             let accepted = sends.submit(sender: identity.userID, send, via: "http") { result in
                 switch result {
-                case .success(let message): respond(.json(201, message))
+                case .success(let message):
+                    // Written straight into bytes: this runs on the worker that committed the batch.
+                    respond(HTTPResponse(status: 201, contentType: "application/json", body: message.jsonBytes + [0x0A]))
                 case .failure(let e): respond(.error(e))
                 }
             }
