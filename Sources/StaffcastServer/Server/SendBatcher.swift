@@ -75,6 +75,13 @@ final class SendBatcher: Sendable {
 
         func commit(_ batch: [Item], _ session: DatabaseWorkers.Session) {
             metrics.sendBatchSize.record(batch.count)
+            // Counted per batch, not per send: each count is a lookup in the metrics registry.
+            var sentByKind: [SentKind: Int] = [:]
+            defer {
+                for (kind, count) in sentByKind {
+                    metrics.messagesSent(type: kind.type.rawValue, priority: kind.priority.rawValue, count: count)
+                }
+            }
             let window = duplicateWindowMinutes
             BatchCommit<Item, StaffMessage>(name: "send", logger: logger, metrics: metrics).settle(
                 batch, session,
@@ -85,7 +92,9 @@ final class SendBatcher: Sendable {
                 alone: { store, item in try store.send(as: item.send.sender, item.send.request, duplicateWindowMinutes: window) },
                 done: { item, result in
                     switch result {
-                    case .success(let message): delivered(item, message)
+                    case .success(let message):
+                        sentByKind[SentKind(type: message.messageType, priority: message.priority), default: 0] += 1
+                        delivered(item, message)
                     case .failure(let e):
                         logger.info("send refused", metadata: ["code": "\(e.code)", "via": "\(item.via)"])
                         item.done(.failure(e))
@@ -93,8 +102,12 @@ final class SendBatcher: Sendable {
                 })
         }
 
+        private struct SentKind: Hashable {
+            var type: MessageType
+            var priority: Priority
+        }
+
         private func delivered(_ item: Item, _ message: StaffMessage) {
-            metrics.messageSent(type: message.messageType.rawValue, priority: message.priority.rawValue)
             logger.info("message sent", metadata: ["message_id": LogValue.id(message.id), "seq": LogValue.number(message.seq),
                                                    "event_id": LogValue.id(message.eventID), "type": "\(message.messageType.rawValue)",
                                                    "priority": "\(message.priority.rawValue)", "via": "\(item.via)"])
