@@ -140,6 +140,9 @@ extension ServiceLoop {
         guard let connection = http[fd], connection.serial == serial, connection.fill(slot, bytes) else { return }
         flush(connection)
         if connection.answers.count < HTTPConnection.maxPipelined, !connection.input.isEmpty, http[fd] === connection {
+            // Requests that waited behind a full pipeline start as one batch too.
+            runner.sends.hold()
+            defer { runner.sends.release() }
             frame(connection)
         }
     }
