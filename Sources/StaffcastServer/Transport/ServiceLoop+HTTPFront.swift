@@ -81,6 +81,10 @@ extension ServiceLoop {
 
     /// Frames as many whole requests as the pipeline allows and dispatches them in order.
     func frame(_ connection: HTTPConnection) {
+        // The sends framed here start as one batch (nested in `serviceSockets`' hold, or alone
+        // when framing resumes after answers or on a TLS connection).
+        runner.sends.hold()
+        defer { runner.sends.release() }
         while connection.answers.count < HTTPConnection.maxPipelined, !connection.closeAfterAnswers, !connection.awaitingToken,
               !connection.input.isEmpty {
             switch parser.parse(connection.input) {
@@ -140,9 +144,6 @@ extension ServiceLoop {
         guard let connection = http[fd], connection.serial == serial, connection.fill(slot, bytes) else { return }
         flush(connection)
         if connection.answers.count < HTTPConnection.maxPipelined, !connection.input.isEmpty, http[fd] === connection {
-            // Requests that waited behind a full pipeline start as one batch too.
-            runner.sends.hold()
-            defer { runner.sends.release() }
             frame(connection)
         }
     }
