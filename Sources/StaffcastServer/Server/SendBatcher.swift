@@ -75,25 +75,30 @@ final class SendBatcher: Sendable {
 
         func commit(_ batch: [Item], _ session: DatabaseWorkers.Session) {
             metrics.sendBatchSize.record(batch.count)
-            // Counted per batch, not per send: each count is a lookup in the metrics registry.
-            var sentByKind: [SentKind: Int] = [:]
-            defer {
-                for (kind, count) in sentByKind {
-                    metrics.messagesSent(type: kind.type.rawValue, priority: kind.priority.rawValue, count: count)
-                }
-            }
             let window = duplicateWindowMinutes
+            let metrics = self.metrics
             BatchCommit<Item, StaffMessage>(name: "send", logger: logger, metrics: metrics).settle(
                 batch, session,
                 together: { store, items in
+                    let stored = try store.sendBatch(items.map(\.send), duplicateWindowMinutes: window)
+                    // Committed: counted once per kind, before any answer goes out (each count
+                    // is a lookup in the metrics registry, too much to pay per send).
+                    var sentByKind: [SentKind: Int] = [:]
+                    for case let message? in stored { sentByKind[SentKind(type: message.messageType, priority: message.priority), default: 0] += 1 }
+                    for (kind, count) in sentByKind {
+                        metrics.messagesSent(type: kind.type.rawValue, priority: kind.priority.rawValue, count: count)
+                    }
                     // nil: the sender may not make it; asked alone for its own precise error.
-                    try store.sendBatch(items.map(\.send), duplicateWindowMinutes: window).map { $0.map { .success($0) } }
+                    return stored.map { $0.map { .success($0) } }
                 },
-                alone: { store, item in try store.send(as: item.send.sender, item.send.request, duplicateWindowMinutes: window) },
+                alone: { store, item in
+                    let message = try store.send(as: item.send.sender, item.send.request, duplicateWindowMinutes: window)
+                    metrics.messageSent(type: message.messageType.rawValue, priority: message.priority.rawValue)
+                    return message
+                },
                 done: { item, result in
                     switch result {
                     case .success(let message):
-                        sentByKind[SentKind(type: message.messageType, priority: message.priority), default: 0] += 1
                         delivered(item, message)
                     case .failure(let e):
                         logger.info("send refused", metadata: ["code": "\(e.code)", "via": "\(item.via)"])
