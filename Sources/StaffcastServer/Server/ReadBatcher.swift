@@ -76,11 +76,13 @@ final class ReadBatcher: Sendable {
                     switch item {
                     case .one(let read, _):
                         defer { nextRead += 1 }
-                        return results.reads[nextRead].map { .success(.one(eventID: $0.eventID, unreadCount: $0.unreadCount)) }
+                        let stored = nextRead < results.reads.count ? results.reads[nextRead] : nil
+                        return stored.map { .success(.one(eventID: $0.eventID, unreadCount: $0.unreadCount)) }
                             ?? .failure(.noSuchMessage(read.message))
                     case .all(let request, _):
                         defer { nextAll += 1 }
-                        return results.all[nextAll].map { .success(.all($0)) } ?? .failure(.noSuchEvent(request.event))
+                        let stored = nextAll < results.all.count ? results.all[nextAll] : nil
+                        return stored.map { .success(.all($0)) } ?? .failure(.noSuchEvent(request.event))
                     }
                 }
             },
