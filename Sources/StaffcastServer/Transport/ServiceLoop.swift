@@ -118,6 +118,7 @@ final class ServiceLoop: @unchecked Sendable {
             let lws = try LWSContext(loop: self)
             let poller = try EventPoller()
             try lws.watch(poller.fd)
+            poller.handOverDescriptor() // libwebsockets closes it with the context
             try poller.add(listenFD)
             self.lws = lws
             self.poller = poller
