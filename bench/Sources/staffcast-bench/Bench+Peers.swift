@@ -71,6 +71,15 @@ extension Bench {
     func writeResults() {
         guard !o.resultsFile.isEmpty else { return }
         var text = "target\t\(o.target.rawValue)\n"
+        // The settings the rows were measured with (the table's titles say them).
+        let settings: [(String, Double)] = [
+            ("set.latency1k.n", Double(o.latency1kSubscribers)), ("set.latency1k.rate", o.latency1kRate),
+            ("set.latency10k.n", Double(o.latency10kSubscribers)), ("set.latency10k.rate", o.latency10kRate),
+            ("set.storm.n", Double(o.stormConnections)), ("set.flatout.n", Double(o.flatoutSubscribers)),
+            ("set.flatout.window", Double(o.boundedWindow)), ("set.flatout.ahead", Double(o.boundedAhead)),
+            ("set.duration", o.duration), ("set.flatout.duration", o.flatoutDuration),
+        ]
+        for (k, v) in settings { text += "\(k)\t\(v)\n" }
         for (k, v) in results.sorted(by: { $0.key < $1.key }) { text += "\(k)\t\(v)\n" }
         for (k, v) in resultNotes.sorted(by: { $0.key < $1.key }) { text += "note:\(k)\t\(v)\n" }
         do { try text.write(toFile: o.resultsFile, atomically: true, encoding: .utf8) } catch {

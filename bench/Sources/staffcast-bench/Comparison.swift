@@ -12,16 +12,22 @@ struct Comparison {
         let note: String
     }
 
-    private static let lines = [
-        Line(title: "1,000 subscribers, 50 msg/s: p50 / p99 publish→receipt", keys: ["latency1k.p50_ms", "latency1k.p99_ms"], unit: "ms", higherIsBetter: false, note: "latency1k"),
-        Line(title: "10,000 subscribers, 10 msg/s: p50 / p99", keys: ["latency10k.p50_ms", "latency10k.p99_ms"], unit: "ms", higherIsBetter: false, note: "latency10k"),
-        Line(title: "10,000 connect + subscribe (reconnect storm)", keys: ["storm.wall_s"], unit: "s", higherIsBetter: false, note: "storm"),
-        Line(title: "server CPU per connect + subscribe", keys: ["storm.cpu_us"], unit: "µs", higherIsBetter: false, note: "storm"),
-        Line(title: "server CPU per delivery, 10,000 subscribers", keys: ["latency10k.cpu_per_delivery_us"], unit: "µs", higherIsBetter: false, note: "latency10k"),
-        Line(title: "1,000 subscribers flat out (16 in flight, ≤ 1,000 ahead of the slowest): deliveries/s", keys: ["flatout.rate"], unit: "/s", higherIsBetter: true, note: "flatout"),
-        Line(title: "the same: p50 publish→receipt", keys: ["flatout.p50_ms"], unit: "ms", higherIsBetter: false, note: "flatout"),
-        Line(title: "idle memory per connection", keys: ["memory.kib"], unit: "KiB", higherIsBetter: false, note: "memory"),
-    ]
+    /// The rows, titled with the settings of the first results file (`set.*`).
+    private func lines() -> [Line] {
+        let set = columns.first?.1 ?? [:]
+        func n(_ key: String, _ fallback: Double) -> String { grouped(Int(set["set." + key] ?? fallback)) }
+        func r(_ key: String, _ fallback: Double) -> String { num(set["set." + key] ?? fallback) }
+        return [
+            Line(title: "\(n("latency1k.n", 1_000)) subscribers, \(r("latency1k.rate", 50)) msg/s: p50 / p99 publish→receipt", keys: ["latency1k.p50_ms", "latency1k.p99_ms"], unit: "ms", higherIsBetter: false, note: "latency1k"),
+            Line(title: "\(n("latency10k.n", 10_000)) subscribers, \(r("latency10k.rate", 10)) msg/s: p50 / p99", keys: ["latency10k.p50_ms", "latency10k.p99_ms"], unit: "ms", higherIsBetter: false, note: "latency10k"),
+            Line(title: "\(n("storm.n", 10_000)) connect + subscribe (reconnect storm)", keys: ["storm.wall_s"], unit: "s", higherIsBetter: false, note: "storm"),
+            Line(title: "server CPU per connect + subscribe", keys: ["storm.cpu_us"], unit: "µs", higherIsBetter: false, note: "storm"),
+            Line(title: "server CPU per delivery, \(n("latency10k.n", 10_000)) subscribers", keys: ["latency10k.cpu_per_delivery_us"], unit: "µs", higherIsBetter: false, note: "latency10k"),
+            Line(title: "\(n("flatout.n", 1_000)) subscribers flat out (\(n("flatout.window", 16)) in flight, ≤ \(n("flatout.ahead", 1_000)) ahead of the slowest): deliveries/s", keys: ["flatout.rate"], unit: "/s", higherIsBetter: true, note: "flatout"),
+            Line(title: "the same: p50 publish→receipt", keys: ["flatout.p50_ms"], unit: "ms", higherIsBetter: false, note: "flatout"),
+            Line(title: "idle memory per connection (memory growth / connections)", keys: ["memory.kib"], unit: "KiB", higherIsBetter: false, note: "memory"),
+        ]
+    }
 
     private var columns: [(Target, [String: Double], [String: String])] = []
 
@@ -65,8 +71,11 @@ struct Comparison {
         log("figure includes that commit. NATS (core, no JetStream) and nchan (memory store) are NOT durable: a message")
         log("they acknowledged is lost when they stop.")
         log("")
+        let settingKeys = Set(columns.flatMap { $0.1.keys.filter { $0.hasPrefix("set.") } })
+        let differ = settingKeys.filter { k in Set(columns.compactMap { $0.1[k] }).count > 1 }.sorted()
+        if !differ.isEmpty { log("!! the runs used different settings (\(differ.joined(separator: ", "))): the rows do not compare") }
         var table = [["scenario"] + names + ["staffcast vs best peer"]]
-        for line in Comparison.lines {
+        for line in lines() {
             var cells = [line.title]
             for (_, values, notes) in columns {
                 let figures = line.keys.map { values[$0].map { Comparison.show($0, line.unit) } ?? "—" }
