@@ -66,6 +66,22 @@ extension Bench {
                    met: even && t.lost + t.lostOnClosed == 0 && t.duplicates == 0 && t.complete, notes: notes))
     }
 
+    /// A send-rate run's cost, for the results file (bench/three-servers.sh: NOTIFY and the
+    /// change-log read per commit with 1 vs 3 listening servers): sends/s, and per committed
+    /// send the CPU of PostgreSQL, of the publisher's server and of the other servers (their
+    /// listeners woken by NOTIFY, reading the change log). Also logged.
+    func noteSendCost(_ key: String, _ p: PublishResult, serverCPU: Double, firstServerCPU: Double, postgresCPU: Double) {
+        guard p.acked > 0 else { return }
+        let per = 1e6 / Double(p.acked)
+        results[key + ".rate"] = p.ackRate
+        results[key + ".pg_us"] = postgresCPU * per
+        results[key + ".server_us"] = firstServerCPU * per
+        let others = serverCPU - firstServerCPU
+        if o.serverPIDs.count > 1 { results[key + ".other_servers_us"] = others * per }
+        log("  per committed send: PostgreSQL \(fmt("%.1f", postgresCPU * per)) µs CPU, the publisher's server \(fmt("%.1f", firstServerCPU * per)) µs"
+            + (o.serverPIDs.count > 1 ? ", the \(o.serverPIDs.count - 1) other servers \(fmt("%.1f", others * per)) µs" : ""))
+    }
+
     /// `--results-file`: one line per figure, `key<TAB>value`, then `note:<row><TAB>text` for
     /// rows whose run was not clean (lost, doubled, held back): Comparison.swift reads them.
     func writeResults() {

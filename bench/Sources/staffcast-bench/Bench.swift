@@ -705,9 +705,11 @@ final class Bench {
         closePool()
         let base = currentBase()
         let cpu0 = serverCPU(), pg0 = postgresCPU(), self0 = Proc.selfCPUSeconds()
+        let first0 = Proc.cpuSeconds(o.serverPID)
         let p = HTTPPublisher(host: o.host, port: o.port, token: o.publisherToken, event: o.event, base: base)
             .run(.flat(duration: o.duration), connections: connections, pipeline: 1)
         let cpu = serverCPU() - cpu0, pg = postgresCPU() - pg0, client = Proc.selfCPUSeconds() - self0
+        noteSendCost(connections == 1 ? "sendrate1" : "sendrate", p, serverCPU: cpu, firstServerCPU: Proc.cpuSeconds(o.serverPID) - first0, postgresCPU: pg)
         noteAcks(p, base: base)
         let rate = p.ackRate
         let problems = publisherProblems(p)
@@ -730,9 +732,11 @@ final class Bench {
         closePool()
         let base = currentBase()
         let cpu0 = serverCPU(), pg0 = postgresCPU()
+        let first0 = Proc.cpuSeconds(o.serverPID)
         let p = WebSocketPublisher(host: o.host, port: o.port, token: o.publisherToken, event: o.event, base: base)
             .run(.flat(duration: o.duration), window: o.wsWindow)
         let cpu = serverCPU() - cpu0, pg = postgresCPU() - pg0
+        noteSendCost("sendrate_ws", p, serverCPU: cpu, firstServerCPU: Proc.cpuSeconds(o.serverPID) - first0, postgresCPU: pg)
         noteAcks(p, base: base)
         let problems = publisherProblems(p)
         log("  \(grouped(p.acked)) sends committed: \(d(p.ackRate, 0)) /s; send→sent p50 \(ms(p.sendToAck.percentileMs(0.5))) "
