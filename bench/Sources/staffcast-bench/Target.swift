@@ -61,6 +61,7 @@ enum NATSOp {
     while o < n {
         let lineEnd = Needles.crlf.find(p + o, n - o)
         if lineEnd < 0 { break }
+        if lineEnd == 0 { o += 2; continue } // an empty line (NATS sends none; harmless)
         let line = p + o
         let c0 = line[0] | 0x20
         if c0 == 0x6D { // "MSG subject sid [reply] length"
