@@ -204,7 +204,8 @@ final class SubscriberLoop: @unchecked Sendable {
         haveCount = []
         trackedSubscribers = subscribedNow
         trackMark = 0
-        progress.set(0)
+        // A loop without subscribers holds nobody back.
+        progress.set(trackedSubscribers == 0 ? Int.max / 2 : 0)
     }
 
     /// Closes every connection with a reset.
