@@ -397,8 +397,9 @@ final class SubscriberLoop: @unchecked Sendable {
                 c.fragment = nil
                 whole.withUnsafeBufferPointer { text(c, $0.baseAddress!, $0.count, now, wall) }
             }
-        case 0x0, 0x1, 0x2 where target != .staffcast:
-            peerData(c, fin, opcode, p, len, now)
+        case 0x0, 0x1, 0x2:
+            // The peers' data (staffcast's text frames are handled above; binary ones ignored).
+            if target != .staffcast { peerData(c, fin, opcode, p, len, now) }
         case 0x8:
             let code = len >= 2 ? Int(p[0]) << 8 | Int(p[1]) : 1005
             c.closeCode = code
