@@ -262,7 +262,7 @@ final class Bench {
         let base = currentBase()
         eachLoop { $0.resetTraffic(base: base, track: boundAhead != nil) }
         let cpu0 = serverCPU(), pg0 = postgresCPU(), self0 = Proc.selfCPUSeconds()
-        // flatout-bounded: the slowest loop's count of leading messages all its subscribers have.
+        // flatout-bounded: the lowest count, over the loops, of messages all its subscribers have.
         let limit: (() -> Int)? = boundAhead.map { ahead in { [loops] in (loops.map { $0.progress.value }.min() ?? 0) + ahead } }
         switch (o.target, kind) {
         case (.nchan, .webSocket(let plan, let window)):
