@@ -266,9 +266,11 @@ final class Bench {
         let limit: (() -> Int)? = boundAhead.map { ahead in { [loops] in (loops.map { $0.progress.value }.min() ?? 0) + ahead } }
         switch (o.target, kind) {
         case (.nchan, .webSocket(let plan, let window)):
-            // nchan's publishing path is HTTP: one keep-alive connection with the same window.
+            // nchan's publishing path is HTTP: the same window over HTTP_CONNECTIONS keep-alive
+            // connections (nginx answers one connection's pipelined requests one after another).
+            let connections = max(1, min(o.httpConnections, window))
             t.publish = HTTPPublisher(host: o.host, port: o.port, token: "", event: "", base: 0, target: .nchan)
-                .run(plan, connections: 1, pipeline: window, limit: limit)
+                .run(plan, connections: connections, pipeline: max(1, window / connections), limit: limit)
         case (.nats, .webSocket(let plan, let window)):
             t.publish = NATSPublisher(host: o.host, port: o.publisherPort).run(plan, window: window, limit: limit)
         case (_, .webSocket(let plan, let window)):
