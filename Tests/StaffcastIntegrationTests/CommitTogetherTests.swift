@@ -58,7 +58,17 @@ final class CommitTogetherTests: IntegrationTestCase {
     /// answered, in order, none refused, although only `max_in_flight_per_connection` (32)
     /// wait on the database at once: the server stops reading instead of refusing.
     func testAWebSocketSenderWithThousandsOfSendsInFlightGetsEveryOneCommittedInOrder() throws {
+        try sendThousandsInFlight(eventLoop: .ev)
+    }
+
+    /// The same on the poll loop: libwebsockets stops reading through each event library.
+    func testAWebSocketSenderWithThousandsOfSendsInFlightOnThePollLoop() throws {
+        try sendThousandsInFlight(eventLoop: .poll)
+    }
+
+    func sendThousandsInFlight(eventLoop: EventLoopKind) throws {
         let server = try startServer {
+            $0.eventLoop = eventLoop
             $0.sendBurst = 100_000
             $0.sendRatePerSecond = 100_000
             $0.heartbeatInterval = 600 // no ping to answer from the reading thread while the writer writes
