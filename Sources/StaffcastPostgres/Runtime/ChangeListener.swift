@@ -113,7 +113,10 @@ public final class ChangeListener: @unchecked Sendable {
 
     private func catchUp(_ store: Store) throws {
         while true {
-            let batch = try store.changes(after: cursors)
+            let started = Date().timeIntervalSince1970
+            var batch = try store.changes(after: cursors)
+            batch.readStartedAt = started
+            batch.readAt = Date().timeIntervalSince1970
             cursors = batch.cursors
             shared.withLock { $0.lastRead = Monotonic.now() }
             if !batch.isEmpty { deliver(batch) }
