@@ -14,10 +14,10 @@ from collections import Counter
 # (stage, regular expression over one frame's text); first match from the leaf up wins, with
 # the order of this list breaking ties between frames of one sample.
 STAGES = [
-    ("tick: per-connection timers and SIOCOUTQ", r"ServiceLoop\.tick\(\)|FanoutEngine\.tick"),
-    ("libwebsockets: fd table scan (Debian _DEBUG sanity check)", r"libwebsockets\.so\.17\)$@(106e[0-9a-f]|106f[0-9a-f]|1070[0-9a-f]|1071[0-9a-f]|1072[0-9a-f]|1073[0-9a-f])"),
-    ("subscribe: database batch (worker)", r"Store\.subscribeBatch|SubscribedFrameBuilder|JobRunner\.submitSubscribes"),
+    ("tick: per-connection timers, SIOCOUTQ, status snapshots", r"ServiceLoop\.tick\(\)|FanoutEngine\.tick|startTicker|ServiceLoop\.snapshot"),
+    ("libwebsockets: fd table scan (Debian _DEBUG sanity check)", r"libwebsockets\.so\.17\)@(106e|106f|1070|1071|1072|1073)"),
     ("subscribe: answer on the loop (line-up, queue)", r"completeSubscribe|FanoutEngine\.jobCompleted|ServiceLoop\.jobFinished"),
+    ("subscribe: database batch (worker)", r"Store\.subscribeBatch|SubscribedFrameBuilder|JobRunner\.submitSubscribes"),
     ("subscribe: gather and hand to a worker", r"flushSubscribes"),
     ("client frame: JSON decode", r"ClientFrameDecoder"),
     ("client frame: engine dispatch", r"FanoutEngine\.received|FanoutEngine\.dispatch"),
@@ -38,7 +38,7 @@ STAGES = [
     ("kernel: ioctl", r"__x64_sys_ioctl"),
     ("kernel: other system calls", r"\[kernel\.kallsyms\]"),
     ("libwebsockets: other (no frame pointers: caller unknown)", r"libwebsockets\.so"),
-    ("malloc/free", r"libc\.so\.6\)$@.*|malloc|_int_free"),
+    ("libc, caller unknown (vfprintf of lws log lines, malloc, …)", r"libc\.so\.6\)"),
     ("other", r"."),
 ]
 
