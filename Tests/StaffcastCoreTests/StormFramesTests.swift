@@ -89,3 +89,24 @@ final class StormFramesTests: XCTestCase {
         }
     }
 }
+
+/// Which logs a read of the change feed looks at (`ChangeLogs`).
+final class ChangeLogsTests: XCTestCase {
+    func testAReadWokenByNotificationsReadsTheNamedLogsAndAlwaysTheGates() {
+        XCTAssertEqual(ChangeLogs.toRead(after: ["message"]), [.access, .token, .message])
+        XCTAssertEqual(ChangeLogs.toRead(after: ["message", "message", "read", "answer"]), [.access, .token, .message, .read, .answer])
+        XCTAssertEqual(ChangeLogs.toRead(after: ["access"]), .gates)
+        XCTAssertEqual(ChangeLogs.toRead(after: []), .gates)
+        // Every payload the triggers send (sql/: staffcast_notify('…')) names one log.
+        for payload in ["access", "token", "message", "notification", "message_change", "reply", "read", "round", "answer"] {
+            XCTAssertNotNil(ChangeLogs.named(payload), payload)
+        }
+        XCTAssertEqual(ChangeLogs.toRead(after: ["access", "token", "message", "notification", "message_change", "reply", "read",
+                                                 "round", "answer"]), .all)
+    }
+
+    func testAPayloadThisVersionDoesNotKnowReadsEverything() {
+        XCTAssertEqual(ChangeLogs.toRead(after: ["message", "something_new"]), .all)
+        XCTAssertEqual(ChangeLogs.toRead(after: [""]), .all)
+    }
+}
