@@ -110,3 +110,19 @@ final class ChangeLogsTests: XCTestCase {
         XCTAssertEqual(ChangeLogs.toRead(after: [""]), .all)
     }
 }
+
+/// The descriptor limit `serve` asks for (`FileLimitPolicy`).
+final class FileLimitPolicyTests: XCTestCase {
+    func testEnoughForMaxConnectionsUpToTheHardLimitAndNeverLower() {
+        let room = FileLimitPolicy.headroom
+        // A hard limit of a million: what 50,000 WebSockets need, not a million.
+        XCTAssertEqual(FileLimitPolicy.target(current: 1_024, hard: 1_048_576, maxConnections: 50_000, tls: false), 50_000 + room)
+        // Over TLS three descriptors each.
+        XCTAssertEqual(FileLimitPolicy.target(current: 1_024, hard: 1_048_576, maxConnections: 50_000, tls: true), 150_000 + room)
+        // Never above the hard limit, never below what is set already.
+        XCTAssertEqual(FileLimitPolicy.target(current: 1_024, hard: 20_000, maxConnections: 50_000, tls: false), 20_000)
+        XCTAssertEqual(FileLimitPolicy.target(current: 131_072, hard: 131_072, maxConnections: 1_000, tls: false), 131_072)
+        XCTAssertEqual(FileLimitPolicy.target(current: 1_024, hard: .max, maxConnections: Int.max, tls: true), (1 << 40) * 3 + room)
+        XCTAssertEqual(FileLimitPolicy.target(current: 1_024, hard: 65_536, maxConnections: 0, tls: false), room)
+    }
+}
