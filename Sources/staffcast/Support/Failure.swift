@@ -34,6 +34,7 @@ func reportingFailures<T>(_ body: () throws -> T) throws -> T {
 func errorLine(_ error: Error) -> String {
     switch error {
     case let e as StaffcastError: return oneLine("\(e.message) [\(e.code.rawValue)]")
+    case let e as ConfigError: return oneLine("\(e) [\(ErrorCode.invalid.rawValue)]")
     case let e as PostgresError:
         // The store's codes (cluster, migration, …) say nothing to a person; the SQLSTATE might.
         return oneLine(e.sqlState.map { "\(e.message) [\($0)]" } ?? e.message)
