@@ -77,7 +77,7 @@ extension ConfigKey {
     public static let nodeID = ConfigKey("node_id", .text(.anything), unset: "host name and pid", value: "name",
         "This server's name in logs, hello and /v1/status.")
     public static let opsToken = ConfigKey("ops_token", .text(.minimumLength(16, why: "it guards /v1/status; leave it out to have none")),
-        unset: "none: /v1/status is for event owners only", secrecy: .secret, value: "secret",
+        unset: "/v1/status is for event owners only", secrecy: .secret, value: "secret",
         "Shared secret that opens /v1/status (and /metrics with metrics_require_token) as a bearer token.")
     public static let metricsRequireToken = ConfigKey("metrics_require_token", .flag, default: .flag(false), value: "bool",
         "Require the ops token for /metrics too.")
@@ -104,9 +104,9 @@ extension ConfigKey {
         default: .text("mailto:staffcast@localhost"), value: "url",
         "Where push services can reach whoever runs this server (the VAPID sub).")
     public static let smtpURL = ConfigKey("smtp_url", .text(.url(schemes: ["smtp", "smtps"], example: "smtp://user:password@mail.example.org:587")),
-        unset: "none: no email", secrecy: .passwordInURL, value: "url",
+        unset: "no email", secrecy: .passwordInURL, value: "url",
         "SMTP server for emailing the unreached (STARTTLS when offered; smtps:// for TLS at once).")
-    public static let emailFrom = ConfigKey("email_from", .text(.bareAddress), unset: "none: no email", value: "address",
+    public static let emailFrom = ConfigKey("email_from", .text(.bareAddress), unset: "no email", value: "address",
         "From address of those emails.")
     public static let emailAfterSeconds = ConfigKey("email_after_seconds", .integer(1...86_400), default: .integer(60),
         value: "seconds", "Seconds after which an unread urgent or emergency message is emailed once.")
