@@ -185,6 +185,33 @@ final class ConfigResolverTests: XCTestCase {
         }
     }
 
+    /// The operator's guide names keys in its tables (`| `key` | default | what |`): each must be a
+    /// declared key, and a default it gives in plain digits must be the declared one.
+    func testTheOperationsGuideNamesOnlyDeclaredKeysWithTheirDefaults() throws {
+        let text = try String(contentsOfFile: Self.repository.appendingPathComponent("docs/operations.md").path, encoding: .utf8)
+        var rows = 0
+        for line in text.split(separator: "\n") where line.hasPrefix("| `") {
+            let cells = line.split(separator: "|").map { $0.trimmingCharacters(in: .whitespaces) }
+            guard cells.count >= 3, cells[0].hasPrefix("`"), cells[0].hasSuffix("`") else { continue }
+            let name = String(cells[0].dropFirst().dropLast())
+            guard name.contains("_") || ConfigKey.named(name) != nil, name.allSatisfy({ $0.isLowercase || $0 == "_" }) else { continue }
+            guard let key = ConfigKey.named(name) else {
+                // Other tables (roles, metrics) name other things; a snake_case name here must be a key.
+                if cells.count == 4 && (cells[1].contains("default") || Int(cells[1].filter(\.isNumber)) != nil) {
+                    XCTFail("docs/operations.md documents '\(name)', which is not a configuration key")
+                }
+                continue
+            }
+            rows += 1
+            let digits = cells[1].replacingOccurrences(of: ",", with: "").split(separator: " ").first.map(String.init) ?? ""
+            if let documented = Int(digits), let declared = key.defaultValue {
+                XCTAssertEqual(ConfigValue.number(Double(documented)).display, ConfigValue.number(Double(declared.display) ?? -1).display,
+                               "docs/operations.md gives \(name) the default \(documented), the declaration \(declared.display)")
+            }
+        }
+        XCTAssertGreaterThan(rows, 5, "the capacity table of docs/operations.md was not found")
+    }
+
     static var repository: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
