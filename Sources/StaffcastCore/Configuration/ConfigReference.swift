@@ -57,12 +57,16 @@ public enum ConfigReference {
         former.isEmpty ? "`\(name)`" : "`\(name)` (or \(former.map { "`\($0)`" }.joined(separator: ", ")))"
     }
 
-    /// The settings section of `serve --help`: one flag a line with its summary.
+    /// The settings section of `serve --help`: each flag with its variable and default, then its summary.
     public static func flagHelp(keys: [ConfigKey] = ConfigKey.all) -> String {
         keys.map { key in
-            let flag = "\(key.flagName) <\(key.valueName)>"
-            let pad = String(repeating: " ", count: max(1, 40 - flag.count))
-            return "  \(flag)\(pad)\(key.summary) (\(key.environmentName); default \(key.defaultValue?.display ?? key.unsetMeaning ?? "none"))"
+            "  \(key.flagName) <\(key.valueName)>  (\(key.environmentName); \(key.defaultValue.map { "default \($0.display)" } ?? "unset: \(key.unsetMeaning ?? "none")"))\n"
+                + "      \(key.summary)"
         }.joined(separator: "\n")
+    }
+
+    /// The `--help` line of a flag declared as an option of its own (`--listen`, `--tls-cert`…).
+    public static func optionHelp(_ key: ConfigKey) -> String {
+        "\(key.summary) (env \(key.environmentName); \(key.defaultValue.map { "default \($0.display)" } ?? "unset: \(key.unsetMeaning ?? "none")"))"
     }
 }

@@ -9,6 +9,14 @@ import StaffcastServer
 struct ConfigurationOptions: ParsableArguments {
     @OptionGroup var database: DatabaseOptions
 
+    // The settings the contract names, shown in the usage line (help from their declarations).
+    @Option(help: ArgumentHelp(ConfigReference.optionHelp(.listen), valueName: ConfigKey.listen.valueName))
+    var listen: String?
+    @Option(help: ArgumentHelp(ConfigReference.optionHelp(.tlsCert), valueName: ConfigKey.tlsCert.valueName))
+    var tlsCert: String?
+    @Option(help: ArgumentHelp(ConfigReference.optionHelp(.tlsKey), valueName: ConfigKey.tlsKey.valueName))
+    var tlsKey: String?
+
     /// Every argument the declared options did not take: the settings' flags.
     @Argument(parsing: .allUnrecognized, help: ArgumentHelp(visibility: .hidden))
     var settingFlags: [String] = []
@@ -18,6 +26,9 @@ struct ConfigurationOptions: ParsableArguments {
         let file = try database.loadConfigFile()
         var layers = database.layers(file)
         try layers.readFlags(settingFlags)
+        if let listen { layers.setFlag(.listen, listen) }
+        if let tlsCert { layers.setFlag(.tlsCert, tlsCert) }
+        if let tlsKey { layers.setFlag(.tlsKey, tlsKey) }
         return (try ConfigResolver.resolve(layers), file)
     }
 
