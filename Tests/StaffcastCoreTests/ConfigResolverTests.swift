@@ -176,7 +176,13 @@ final class ConfigResolverTests: XCTestCase {
             guard let colon = body.firstIndex(of: ":"), !body.hasPrefix(" ") else { continue }
             let name = String(body[..<colon])
             guard name.allSatisfy({ $0.isLowercase || $0 == "_" }), !name.isEmpty else { continue }
-            if !line.hasPrefix("#") { XCTAssertNotNil(ConfigKey.named(name), "the example sets unknown key \(name)") }
+            if !line.hasPrefix("#") {
+                guard let key = ConfigKey.named(name) else { XCTFail("the example sets unknown key \(name)"); continue }
+                // "every key, with its default": a set value is the declared default.
+                let raw = body[body.index(after: colon)...].split(separator: "#").first.map(String.init) ?? ""
+                let value = raw.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "\""))
+                XCTAssertEqual(try? key.check(.text(value)).get(), key.defaultValue, "the example gives \(name) \(value)")
+            }
             seen.insert(name)
         }
         for key in ConfigKey.all {
