@@ -20,21 +20,23 @@ public enum ConfigResolver {
                     candidates.append((.environment(name: name), .text(text)))
                 }
             }
-            var entry = EffectiveConfiguration.Entry(key: key, value: key.defaultValue, source: .defaultValue)
+            // `--tls-cert ""` unsets what the file or environment set (for keys without a default).
+            var unsetBy: ConfigSource?
             if let given = layers.flags[key.name] {
                 if given.value.isEmpty && key.defaultValue == nil {
-                    // `--tls-cert ""` unsets what the file or environment set.
-                    entries.append(.init(key: key, value: nil, source: .flag(name: given.flag)))
-                    continue
+                    unsetBy = .flag(name: given.flag)
+                } else {
+                    candidates.append((.flag(name: given.flag), .text(given.value)))
                 }
-                candidates.append((.flag(name: given.flag), .text(given.value)))
             }
+            var entry = EffectiveConfiguration.Entry(key: key, value: key.defaultValue, source: .defaultValue)
             for (source, input) in candidates {
                 switch key.check(input) {
                 case .success(let value): entry = .init(key: key, value: value, source: source)
                 case .failure(let invalid): throw .invalid(key: key.name, source: source, reason: invalid.reason)
                 }
             }
+            if let unsetBy { entry = .init(key: key, value: nil, source: unsetBy) }
             entries.append(entry)
         }
         return EffectiveConfiguration(entries: entries)
