@@ -85,6 +85,15 @@ final class ConfigurationTests: XCTestCase {
         }
     }
 
+    func testCheckConfigRefusesAHalfTLSPairWithExit64() throws {
+        let r = try run(["serve", "--check-config", "--tls-cert", dir + "/cert.pem"])
+        XCTAssertEqual(r.status, 64, r.stderr)
+        XCTAssertEqual(r.stderr, "staffcast: tls_cert and tls_key go together: set both (the certificate and its private key, PEM files) or neither [invalid]\n")
+        let missing = try run(["serve", "--check-config"], env: ["STAFFCAST_TLS_CERT": dir + "/cert.pem", "STAFFCAST_TLS_KEY": dir + "/key.pem"])
+        XCTAssertEqual(missing.status, 64, missing.stderr)
+        XCTAssertTrue(missing.stderr.hasPrefix("staffcast: cannot read tls_cert \(dir)/cert.pem"), missing.stderr)
+    }
+
     func testServeHelpListsEveryKeysFlag() throws {
         let r = try run(["serve", "--help"])
         XCTAssertEqual(r.status, 0)

@@ -52,6 +52,7 @@ enum ExitStatus: Int32 {
         case let e as ServerError:
             switch e {
             case .portInUse, .database: return .unavailable
+            case .tls: return .usage // the configured certificate or key is wrong: fix the configuration
             default: return .failed
             }
         case let e as PostgresError:
