@@ -84,7 +84,12 @@ final class ConfigResolverTests: XCTestCase {
         XCTAssertTrue(message { try layers(file: ["metrics_require_token": .text("maybe")]) }.contains("true or false"))
         XCTAssertTrue(message { try layers(env: ["STAFFCAST_LOG_FORMAT": "xml"]) }.contains("must be one of text, json"))
         XCTAssertTrue(message { try layers(file: ["heartbeat": .integer(5)]) }.contains("unknown key 'heartbeat'"))
-        XCTAssertEqual(message { try layers(flags: ["--databse-workers", "2"]) }.hasPrefix("unknown option '--databse-workers'"), true)
+        XCTAssertEqual(message { try layers(flags: ["--databse-workers", "2"]) },
+                       "unknown option '--databse-workers' (did you mean '--database-workers'? every setting's flag is listed by staffcast serve --help)")
+        XCTAssertEqual(message { try layers(file: ["heartbeat": .integer(5)]) },
+                       "config file /etc/staffcast.yaml: unknown key 'heartbeat' (did you mean 'heartbeat_interval'? every key: docs/configuration.md)")
+        XCTAssertTrue(message { try layers(file: ["colour_scheme": .text("dark")]) }.contains("(known keys: data_dir, database_url"),
+                      "nothing close: every key is listed")
         XCTAssertEqual(message { try layers(flags: ["--database-workers"]) }, "--database-workers needs a value")
         // An overridden bad value in the file is still an error: the file is wrong.
         XCTAssertTrue(message { try layers(env: ["STAFFCAST_DATABASE_WORKERS": "2"], file: ["database_workers": .integer(0)]) }

@@ -73,7 +73,7 @@ final class ConfigurationTests: XCTestCase {
             (["--config", file], [:], "staffcast: config file \(file): 'idle_timeout' must be a number from 1 to 3600 [invalid]"),
             ([], ["STAFFCAST_SEND_BURST": "lots"], "staffcast: environment variable STAFFCAST_SEND_BURST: 'send_burst' must be a number from 1 to 100000 [invalid]"),
             (["--max-connections-per-user", "0"], [:], "staffcast: flag --max-connections-per-user: 'max_connections_per_user' must be a whole number from 1 to 10000000 [invalid]"),
-            (["--max-conections", "3"], [:], "staffcast: unknown option '--max-conections' (every setting's flag is listed by staffcast serve --help) [invalid]"),
+            (["--max-conections", "3"], [:], "staffcast: unknown option '--max-conections' (did you mean '--max-connections'? every setting's flag is listed by staffcast serve --help) [invalid]"),
         ]
         for (args, env, expected) in cases {
             for command in [["config", "show"], ["serve", "--check-config"]] {

@@ -15,8 +15,14 @@ public enum ConfigError: Error, Sendable, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .unknownKey(let key, let path):
+            if let near = ConfigKey.suggestion(for: key) {
+                return "config file \(path): unknown key '\(key)' (did you mean '\(near.name)'? every key: docs/configuration.md)"
+            }
             return "config file \(path): unknown key '\(key)' (known keys: \(ConfigKey.all.map(\.name).sorted().joined(separator: ", ")))"
         case .unknownFlag(let flag):
+            if flag.hasPrefix("--"), let near = ConfigKey.suggestion(for: String(flag.dropFirst(2))) {
+                return "unknown option '\(flag)' (did you mean '\(near.flagName)'? every setting's flag is listed by staffcast serve --help)"
+            }
             return "unknown option '\(flag)' (every setting's flag is listed by staffcast serve --help)"
         case .missingValue(let flag):
             return "\(flag) needs a value"
