@@ -11,7 +11,8 @@ struct ConfigCommand: ParsableCommand {
               STAFFCAST_DATABASE_WORKERS=8 staffcast config show --listen 127.0.0.1:9000
               staffcast config reference > docs/configuration.md
             """,
-        subcommands: [ConfigShowCommand.self, ConfigReferenceCommand.self])
+        subcommands: [ConfigShowCommand.self, ConfigReferenceCommand.self],
+        defaultSubcommand: ConfigShowCommand.self)
 }
 
 struct ConfigShowCommand: ParsableCommand {
@@ -23,6 +24,7 @@ struct ConfigShowCommand: ParsableCommand {
             STAFFCAST_… > config file > default), and serves nothing. Each line says the key, its value
             and its source: default, file PATH, env STAFFCAST_X or flag --x. A bad value is one line
             naming the key and its source (exit 64). `serve --check-config` also checks the TLS files.
+            It takes every setting flag of `staffcast serve` (listed by `staffcast serve --help`).
 
             Example:
               staffcast config show --config /etc/staffcast.yaml --database-workers 8
