@@ -161,6 +161,16 @@ final class ConfigResolverTests: XCTestCase {
         XCTAssertEqual(EscalationPolicy().maxRounds, 3)
     }
 
+    /// The engines' counters are summed over every counter: one with each set to a distinct
+    /// number, added to itself, doubles each (a counter missing from `counters` would not).
+    func testEngineStatsSumEveryCounter() {
+        var one = EngineStats()
+        for (i, counter) in EngineStats.counters.enumerated() { one[keyPath: counter] = i + 1 }
+        let sum = one + one
+        for (i, counter) in EngineStats.counters.enumerated() { XCTAssertEqual(sum[keyPath: counter], 2 * (i + 1)) }
+        XCTAssertEqual(Mirror(reflecting: one).children.count, EngineStats.counters.count, "a counter is not in EngineStats.counters")
+    }
+
     /// docs/configuration.md is generated from the declarations; this fails when a key is
     /// added, changed or removed without regenerating it.
     func testTheReferenceDocIsTheDeclarations() throws {
