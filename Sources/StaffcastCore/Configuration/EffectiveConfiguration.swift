@@ -23,12 +23,14 @@ public struct EffectiveConfiguration: Sendable, Equatable {
     public func text(_ key: ConfigKey) -> String? { value(key)?.text }
 
     /// One line a key: `  name: value   (source)`, secrets masked; an unset key shows what
-    /// that means. `derived` gives the value worked out at start for an unset key (node_id…).
-    public func printout(derived: [String: String] = [:]) -> [String] {
+    /// that means. `derived` gives the value worked out at start for an unset key (node_id…),
+    /// `notes` a word after a set one (`0 (one per core: 8)`).
+    public func printout(derived: [String: String] = [:], notes: [String: String] = [:]) -> [String] {
         let shown = entries.map { e -> (String, String) in
-            let value: String
+            var value: String
             if let v = e.value {
                 value = e.key.shown(v)
+                if let note = notes[e.key.name] { value += " (\(note))" }
             } else if let d = derived[e.key.name] {
                 value = d
             } else {

@@ -50,7 +50,12 @@ struct ConfigurationOptions: ParsableArguments {
             ConfigKey.nodeID.name: "\(configuration.nodeID) (host name and pid)",
             ConfigKey.pushVapidKey.name: "\(configuration.reach.pushVapidKey ?? "(none)") (in data_dir)",
         ]
-        let lines = ["  config_file: \(file?.path ?? "(none)")"] + settings.printout(derived: derived)
+        var notes: [String: String] = [:]
+        if configuration.serviceThreads == 0 { notes[ConfigKey.serviceThreads.name] = "one per core: \(configuration.resolvedServiceThreads)" }
+        if configuration.escalation.emergencyDefaultMinutes == nil {
+            notes[ConfigKey.escalateAfterMinutes.name] = "emergencies do not escalate by default"
+        }
+        let lines = ["  config_file: \(file?.path ?? "(none)")"] + settings.printout(derived: derived, notes: notes)
         return lines.joined(separator: "\n")
     }
 }
