@@ -82,7 +82,9 @@ final class ConfigResolverTests: XCTestCase {
         XCTAssertTrue(message { try layers(env: ["STAFFCAST_SMTP_URL": "http://mail"]) }.contains("'smtp_url' must be a smtp: or smtps: URL"))
         XCTAssertTrue(message { try layers(file: ["email_from": .text("Ops <ops@example.org>")]) }.contains("bare address"))
         XCTAssertTrue(message { try layers(file: ["metrics_require_token": .text("maybe")]) }.contains("true or false"))
-        XCTAssertTrue(message { try layers(env: ["STAFFCAST_LOG_FORMAT": "xml"]) }.contains("must be one of text, json"))
+        XCTAssertTrue(message { try layers(env: ["STAFFCAST_LOG_FORMAT": "xml"]) }.contains("'log_format' must be text or json"))
+        XCTAssertTrue(message { try layers(file: ["event_loop": .text("uv")]) }
+            .hasSuffix("'event_loop' must be ev or poll; uv is not offered: Debian's libwebsockets 4.1.6 libuv plugin closes a descriptor twice at shutdown"))
         XCTAssertTrue(message { try layers(file: ["heartbeat": .integer(5)]) }.contains("unknown key 'heartbeat'"))
         XCTAssertEqual(message { try layers(flags: ["--databse-workers", "2"]) },
                        "unknown option '--databse-workers' (did you mean '--database-workers'? every setting's flag is listed by staffcast serve --help)")

@@ -6,7 +6,7 @@ extension ConfigKey {
     public static let all: [ConfigKey] = [
         listen, databaseURL, migrateDatabaseURL, dataDir, logLevel, logFormat,
         databaseWorkers, jobQueueCapacity, outboundMaxFrames, outboundMaxBytes, maxInFlightPerConnection,
-        sendBurst, sendRatePerSecond, listenerPollInterval, heartbeatInterval, serviceThreads,
+        sendBurst, sendRatePerSecond, listenerPollInterval, heartbeatInterval, serviceThreads, eventLoop,
         maxConnections, maxConnectionsPerUser, headerTimeout, idleTimeout, writeStallTimeout,
         duplicateWindowMinutes, recentWindow, shutdownGrace, nodeID, opsToken, metricsRequireToken,
         escalateAfterMinutes, maxEscalationRounds, escalationIntervalSeconds, tlsCert, tlsKey,
@@ -58,6 +58,9 @@ extension ConfigKey {
         "Seconds of silence before a WebSocket is pinged; silent for twice this, it is closed.")
     public static let serviceThreads = ConfigKey("service_threads", .integer(0...256), default: .integer(0), value: "n",
         "Service loops, each with a share of the connections on the same port; 0: one per core.")
+    public static let eventLoop = ConfigKey("event_loop", .choice(["ev", "poll"]), default: .text("ev"), value: "kind",
+        refused: ["uv": "uv is not offered: Debian's libwebsockets 4.1.6 libuv plugin closes a descriptor twice at shutdown"],
+        "How each service loop waits for its sockets: ev (libev on epoll) or poll (libwebsockets' own poll()).")
     public static let maxConnections = ConfigKey("max_connections", .integer(1...10_000_000), default: .integer(50_000),
         value: "n", "WebSockets this server holds at once; more are refused with 503.")
     public static let maxConnectionsPerUser = ConfigKey("max_connections_per_user", .integer(1...10_000_000),

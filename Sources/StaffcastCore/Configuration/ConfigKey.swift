@@ -52,10 +52,12 @@ public struct ConfigKey: Sendable, Hashable {
     public let formerEnvironmentNames: [String]
     /// Older flag spellings still accepted.
     public let formerFlags: [String]
+    /// Values people may try that are refused on purpose, with the reason said after the error.
+    public let refusedValues: [String: String]
 
     public init(_ name: String, _ kind: Kind, default defaultValue: ConfigValue? = nil, unset: String? = nil,
                 secrecy: Secrecy = .shown, value valueName: String, formerEnvironmentNames: [String] = [],
-                formerFlags: [String] = [], _ summary: String) {
+                formerFlags: [String] = [], refused: [String: String] = [:], _ summary: String) {
         self.name = name
         self.kind = kind
         self.defaultValue = defaultValue
@@ -65,6 +67,7 @@ public struct ConfigKey: Sendable, Hashable {
         self.valueName = valueName
         self.formerEnvironmentNames = formerEnvironmentNames
         self.formerFlags = formerFlags
+        self.refusedValues = refused
     }
 
     /// `STAFFCAST_` and the name in capitals: every key has one.
@@ -118,7 +121,9 @@ public struct ConfigKey: Sendable, Hashable {
             return .failure(Invalid(reason: "must be true or false"))
         case (.choice(let choices), _):
             guard case .text(let s) = input, choices.contains(s.lowercased()) else {
-                return .failure(Invalid(reason: "must be one of \(choices.joined(separator: ", "))"))
+                let options = choices.count == 2 ? "\(choices[0]) or \(choices[1])" : "one of \(choices.joined(separator: ", "))"
+                let why = input.textValue.flatMap { refusedValues[$0.lowercased()] }.map { "; " + $0 } ?? ""
+                return .failure(Invalid(reason: "must be \(options)\(why)"))
             }
             return .success(.text(s.lowercased()))
         case (.text(let rule), _):

@@ -31,3 +31,8 @@ public enum ConfigInput: Sendable, Hashable {
     /// `key:` with nothing after it (or `~`): the same as leaving the key out.
     case null
 }
+
+extension ConfigInput {
+    /// The text of a text input.
+    var textValue: String? { if case .text(let s) = self { return s } else { return nil } }
+}

@@ -21,6 +21,7 @@ extension ServerConfiguration {
         listenerPollInterval = s.number(.listenerPollInterval)
         heartbeatInterval = s.integer(.heartbeatInterval)
         serviceThreads = s.integer(.serviceThreads)
+        eventLoop = s.text(.eventLoop).flatMap(EventLoopKind.init(rawValue:)) ?? eventLoop
         maxConnections = s.integer(.maxConnections)
         maxConnectionsPerUser = s.integer(.maxConnectionsPerUser)
         headerTimeout = s.number(.headerTimeout)
