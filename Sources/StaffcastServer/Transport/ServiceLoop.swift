@@ -56,7 +56,7 @@ final class ServiceLoop: @unchecked Sendable {
     var subscribes: [DatabaseJob] = []
     /// Sends read since the loop last drained its inbox: handed to the group commit together
     /// (`flushSends`), so the sends of one turn join one batch.
-    var gatheredSends: [DatabaseJob] = []
+    var gatheredSends: [GatheredSend] = []
     /// Work taken from the inbox's `work` lane and not yet run (`drainInbox`); `backlogHead`
     /// is the next item. Bounded by what the inbox's lane is (see `LoopInbox`).
     var backlog: [Work] = []
@@ -71,6 +71,10 @@ final class ServiceLoop: @unchecked Sendable {
     let relayBuffer: UnsafeMutablePointer<UInt8>
     var draining = false
     var exitRequested = false
+    /// When the client frame being handed to the engine arrived (wall clock; `MessageTracer`).
+    var frameReceivedAt = 0.0
+    /// The traced message whose writes this loop is waiting for (`MessageTracer`).
+    var writeTrace: LoopWriteTrace?
 
     init(index: Int, configuration: ServerConfiguration, publishedThrough: Int64, logger: Logger, metrics: ServerMetrics,
          gatekeeper: Gatekeeper, resolver: TokenResolver, runner: JobRunner, api: HTTPAPI) {
@@ -196,6 +200,7 @@ final class ServiceLoop: @unchecked Sendable {
             guard let id = Self.connectionID(user) else { return -1 }
             let final = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
             let bytes = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
+            frameReceivedAt = MessageTracer.now()
             perform(engine.received(id, bytes, final: final, binary: lws_frame_is_binary(wsi) != 0, now: Self.monotonicNow()))
             return 0
         case LWS_CALLBACK_RECEIVE_PONG:
@@ -283,6 +288,7 @@ final class ServiceLoop: @unchecked Sendable {
                 if !write(wsi, writeBuffer + OutFrame.headroom, offset - OutFrame.headroom) { return -1 }
             }
             metrics.deliveries.increment(by: Int64(frames.count))
+            if writeTrace != nil { traceWritten(frames) }
             if lws_partial_buffered(wsi) != 0 {
                 // The socket took part of it; lws keeps the rest and calls back once it is
                 // sent. Until then the engine's write-stall deadline runs.
@@ -347,7 +353,7 @@ final class ServiceLoop: @unchecked Sendable {
                 if case .send(let request) = job.request, request.schedule == nil {
                     // Gathered until the loop next wakes (before other backlog work), then one call.
                     if gatheredSends.isEmpty { postLive { $0.flushSends() } }
-                    gatheredSends.append(job)
+                    gatheredSends.append(GatheredSend(job: job, receivedAt: frameReceivedAt))
                 } else if case .subscribe = job.request {
                     // Gathered until the loop next drains its inbox, then answered in batches.
                     if subscribes.isEmpty { post { $0.flushSubscribes() } }
