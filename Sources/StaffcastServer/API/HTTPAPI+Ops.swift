@@ -13,7 +13,7 @@ extension HTTPAPI {
         case .healthz:
             respond(.json(200, ["status": "ok", "node": configuration.nodeID]))
         case .readyz:
-            let r = server.readiness
+            let r = health.readiness
             respond(.json(r.ready ? 200 : 503, r))
         case .metrics:
             let opsToken = configuration.opsToken.flatMap { $0.isEmpty ? nil : $0 }
@@ -21,14 +21,14 @@ extension HTTPAPI {
                 respond(.error(StaffcastError(.unauthorized, "/metrics needs the ops token as a bearer token.")))
                 return
             }
-            server.collectLoops { [server] loops in
+            loops.collect { [reports] loops in
                 // Off the loop that completed the collection: the process metrics read /proc.
                 DispatchQueue.global().async {
-                    respond(.text(200, server.metricsText(loops), contentType: "text/plain; version=0.0.4; charset=utf-8"))
+                    respond(.text(200, reports.metricsText(loops), contentType: "text/plain; version=0.0.4; charset=utf-8"))
                 }
             }
         case .status:
-            runOnWorker(token, allowOpsToken: true, respond) { [server, workers] store, identity, done in
+            runOnWorker(token, allowOpsToken: true, respond) { [loops, reports, workers] store, identity, done in
                 // An owner sees only their own events; the ops token sees every event.
                 let visible: Set<UUID>? = try identity.map { identity in
                     let owned = try store.ownedEvents(identity.userID)
@@ -36,27 +36,27 @@ extension HTTPAPI {
                     return owned
                 }
                 let latency = try store.ping()
-                server.collectLoops { all in
+                loops.collect { all in
                     let loops = visible.map { only in all.map { $0.restricted(to: only) } } ?? all
                     // Back to a worker for the events' facts: never query on a loop's thread.
                     let events = Array(Set(loops.flatMap { $0.subscribers.keys }))
                     let queued = workers.submit { session in
                         let facts = (try? session.store().eventFacts(events)) ?? []
-                        done(.json(200, server.statusSnapshot(loops, facts: facts, databaseLatency: latency,
+                        done(.json(200, reports.statusSnapshot(loops, facts: facts, databaseLatency: latency,
                                                               serverWide: visible == nil)))
                     }
                     if !queued {
-                        done(.json(200, server.statusSnapshot(loops, facts: [], databaseLatency: latency, serverWide: visible == nil)))
+                        done(.json(200, reports.statusSnapshot(loops, facts: [], databaseLatency: latency, serverWide: visible == nil)))
                     }
                 }
             }
         case .eventStatus(let eventID):
             let node = configuration.nodeID
-            runOnWorker(token, allowOpsToken: true, respond) { [server] store, identity, done in
+            runOnWorker(token, allowOpsToken: true, respond) { [loops, reports] store, identity, done in
                 let roster = try store.roster(event: eventID, asUser: identity?.userID)
                 let elsewhere = try store.presence(event: eventID, excludingNode: node)
-                server.collectLoops { loops in
-                    done(.json(200, server.eventStatus(eventID, loops: loops, roster: roster, elsewhere: elsewhere)))
+                loops.collect { loops in
+                    done(.json(200, reports.eventStatus(eventID, loops: loops, roster: roster, elsewhere: elsewhere)))
                 }
             }
         case .reach(let eventID):
@@ -70,9 +70,9 @@ extension HTTPAPI {
                 respond(.error(error))
                 return
             }
-            runAsUserThenLoops(token, respond) { [server] store, identity, done in
+            runAsUserThenLoops(token, respond) { [loops, reports] store, identity, done in
                 let facts = try store.reachFacts(as: identity.userID, event: eventID, excludingNode: node, teams: teams)
-                server.collectLoops { loops in done(.json(200, server.reach(eventID, facts: facts, loops: loops))) }
+                loops.collect { loops in done(.json(200, reports.reach(eventID, facts: facts, loops: loops))) }
             }
         default:
             respond(.error(.notFound("There is no such route.")))

@@ -11,8 +11,14 @@ import Synchronization
 final class HTTPAPI: @unchecked Sendable {
     typealias Respond = @Sendable (HTTPResponse) -> Void
 
-    /// The server it answers for (status, readiness); the server owns this object.
-    unowned let server: StaffcastServer
+    /// The server's lifecycle state and readiness (read only).
+    let health: ServerHealth
+    /// The service loops, asked for snapshots (status, metrics, reach).
+    let loops: LoopDirectory
+    /// The bodies of status, metrics and reach.
+    let reports: StatusReports
+    /// The VAPID application server key (base64url), when push is configured.
+    let pushPublicKey: String?
     let configuration: ServerConfiguration
     private let gatekeeper: Gatekeeper
     let workers: DatabaseWorkers
@@ -27,12 +33,17 @@ final class HTTPAPI: @unchecked Sendable {
     /// past 10,000 tokens.
     private let sendBuckets = Mutex<[String: TokenBucket]>([:])
 
-    init(server: StaffcastServer, configuration: ServerConfiguration, gatekeeper: Gatekeeper, workers: DatabaseWorkers,
-         sends: SendBatcher, answers: AnswerBatcher, logger: Logger, metrics: ServerMetrics) {
+    init(configuration: ServerConfiguration, health: ServerHealth, loops: LoopDirectory, pushPublicKey: String?,
+         gatekeeper: Gatekeeper, workers: DatabaseWorkers, sends: SendBatcher, answers: AnswerBatcher, logger: Logger,
+         metrics: ServerMetrics) {
         self.sends = sends
         self.answers = answers
         notifications = NotificationBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
-        self.server = server
+        self.health = health
+        self.loops = loops
+        self.pushPublicKey = pushPublicKey
+        reports = StatusReports(configuration: configuration, health: health, workers: workers, gatekeeper: gatekeeper,
+                                metrics: metrics)
         self.configuration = configuration
         self.gatekeeper = gatekeeper
         self.workers = workers
@@ -115,7 +126,7 @@ final class HTTPAPI: @unchecked Sendable {
                 respond(.error(error))
                 return
             }
-            guard !server.isDraining else {
+            guard !health.isDraining else {
                 respond(.error(.unavailable("This server is shutting down; try again in a moment.")))
                 return
             }
@@ -308,7 +319,7 @@ final class HTTPAPI: @unchecked Sendable {
     /// from any thread.
     func runOnWorker(_ token: String?, allowOpsToken: Bool, _ respond: @escaping Respond,
                              _ work: @escaping @Sendable (Store, Identity?, @escaping Respond) throws -> Void) {
-        guard !server.isDraining else {
+        guard !health.isDraining else {
             respond(.error(.unavailable("This server is shutting down; try again in a moment.")))
             return
         }
@@ -341,5 +352,13 @@ final class HTTPAPI: @unchecked Sendable {
         if !accepted {
             respond(.error(.unavailable("The server is overloaded right now; nothing was done. Try again in a moment.")))
         }
+    }
+}
+
+extension HTTPAPI {
+    /// The request method as a metric label: one of the methods HTTP defines, else "other"
+    /// (a label must not take whatever a client sends).
+    static func methodLabel(_ method: String) -> String {
+        ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"].contains(method) ? method : "other"
     }
 }

@@ -15,6 +15,8 @@ import Synchronization
 /// - the `ChangeListener` thread + `ChangeFeed` (committed changes, each frame encoded once,
 ///   the same bytes to every loop);
 /// - a ticker thread that posts `tick` to every loop once a second.
+/// The API gets what it reads passed in (`ServerHealth`, `LoopDirectory`, `StatusReports`),
+/// never the server.
 public final class StaffcastServer: @unchecked Sendable {
     /// The lifecycle; each state carries what exists in it.
     public enum State: String, Sendable {
@@ -27,8 +29,11 @@ public final class StaffcastServer: @unchecked Sendable {
     let metrics = ServerMetrics()
     let workers: DatabaseWorkers
     let gatekeeper: Gatekeeper
-    let startedAt = Date()
+    /// Lifecycle state, port and readiness, shared with the API (read only there).
+    let health: ServerHealth
     private(set) var loops: [ServiceLoop] = []
+    /// The same loops, for the API's and the ticker's snapshots.
+    let directory = LoopDirectory()
     private var listener: ChangeListener?
     /// Times a database round trip every second, for readiness (never on a service loop).
     private var probe: DatabaseProbe?
@@ -39,9 +44,6 @@ public final class StaffcastServer: @unchecked Sendable {
     /// Delivers Web Push, email and webhooks from the outbox (`OutboxRunner`).
     private var outbox: OutboxRunner?
     func setOutbox(_ runner: OutboxRunner) { outbox = runner }
-    /// The VAPID application server key (base64url), when push is configured.
-    var pushPublicKey: String?
-    private let shared = Mutex<(state: State, port: Int)>((.idle, 0))
     private let tickerStop = DispatchSemaphore(value: 0)
     private let loopsEnded = DispatchGroup()
 
@@ -52,12 +54,12 @@ public final class StaffcastServer: @unchecked Sendable {
         self.workers = DatabaseWorkers(conninfo: conninfo, count: configuration.databaseWorkers,
                                        queueCapacity: configuration.jobQueueCapacity)
         self.gatekeeper = Gatekeeper(maxConnections: configuration.maxConnections, maxPerUser: configuration.maxConnectionsPerUser)
+        health = ServerHealth(listenerPollInterval: configuration.listenerPollInterval)
     }
 
-    public var state: State { shared.withLock { $0.state } }
+    public var state: State { health.state }
     /// The port actually listened on (useful with port 0).
-    public var port: Int { shared.withLock { $0.port } }
-    var isDraining: Bool { state == .draining }
+    public var port: Int { health.port }
 
     // MARK: lifecycle
 
@@ -75,7 +77,7 @@ public final class StaffcastServer: @unchecked Sendable {
     /// person when the port or the database is unusable.
     public func start() throws {
         try Self.checkTLS(configuration)
-        shared.withLock { $0.state = .starting }
+        health.state = .starting
         var cursors: ChangeCursors
         do {
             let store = Store(try PGConnection(conninfo: conninfo))
@@ -85,7 +87,7 @@ public final class StaffcastServer: @unchecked Sendable {
             gatekeeper.loadEnded(try store.endedTokens())
             cursors.token = tokens.through
         } catch {
-            shared.withLock { $0.state = .stopped }
+            health.state = .stopped
             throw ServerError.database("cannot read from the database: \(error)")
         }
 
@@ -99,36 +101,37 @@ public final class StaffcastServer: @unchecked Sendable {
         do {
             vapid = try loadVAPIDKey()
         } catch {
-            shared.withLock { $0.state = .stopped }
+            health.state = .stopped
             throw error
         }
         let reads = ReadBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
         let answers = AnswerBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
         let runner = JobRunner(workers: workers, sends: sends, reads: reads, answers: answers, logger: logger, metrics: metrics)
-        let api = HTTPAPI(server: self, configuration: configuration, gatekeeper: gatekeeper, workers: workers, sends: sends,
-                          answers: answers, logger: logger, metrics: metrics)
+        let api = HTTPAPI(configuration: configuration, health: health, loops: directory, pushPublicKey: vapid?.publicKey,
+                          gatekeeper: gatekeeper, workers: workers, sends: sends, answers: answers, logger: logger, metrics: metrics)
         let resolver = TokenResolver(gatekeeper: gatekeeper, workers: workers, opsToken: configuration.opsToken,
                                      logger: logger, metrics: metrics)
         loops = (0..<configuration.resolvedServiceThreads).map {
             ServiceLoop(index: $0, configuration: configuration, publishedThrough: cursors.message, logger: logger,
                         metrics: metrics, gatekeeper: gatekeeper, resolver: resolver, runner: runner, api: api)
         }
+        directory.set(loops)
         var port = configuration.port
         do {
             try Self.checkPortFree(configuration)
         } catch {
             loops = []
-            shared.withLock { $0.state = .stopped }
+            health.state = .stopped
             throw error
         }
         do {
             for loop in loops { port = try loop.listen(host: configuration.host, port: port) }
         } catch {
             loops = []
-            shared.withLock { $0.state = .stopped }
+            health.state = .stopped
             throw ServerError.listen("cannot listen on \(configuration.host):\(configuration.port): \(error) (is the port in use, or the address not on this machine?)")
         }
-        shared.withLock { $0.port = port }
+        health.port = port
         workers.start()
         startOutbox(vapid: vapid)
 
@@ -153,7 +156,7 @@ public final class StaffcastServer: @unchecked Sendable {
             for loop in loops { loop.requestExit() }
             _ = loopsEnded.wait(timeout: .now() + 5)
             workers.stop()
-            shared.withLock { $0.state = .stopped }
+            health.state = .stopped
             throw ServerError.listen(failure)
         }
 
@@ -167,6 +170,7 @@ public final class StaffcastServer: @unchecked Sendable {
         let listener = ChangeListener(conninfo: conninfo, from: cursors, pollInterval: configuration.listenerPollInterval,
                                       logger: logger) { batch in feed.deliver(batch) }
         self.listener = listener
+        health.attach(probe: probe, listener: listener)
         listener.start()
         // Ready means the listener is up too; wait briefly so `start` returns a ready server.
         let deadline = Date().addingTimeInterval(10)
@@ -175,7 +179,7 @@ public final class StaffcastServer: @unchecked Sendable {
             logger.warning("serving, but the change listener is not listening yet", metadata: ["error": "\(listener.lastError ?? "-")"])
         }
         startTicker()
-        shared.withLock { $0.state = .running }
+        health.state = .running
         logger.info("staffcast is serving", metadata: ["host": "\(configuration.host)", "port": "\(port)",
                                                         "loops": "\(loops.count)", "tokens": "\(gatekeeper.tokenCount)",
                                                         "node": "\(configuration.nodeID)"])
@@ -185,12 +189,7 @@ public final class StaffcastServer: @unchecked Sendable {
     /// with 1001 after its queued frames, then ends all threads. Returns within
     /// `shutdownGrace` plus a few seconds, however loaded the server is.
     public func stop() {
-        let alreadyStopping: Bool = shared.withLock {
-            guard $0.state == .running || $0.state == .starting else { return true }
-            $0.state = .draining
-            return false
-        }
-        if alreadyStopping { return }
+        guard health.beginDraining() else { return }
         logger.info("stopping: closing connections with 1001")
         for loop in loops { loop.post { $0.beginDrain() } }
         let deadline = Date().addingTimeInterval(configuration.shutdownGrace)
@@ -220,7 +219,7 @@ public final class StaffcastServer: @unchecked Sendable {
         let node = configuration.nodeID
         _ = workers.submit { session in _ = try? session.store().replacePresence(node: node, rows: []) }
         workers.stop()
-        shared.withLock { $0.state = .stopped }
+        health.state = .stopped
         logger.info("stopped")
     }
 
@@ -322,45 +321,16 @@ public final class StaffcastServer: @unchecked Sendable {
         }
     }
 
-    /// Asks every loop for a snapshot of what it holds; `completion` runs once all answered
-    /// (on the thread of the last loop to answer, so it must not block), or after 2 s with
-    /// those that did.
+    /// Asks every loop for a snapshot of what it holds (`LoopDirectory.collect`).
     func collectLoops(_ completion: @escaping @Sendable ([LoopSnapshot]) -> Void) {
-        let box = Mutex<(snapshots: [LoopSnapshot], done: Bool)>(([], false))
-        let expected = loops.count
-        guard expected > 0 else { return completion([]) }
-        let finish: @Sendable (Bool) -> Void = { force in
-            let result: [LoopSnapshot]? = box.withLock { b in
-                guard !b.done, force || b.snapshots.count == expected else { return nil }
-                b.done = true
-                return b.snapshots.sorted { $0.index < $1.index }
-            }
-            if let result { completion(result) }
-        }
-        for loop in loops {
-            loop.post { l in
-                let s = l.snapshot()
-                box.withLock { $0.snapshots.append(s) }
-                finish(false)
-            }
-        }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 2) { finish(true) }
+        directory.collect(completion)
     }
 
     // MARK: readiness
 
-    /// How recent the probe's last round trip and the listener's last read must be.
-    var readinessRule: ReadinessRule {
-        ReadinessRule(probeInterval: 1, probeDeadline: 2, listenerPollInterval: configuration.listenerPollInterval)
-    }
+    var readinessRule: ReadinessRule { health.rule }
 
     /// Ready for traffic (`/readyz`): from what the probe and the listener last recorded, so
     /// asking never waits on the database.
-    public var readiness: Readiness {
-        let l = listener
-        return readinessRule.judge(now: Monotonic.now(), state: state.rawValue, lastProbe: probe?.lastSuccess,
-                                   listenerState: l?.state.rawValue ?? "stopped", lastRead: l?.lastRead)
-    }
-
-    var listenerState: ChangeListener.State? { listener?.state }
+    public var readiness: Readiness { health.readiness }
 }
