@@ -187,9 +187,25 @@ public final class StaffcastServer: @unchecked Sendable {
 
     /// Graceful stop: refuses new work, lets requests in flight finish, closes every WebSocket
     /// with 1001 after its queued frames, then ends all threads. Returns within
-    /// `shutdownGrace` plus a few seconds, however loaded the server is.
+    /// `shutdownGrace` plus a few seconds, however loaded the server is. The same steps, in
+    /// the same order, as the `ServiceGroup` of `staffcast serve` (`services(after:)`).
     public func stop() {
-        guard health.beginDraining() else { return }
+        guard health.beginDraining() else { return } // stopping already, or never started
+        drainLoops(claimed: true)
+        stopTicker()
+        stopListener()
+        stopOutbox()
+        stopProbe()
+        stopWorkers()
+    }
+
+    // MARK: shutdown steps (each once; safe before `start` finished)
+
+    /// The loops stop accepting, answer what is in flight, flush and close every WebSocket
+    /// with 1001 (at most `shutdownGrace`), then end their threads (at most 5 s more).
+    /// `claimed`: the caller moved the state to draining already.
+    func drainLoops(claimed: Bool = false) {
+        if !claimed { guard health.beginDraining() else { return } }
         logger.info("stopping: closing connections with 1001")
         for loop in loops { loop.post { $0.beginDrain() } }
         let deadline = Date().addingTimeInterval(configuration.shutdownGrace)
@@ -207,15 +223,21 @@ public final class StaffcastServer: @unchecked Sendable {
             if drained.withLock({ $0 }) == loops.count { break }
             usleep(50_000)
         }
-        tickerStop.signal()
         for loop in loops { loop.requestExit() }
         if loopsEnded.wait(timeout: .now() + 5) == .timedOut {
             logger.warning("a service loop did not end in time")
         }
-        listener?.stop()
-        outbox?.stop()
-        probe?.stop()
-        // This server's presence rows go with it (queued jobs still run before workers end).
+    }
+
+    func stopTicker() { tickerStop.signal() }
+    func stopListener() { listener?.stop() }
+    func stopOutbox() { outbox?.stop() }
+    func stopProbe() { probe?.stop() }
+
+    /// The last step: this server's presence rows go (queued jobs still run before the workers
+    /// end), then the workers.
+    func stopWorkers() {
+        guard health.state != .stopped, health.state != .idle else { return }
         let node = configuration.nodeID
         _ = workers.submit { session in _ = try? session.store().replacePresence(node: node, rows: []) }
         workers.stop()
