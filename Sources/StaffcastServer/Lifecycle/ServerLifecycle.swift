@@ -79,7 +79,12 @@ public final class ServerLifecycle: Sendable {
         var description: String { name }
 
         func run() async throws {
-            guard let server = await lifecycle.server() else { return }
+            guard let server = await lifecycle.server() else {
+                // Nothing started: wait for the group to end (the startup's error cancels it), so
+                // that error, not this service's return, is what the group reports.
+                try? await gracefulShutdown()
+                return
+            }
             // Returns once the group shuts down gracefully; throws if it is cancelled: stop either way.
             try? await gracefulShutdown()
             // Stopping blocks (a drain takes up to `shutdown_grace`): on a thread of its own, not
