@@ -14,8 +14,8 @@ import Synchronization
 /// other threads (database workers, the change feed, the ticker) hand work in with `post`,
 /// which appends under a lock and wakes the loop with `lws_cancel_service`.
 ///
-/// Plain HTTP is framed here (`HTTPRequestParser`) on the loop's own epoll set, which
-/// libwebsockets watches as a raw file; a WebSocket upgrade that the gatekeeper admits is handed
+/// HTTP runs on the loop's own epoll set, which libwebsockets watches as a raw file, by the rules
+/// of each connection's `HTTPConnectionMachine` (`+HTTPFront`); a WebSocket upgrade that the gatekeeper admits is handed
 /// to libwebsockets with the bytes already read (`lws_adopt_socket_vhost_readbuf`), and a
 /// refused one gets a whole HTTP/1.1 response (401, 429, 503) before the socket closes.
 final class ServiceLoop: @unchecked Sendable {
