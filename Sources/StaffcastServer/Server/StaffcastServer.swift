@@ -14,7 +14,8 @@ import Synchronization
 ///   sends and marks committed in groups (`SendBatcher`, `ReadBatcher`);
 /// - the `ChangeListener` thread + `ChangeFeed` (committed changes, each frame encoded once,
 ///   the same bytes to every loop);
-/// - a ticker thread that posts `tick` to every loop once a second.
+/// - a `Ticker` thread that posts `tick` to every loop once a second and starts the periodic
+///   passes (schedules, escalation, outbox, presence, token use).
 /// The API gets what it reads passed in (`ServerHealth`, `LoopDirectory`, `StatusReports`),
 /// never the server.
 public final class StaffcastServer: @unchecked Sendable {
@@ -44,7 +45,8 @@ public final class StaffcastServer: @unchecked Sendable {
     /// Delivers Web Push, email and webhooks from the outbox (`OutboxRunner`).
     private var outbox: OutboxRunner?
     func setOutbox(_ runner: OutboxRunner) { outbox = runner }
-    private let tickerStop = DispatchSemaphore(value: 0)
+    /// The once-a-second thread (`Ticker`), from `start` on.
+    private var ticker: Ticker?
     private let loopsEnded = DispatchGroup()
 
     public init(configuration: ServerConfiguration, conninfo: String, logger: Logger) {
@@ -178,7 +180,11 @@ public final class StaffcastServer: @unchecked Sendable {
         if listener.state != .listening {
             logger.warning("serving, but the change listener is not listening yet", metadata: ["error": "\(listener.lastError ?? "-")"])
         }
-        startTicker()
+        let ticker = Ticker(loops: loops, directory: directory, gatekeeper: gatekeeper, workers: workers,
+                            nodeID: configuration.nodeID, logger: logger,
+                            duties: Ticker.Duties(scheduler: scheduler, escalations: escalations, outbox: outbox))
+        self.ticker = ticker
+        ticker.start()
         health.state = .running
         logger.info("staffcast is serving", metadata: ["host": "\(configuration.host)", "port": "\(port)",
                                                         "loops": "\(loops.count)", "tokens": "\(gatekeeper.tokenCount)",
@@ -229,7 +235,7 @@ public final class StaffcastServer: @unchecked Sendable {
         }
     }
 
-    func stopTicker() { tickerStop.signal() }
+    func stopTicker() { ticker?.stop() }
     func stopListener() { listener?.stop() }
     func stopOutbox() { outbox?.stop() }
     func stopProbe() { probe?.stop() }
@@ -245,107 +251,10 @@ public final class StaffcastServer: @unchecked Sendable {
         logger.info("stopped")
     }
 
-    /// Posts `tick` to every loop once a second, and writes presence every few seconds.
-    private func startTicker() {
-        let thread = Thread { [self] in
-            var lastPresence = 0.0
-            var lastTrim = ServiceLoop.monotonicNow()
-            var lastUse = lastTrim
-            var memory = MemoryTrimPolicy()
-            while tickerStop.wait(timeout: .now() + 1) == .timedOut {
-                let expired = gatekeeper.removeExpired()
-                for loop in loops {
-                    loop.post { l in
-                        // Tokens that expired by the clock close their sockets like revoked ones.
-                        if !expired.isEmpty { l.deliver(CommittedBatch(revokedTokens: expired)) }
-                        l.tick()
-                    }
-                }
-                scheduler?.tick()
-                let now = ServiceLoop.monotonicNow()
-                // After a wave of closed connections (a flood of half-open TLS handshakes, a
-                // crowd gone home), give the freed memory back; here, never on a loop.
-                if memory.observe(held: loops.reduce(0) { $0 + $1.held.withLock { $0 } }, now: now) { _ = sc_malloc_trim() }
-                if now - lastPresence >= Self.presenceInterval {
-                    lastPresence = now
-                    publishPresence()
-                }
-                escalations?.tick(now: now)
-                outbox?.tick()
-                if now - lastUse >= Self.tokenUseInterval {
-                    lastUse = now
-                    flushTokenUse()
-                }
-                if now - lastTrim >= 60 {
-                    lastTrim = now
-                    gatekeeper.trimOpens()
-                    deleteStaleInvites()
-                    outbox?.trim()
-                }
-            }
-        }
-        thread.name = "staffcast-ticker"
-        thread.start()
-    }
-
-    /// Deletes invites that expired over a day ago (on a worker; every server does it, which
-    /// is harmless).
-    private func deleteStaleInvites() {
-        let logger = self.logger
-        _ = workers.submit { session in
-            do {
-                let n = try session.store().deleteStaleInvites()
-                if n > 0 { logger.info("deleted expired invites", metadata: ["count": LogValue.number(n)]) }
-            } catch {
-                logger.debug("expired invites not deleted", metadata: ["error": "\(error)"])
-            }
-        }
-    }
-
-    /// Seconds between writes of which tokens were used (`staffcast admin token list`, last used).
-    static let tokenUseInterval = 30.0
-
     /// Writes `last_used_at` of the tokens used since the last call (on a worker; the ticker
-    /// calls it every `tokenUseInterval`).
+    /// calls it every `Ticker.tokenUseInterval`).
     public func flushTokenUse() {
-        let used = gatekeeper.takeUsed()
-        guard !used.isEmpty else { return }
-        let logger = self.logger
-        _ = workers.submit { session in
-            do {
-                try session.store().recordTokenUse(used)
-            } catch {
-                logger.debug("token use not recorded", metadata: ["error": "\(error)"])
-            }
-        }
-    }
-
-    /// Seconds between presence refreshes (other servers ignore rows older than 30 s).
-    static let presenceInterval = 3.0
-
-    /// Writes this server's subscriptions to the presence table (on a worker), so status on
-    /// any server sees who is connected to this one.
-    private func publishPresence() {
-        let node = configuration.nodeID
-        let logger = self.logger
-        collectLoops { [workers] loops in
-            let rows = loops.flatMap(\.members).map {
-                Store.PresenceRow(node: node, connectionID: Int64($0.connectionID), userID: $0.userID, eventID: $0.eventID,
-                                  connectedSince: $0.connectedSince, rttMs: $0.rtt.map { ($0 * 100_000).rounded() / 100 })
-            }
-            _ = workers.submit { session in
-                do {
-                    try session.store().replacePresence(node: node, rows: rows)
-                } catch {
-                    logger.debug("presence not written", metadata: ["error": "\(error)"])
-                }
-            }
-        }
-    }
-
-    /// Asks every loop for a snapshot of what it holds (`LoopDirectory.collect`).
-    func collectLoops(_ completion: @escaping @Sendable ([LoopSnapshot]) -> Void) {
-        directory.collect(completion)
+        Ticker.flushTokenUse(gatekeeper: gatekeeper, workers: workers, logger: logger)
     }
 
     // MARK: readiness
