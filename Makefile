@@ -9,7 +9,7 @@ LISTEN   ?= 0.0.0.0:8080
 # (once) and serves https:// and wss:// with them.
 TLS      ?=
 TEST_DATA_DIR := $(CURDIR)/.build/test-cluster
-# Fuzz inputs per target (two targets): make fuzz, and the smoke run in make test.
+# Fuzz inputs per target (three targets): make fuzz, and the smoke run in make test.
 FUZZ_RUNS ?= 600000
 FUZZ_SMOKE_RUNS ?= 20000
 
@@ -21,7 +21,7 @@ help:
 	@echo "make test   - install dependencies, build, run every test"
 	@echo "make bench  - fan-out benchmark, every scenario of issue 7 (see bench/README.md)"
 	@echo "make install - the release binary, a hardened systemd unit and /etc/staffcast/staffcast.yaml (PREFIX, DESTDIR)"
-	@echo "make fuzz   - libFuzzer on the frame decoder and HTTP framing, FUZZ_RUNS inputs each (README: Fuzzing)"
+	@echo "make fuzz   - libFuzzer on the frame decoder, HTTP framing and wss framing, FUZZ_RUNS inputs each (README: Fuzzing)"
 
 deps:
 	@scripts/install-deps.sh
@@ -60,9 +60,9 @@ BENCH_BUILD := $(CURDIR)/.build-bench
 bench: deps
 	swift build -c release --scratch-path "$(BENCH_BUILD)" --product staffcast
 	swift build -c release --scratch-path "$(BENCH_BUILD)" --product staffcast-bench
-	@scripts/bench.sh "$$(swift build -c release --scratch-path "$(BENCH_BUILD)" --show-bin-path)"
+	@TLS="$(TLS)" scripts/bench.sh "$$(swift build -c release --scratch-path "$(BENCH_BUILD)" --show-bin-path)"
 
-# libFuzzer, coverage-guided (scripts/fuzz.sh): two targets, FUZZ_RUNS inputs each, built with
+# libFuzzer, coverage-guided (scripts/fuzz.sh): three targets, FUZZ_RUNS inputs each, built with
 # swiftc alone into .build-fuzz (no SwiftPM, so it never races another build). Needs only the
 # Swift toolchain, not deps.
 fuzz:

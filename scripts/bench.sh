@@ -7,7 +7,8 @@
 #
 # Environment: SCENARIOS (default: all of them), DURATION, STORM_WINDOW, WS_WINDOW,
 # HTTP_CONNECTIONS, HTTP_PIPELINE, READSTORM_N, … (staffcast-bench --help), PORT (default 18080),
-# STAFFCAST_BIN (a server binary other than BIN_DIR/staffcast). The server's log is kept in
+# STAFFCAST_BIN (a server binary other than BIN_DIR/staffcast), TLS=1 (the server on a
+# self-signed certificate, every scenario over wss and https). The server's log is kept in
 # ${TMPDIR:-/tmp}/staffcast-bench-serve.log.
 #
 # The read storm needs READSTORM_N (1,000) distinct staff users with their own tokens. They are
@@ -71,6 +72,13 @@ for key in max_connections_per_user max_connections; do
   fi
 done
 rm -f "$DATA/probe.yaml"
+# TLS=1: the same scenarios over wss/https (a throwaway certificate; the bench does not verify it).
+SCHEME=http
+if [ -n "${TLS:-}" ] && [ "${TLS:-}" != 0 ]; then
+  "$(dirname "$0")/tls-selfsigned.sh" "$DATA/tls"
+  printf 'tls_cert: "%s"\ntls_key: "%s"\n' "$DATA/tls/server.pem" "$DATA/tls/server.key" >> "$DATA/bench.yaml"
+  SCHEME=https
+fi
 
 # The admin commands log each start and stop of the embedded cluster: keep that out of the way.
 admin() {
@@ -184,7 +192,7 @@ if [ "$READSTORM" = yes ]; then READSTORM_ARGS=(--readstorm-tokens "$TOKENS" --r
 SERVER=$!
 ready=no
 for _ in $(seq 1 150); do
-  if curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1; then ready=yes; break; fi
+  if curl -sfk "$SCHEME://127.0.0.1:$PORT/readyz" >/dev/null 2>&1; then ready=yes; break; fi
   kill -0 "$SERVER" 2>/dev/null || break
   sleep 0.2
 done
@@ -201,7 +209,7 @@ echo "machine: $(nproc) cores, $(free -g | awk '/Mem/{print $2}') GiB, $(uname -
 echo "server pid $SERVER (VmRSS $(awk '/VmRSS/{print $2" "$3}' /proc/$SERVER/status)), PostgreSQL postmaster pid $PG_PID"
 echo "bench config: $(grep -v '^#' "$DATA/bench.yaml" | grep -v ops_token | tr '\n' ' ')"
 status=0
-"$BENCH" --server "http://127.0.0.1:$PORT" --server-pid "$SERVER" --postgres-pid "$PG_PID" --event "$EVENT" \
+"$BENCH" --server "$SCHEME://127.0.0.1:$PORT" --server-pid "$SERVER" --postgres-pid "$PG_PID" --event "$EVENT" \
   --subscriber-token "$ST" --publisher-token "$PT" --ops-token "$OPS_TOKEN" "${READSTORM_ARGS[@]}" || status=$?
 if ! kill -0 "$SERVER" 2>/dev/null; then
   echo "!! the server exited during the bench; the end of its log ($SERVER_LOG_COPY):"

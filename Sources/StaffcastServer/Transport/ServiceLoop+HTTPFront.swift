@@ -199,7 +199,7 @@ extension ServiceLoop {
     }
 
     /// A WebSocket upgrade: decided here from memory (path, draining, token, caps); admitted
-    /// ones go to libwebsockets with the bytes read so far. A token the table does not know
+    /// ones go to libwebsockets with the bytes read so far (over TLS: served on the same wsi). A token the table does not know
     /// yet is looked up first (`TokenResolver`, off this thread): the connection waits, framing
     /// nothing, and `resumeUpgrade` decides once the answer is posted back.
     func upgrade(_ connection: HTTPConnection, _ head: HTTPRequestHead, headLength: Int, tokenChecked: Bool = false) {
@@ -212,6 +212,15 @@ extension ServiceLoop {
         guard connection.input.count <= 2_048 else {
             return refuse(connection, .error(StaffcastError(.tooLarge,
                 "The upgrade request is larger than 2,048 bytes; send fewer or shorter headers.")), status: 431)
+        }
+        // Over TLS the WebSocket is served here (`ServiceLoop+WSS`), so its handshake fields are
+        // checked here too; libwebsockets checks them for plain WebSockets.
+        var accepted: WebSocketHandshake.Accepted?
+        if connection.tls != nil {
+            switch WebSocketHandshake.check(head, subprotocol: LWSContext.subprotocol) {
+            case .failure(let error): return refuseUpgrade(connection, error)
+            case .success(let fields): accepted = fields
+            }
         }
         if !tokenChecked {
             let fd = connection.fd
@@ -233,7 +242,9 @@ extension ServiceLoop {
         case .failure(let error):
             refuseUpgrade(connection, error)
         case .success(let admission):
-            if let tls = connection.tls { return upgradeTLS(connection, tls, admission: admission) }
+            if let tls = connection.tls, let accepted {
+                return upgradeTLS(connection, tls, accepted, headLength: headLength, admission: admission)
+            }
             let fd = connection.fd
             let bytes = connection.input
             http[fd] = nil

@@ -59,13 +59,12 @@ final class ServiceLoop: @unchecked Sendable {
     var backlog: [Work] = []
     var backlogHead = 0
     var writeBuffer: UnsafeMutablePointer<UInt8>
-    /// TLS only: HTTP connections by their TLS wsi (`ServiceLoop+TLS`); the relays of
-    /// upgraded connections by either side's wsi and by the descriptor libwebsockets' WebSocket
-    /// reads (`TLSRelay`); the scratch buffer (LWS_PRE in front) for bytes written through TLS.
+    /// TLS only: HTTP connections by their TLS wsi (`ServiceLoop+TLS`); WebSockets served on
+    /// their TLS wsi (`ServiceLoop+WSS`); the scratch buffer (LWS_PRE in front) for bytes
+    /// written through TLS.
     var tlsHTTP: [UInt: HTTPConnection] = [:]
-    var relays: [UInt: TLSRelay] = [:]
-    var relaysByInner: [Int32: TLSRelay] = [:]
-    let relayBuffer: UnsafeMutablePointer<UInt8>
+    var wss: [UInt: TLSWebSocket] = [:]
+    let tlsBuffer: UnsafeMutablePointer<UInt8>
     var draining = false
     var exitRequested = false
 
@@ -81,12 +80,12 @@ final class ServiceLoop: @unchecked Sendable {
         self.resolver = resolver
         self.engine = FanoutEngine(configuration: configuration.engine, publishedThrough: publishedThrough)
         writeBuffer = .allocate(capacity: OutFrame.headroom + configuration.engine.maxWriteBytes)
-        relayBuffer = .allocate(capacity: staffcast_lws_pre() + Self.relayChunk)
+        tlsBuffer = .allocate(capacity: staffcast_lws_pre() + Self.tlsChunk)
     }
 
     deinit {
         writeBuffer.deallocate()
-        relayBuffer.deallocate()
+        tlsBuffer.deallocate()
     }
 
     // MARK: any thread
@@ -169,16 +168,18 @@ final class ServiceLoop: @unchecked Sendable {
             return 0
         case LWS_CALLBACK_RAW_RX:
             if let connection = tlsHTTP[UInt(bitPattern: wsi)] { return tlsReceived(connection, wsi, input, length) }
-            return relayReceived(wsi, input, length)
+            if let socket = wss[UInt(bitPattern: wsi)] { return wssReceived(socket, input, length) }
+            return -1
         case LWS_CALLBACK_RAW_WRITEABLE:
             if let connection = tlsHTTP[UInt(bitPattern: wsi)] {
                 flush(connection)
                 return 0
             }
-            return relayWritable(wsi)
+            if let socket = wss[UInt(bitPattern: wsi)] { return wssWritable(socket) }
+            return -1
         case LWS_CALLBACK_RAW_CLOSE:
             tlsClosed(wsi)
-            relayClosed(wsi)
+            wssClosed(wsi)
             return 0
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
             let fd = lws_get_socket_fd(wsi)
@@ -207,7 +208,7 @@ final class ServiceLoop: @unchecked Sendable {
             return 0
         case LWS_CALLBACK_WSI_DESTROY:
             if !tlsHTTP.isEmpty { tlsClosed(wsi) }
-            if !relays.isEmpty { relayClosed(wsi) }
+            if !wss.isEmpty { wssClosed(wsi) }
             if let admission = upgrading.removeValue(forKey: UInt(bitPattern: wsi)) { gatekeeper.release(admission) }
             return 0
         case LWS_CALLBACK_HTTP:
@@ -226,36 +227,51 @@ final class ServiceLoop: @unchecked Sendable {
 
     func established(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
         guard let admission = upgrading.removeValue(forKey: UInt(bitPattern: wsi)), let user else { return -1 }
-        // Connection ids are unique across loops: the loop's index in the low bits.
-        let id = nextConnection << 8 | index
-        nextConnection += 1
+        let id = newConnectionID()
         user.storeBytes(of: id, as: Int.self)
+        opened(id, wsi, admission, peer: LWSContext.peer(wsi))
+        return 0
+    }
+
+    /// Connection ids are unique across loops: the loop's index in the low bits.
+    func newConnectionID() -> Int {
+        defer { nextConnection += 1 }
+        return nextConnection << 8 | index
+    }
+
+    /// A WebSocket (ws or wss) is open: the engine and the gatekeeper's slot take it on.
+    func opened(_ id: Int, _ wsi: OpaquePointer, _ admission: Gatekeeper.Admission, peer: String) {
         sockets[id] = (wsi, admission)
         metrics.connectionsOpened.increment()
         let now = Self.monotonicNow()
         perform(engine.connectionOpened(id, identity: admission.identity, token: admission.digest,
-                                        peer: peer(of: wsi), now: now, wall: Date()))
+                                        peer: peer, now: now, wall: Date()))
         // A revoke applied between the upgrade decision and now: close at once.
         if !gatekeeper.isValid(admission.digest) {
             perform(engine.committed(CommittedBatch(revokedTokens: [admission.digest]), now: now, wall: Date()))
         }
         logger.info("connection opened", metadata: ["conn": LogValue.number(id), "user_id": LogValue.id(admission.identity.userID),
-                                                    "peer": "\(peer(of: wsi))", "loop": LogValue.number(index)])
-        return 0
-    }
-
-    /// The client's address: the TCP peer of a TLS connection (whose WebSocket runs on the
-    /// relay's socket pair), or the socket's own peer.
-    func peer(of wsi: OpaquePointer) -> String {
-        if configuration.tlsEnabled, let relay = relaysByInner[lws_get_socket_fd(wsi)] { return relay.peer }
-        return LWSContext.peer(wsi)
+                                                    "peer": "\(peer)", "loop": LogValue.number(index)])
     }
 
     func writable(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
         guard let id = Self.connectionID(user) else { return -1 }
-        switch engine.writable(id, now: Self.monotonicNow()) {
+        return write(engine.writable(id, now: Self.monotonicNow()), id, wsi, wss: nil)
+    }
+
+    /// Carries out a write step of the engine on a WebSocket: a libwebsockets one, or one
+    /// served on its TLS wsi (`wss`), whose ping and close frames are written whole here.
+    /// -1: libwebsockets closes the socket.
+    func write(_ step: WriteStep<OutFrame>, _ id: Int, _ wsi: OpaquePointer, wss socket: TLSWebSocket?) -> Int32 {
+        switch step {
         case .idle:
             return 0
+        case .ping(let more) where socket != nil:
+            if !writeRaw(wsi, WebSocketControlFrame.heartbeat) { return -1 }
+            if more { lws_callback_on_writable(wsi) }
+            return 0
+        case .close(let code, let reason) where socket != nil:
+            return wssClose(socket!, code: code, reason: reason)
         case .ping(let more):
             // Through lws's own ping framing (in this loop's scratch buffer), so that lws
             // hands the peer's pong back as LWS_CALLBACK_RECEIVE_PONG.
@@ -302,18 +318,20 @@ final class ServiceLoop: @unchecked Sendable {
     }
 
     func closed(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) {
-        if !relaysByInner.isEmpty {
-            let fd = lws_get_socket_fd(wsi)
-            if fd >= 0, relaysByInner[fd] != nil { relaysByInner[fd] = nil } // its number may be reused
-        }
-        guard let id = Self.connectionID(user), let socket = sockets.removeValue(forKey: id) else { return }
+        guard let id = Self.connectionID(user) else { return }
+        forget(id)
+        user?.storeBytes(of: 0, as: Int.self)
+    }
+
+    /// A WebSocket (ws or wss) has closed: the engine forgets it and its slot is released.
+    func forget(_ id: Int) {
+        guard let socket = sockets.removeValue(forKey: id) else { return }
         let state = engine.connection(id)
         var closedBy = "client"
         if case .closing(let code, let reason, _, _)? = state?.phase { closedBy = "server: \(code) \(reason)" }
         let seconds = state.map { (Date().timeIntervalSince($0.openedAt) * 10).rounded() / 10 } ?? 0
         engine.connectionClosed(id)
         gatekeeper.release(socket.admission)
-        user?.storeBytes(of: 0, as: Int.self)
         logger.info("connection closed", metadata: ["conn": LogValue.number(id), "user_id": LogValue.id(socket.admission.identity.userID),
                                                     "seconds": LogValue.number(seconds), "closed_by": "\(closedBy)"])
     }
@@ -331,8 +349,7 @@ final class ServiceLoop: @unchecked Sendable {
                 // kernel's send queue (and libwebsockets' buffer) for minutes otherwise.
                 let fd = lws_get_socket_fd(wsi)
                 if fd >= 0 { sc_set_linger_zero(fd) }
-                // Over TLS the peer is the TCP socket behind the relay: reset that one too.
-                if fd >= 0, let relay = relaysByInner[fd] { resetRelay(relay) }
+                wss[UInt(bitPattern: wsi)]?.ended = true
                 lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, staffcast_lws_kill_async())
             case .run(let job):
                 if case .subscribe = job.request {
@@ -377,8 +394,9 @@ final class ServiceLoop: @unchecked Sendable {
         // Sample every socket's kernel send queue (one ioctl each) for the write-stall policy.
         for (id, socket) in sockets {
             let fd = lws_get_socket_fd(socket.wsi)
-            if fd >= 0 { engine.socketQueued(id, bytes: Int(max(0, sc_send_queue(fd))) + relayQueued(fd), now: now) }
+            if fd >= 0 { engine.socketQueued(id, bytes: Int(max(0, sc_send_queue(fd))), now: now) }
         }
+        if !wss.isEmpty { wssTick(now: now) }
         perform(engine.tick(now: now, wall: Date()))
         for connection in Array(http.values) {
             if writeStalled(connection, now: now) {
@@ -414,8 +432,7 @@ final class ServiceLoop: @unchecked Sendable {
         perform(engine.beginDrain(now: Self.monotonicNow()))
     }
 
-    /// Relays too: a TLS connection's last bytes (a WebSocket's 1001) are still on their way.
-    var isDrained: Bool { draining && sockets.isEmpty && http.isEmpty && relays.isEmpty }
+    var isDrained: Bool { draining && sockets.isEmpty && http.isEmpty }
 
     /// What this loop holds, for status, metrics and presence.
     func snapshot() -> LoopSnapshot {

@@ -5,6 +5,8 @@ import Foundation
 struct Options {
     var host = "127.0.0.1"
     var port = 8080
+    /// `--server https://…`: every connection over TLS (wss and https; `Wire`).
+    var tls = false
     var serverPID: Int32 = 0
     var postgresPID: Int32 = 0
     var subscriberToken = ""
@@ -69,7 +71,8 @@ struct Options {
         (scripts/bench.sh starts a server and passes the connection settings).
 
         Connection (set by scripts/bench.sh):
-          --server URL              http://127.0.0.1:8080
+          --server URL              http://127.0.0.1:8080; https://… runs every scenario over
+                                    TLS (wss and https; the certificate is not verified)
           --server-pid PID          the server, for VmRSS and CPU from /proc
           --postgres-pid PID        the postmaster, for PostgreSQL's CPU (optional)
           --event ID --subscriber-token T --publisher-token T --ops-token T
@@ -143,7 +146,9 @@ struct Options {
         if let server = value("server") {
             guard let c = URLComponents(string: server), let host = c.host else { throw BenchFailure("bad --server \(server)") }
             o.host = host == "localhost" ? "127.0.0.1" : host
-            o.port = c.port ?? 80
+            o.tls = c.scheme == "https"
+            guard o.tls || c.scheme == "http" else { throw BenchFailure("--server takes http:// or https://, not \(server)") }
+            o.port = c.port ?? (o.tls ? 443 : 80)
         }
         if let v = value("server-pid") { o.serverPID = Int32(v) ?? 0 }
         if let v = value("postgres-pid") { o.postgresPID = Int32(v) ?? 0 }
