@@ -16,8 +16,9 @@ import Synchronization
 ///
 /// Plain HTTP is framed here (`HTTPRequestParser`) on the loop's own epoll set, which
 /// libwebsockets watches as a raw file; a WebSocket upgrade that the gatekeeper admits is handed
-/// to libwebsockets with the bytes already read (`lws_adopt_socket_vhost_readbuf`), and a
-/// refused one gets a whole HTTP/1.1 response (401, 429, 503) before the socket closes.
+/// to libwebsockets with the bytes already read (`lws_adopt_socket_vhost_readbuf`) — over TLS it
+/// stays on its TLS wsi, framed by staffcast (`ServiceLoop+WSS`) — and a refused one gets a
+/// whole HTTP/1.1 response (401, 429, 503) before the socket closes.
 final class ServiceLoop: @unchecked Sendable {
     typealias Work = @Sendable (ServiceLoop) -> Void
 
