@@ -190,7 +190,8 @@ extension TLSTests {
     }
 
     func testABadWSSHandshakeIsRefusedWithAnAnswer() throws {
-        // Not version 13: a whole 400 with a sentence, as for a bad token.
+        // A subprotocol offer without staffcast.v1: a whole 400 with a sentence, as for a bad token
+        // (the other fields' rules: WebSocketHandshakeTests).
         XCTAssertThrowsError(try WebSocketClient(url: wss, headers: ["Authorization": "Bearer \(fixture.staffToken)"],
                                                  subprotocol: "chat", trust: trust)) { error in
             guard case ClientError.handshake(let status, let body) = error else { return XCTFail("\(error)") }

@@ -68,6 +68,12 @@ enum Wire {
         return state.recv(fd, buffer, capacity)
     }
 
+    /// Closes gracefully and forgets the TLS state.
+    static func close(_ fd: Int32) {
+        if tls, fd >= 0, Int(fd) < slots { table[Int(fd)] = nil }
+        _ = Glibc.close(fd)
+    }
+
     /// Closes with a reset (no TIME_WAIT) and forgets the TLS state.
     static func closeReset(_ fd: Int32) {
         if tls, fd >= 0, Int(fd) < slots { table[Int(fd)] = nil }
