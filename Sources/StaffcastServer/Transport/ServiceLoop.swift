@@ -264,15 +264,21 @@ final class ServiceLoop: @unchecked Sendable {
     /// served on its TLS wsi (`wss`), whose ping and close frames are written whole here.
     /// -1: libwebsockets closes the socket.
     func write(_ step: WriteStep<OutFrame>, _ id: Int, _ wsi: OpaquePointer, wss socket: TLSWebSocket?) -> Int32 {
+        if let socket {
+            switch step {
+            case .ping(let more):
+                if !writeRaw(wsi, WebSocketControlFrame.heartbeat) { return -1 }
+                if more { lws_callback_on_writable(wsi) }
+                return 0
+            case .close(let code, let reason):
+                return wssClose(socket, code: code, reason: reason)
+            case .idle, .frames:
+                break // as for every WebSocket, below
+            }
+        }
         switch step {
         case .idle:
             return 0
-        case .ping(let more) where socket != nil:
-            if !writeRaw(wsi, WebSocketControlFrame.heartbeat) { return -1 }
-            if more { lws_callback_on_writable(wsi) }
-            return 0
-        case .close(let code, let reason) where socket != nil:
-            return wssClose(socket!, code: code, reason: reason)
         case .ping(let more):
             // Through lws's own ping framing (in this loop's scratch buffer), so that lws
             // hands the peer's pong back as LWS_CALLBACK_RECEIVE_PONG.
