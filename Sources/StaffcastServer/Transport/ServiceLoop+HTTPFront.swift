@@ -213,15 +213,6 @@ extension ServiceLoop {
             return refuse(connection, .error(StaffcastError(.tooLarge,
                 "The upgrade request is larger than 2,048 bytes; send fewer or shorter headers.")), status: 431)
         }
-        // Over TLS the WebSocket is served here (`ServiceLoop+WSS`), so its handshake fields are
-        // checked here too; libwebsockets checks them for plain WebSockets.
-        var accepted: WebSocketHandshake.Accepted?
-        if connection.tls != nil {
-            switch WebSocketHandshake.check(head, subprotocol: LWSContext.subprotocol) {
-            case .failure(let error): return refuseUpgrade(connection, error)
-            case .success(let fields): accepted = fields
-            }
-        }
         if !tokenChecked {
             let fd = connection.fd
             let serial = connection.serial
@@ -242,9 +233,7 @@ extension ServiceLoop {
         case .failure(let error):
             refuseUpgrade(connection, error)
         case .success(let admission):
-            if let tls = connection.tls, let accepted {
-                return upgradeTLS(connection, tls, accepted, headLength: headLength, admission: admission)
-            }
+            if let tls = connection.tls { return upgradeTLS(connection, tls, head, admission: admission) }
             let fd = connection.fd
             let bytes = connection.input
             http[fd] = nil

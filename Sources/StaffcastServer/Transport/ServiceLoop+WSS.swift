@@ -19,12 +19,22 @@ extension ServiceLoop {
     /// Seconds the peer has to answer our close frame before the socket is closed anyway.
     static let wssCloseGrace = 5.0
 
-    /// An admitted upgrade on a TLS connection: the `101` goes out on the same wsi, which from
-    /// now on is a WebSocket the engine knows; bytes that came after the request head are its
-    /// first frames.
-    func upgradeTLS(_ connection: HTTPConnection, _ wsi: OpaquePointer, _ accepted: WebSocketHandshake.Accepted,
-                    headLength: Int, admission: Gatekeeper.Admission) {
-        let rest = connection.input.count > headLength ? Array(connection.input[headLength...]) : []
+    /// An admitted upgrade on a TLS connection: its handshake fields are checked here
+    /// (libwebsockets checks them for plain WebSockets; a bad one gets 400 with a sentence), the
+    /// `101` goes out on the same wsi, which from now on is a WebSocket the engine knows; bytes
+    /// that came after the request head are its first frames.
+    func upgradeTLS(_ connection: HTTPConnection, _ wsi: OpaquePointer, _ head: HTTPRequestHead, admission: Gatekeeper.Admission) {
+        let accepted: WebSocketHandshake.Accepted
+        switch WebSocketHandshake.check(head, subprotocol: LWSContext.subprotocol) {
+        case .failure(let error):
+            gatekeeper.release(admission)
+            return refuseUpgrade(connection, error)
+        case .success(let fields):
+            accepted = fields
+        }
+        let bytes = connection.input
+        var rest: [UInt8] = []
+        if case .upgrade(_, let headLength) = parser.parse(bytes), bytes.count > headLength { rest = Array(bytes[headLength...]) }
         http[connection.fd] = nil
         tlsHTTP[UInt(bitPattern: wsi)] = nil
         let answer = WebSocketHandshake.response(accepted) { Array(Insecure.SHA1.hash(data: $0)) }
