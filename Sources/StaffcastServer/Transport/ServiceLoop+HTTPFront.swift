@@ -199,7 +199,7 @@ extension ServiceLoop {
     }
 
     /// A WebSocket upgrade: decided here from memory (path, draining, token, caps); admitted
-    /// ones go to libwebsockets with the bytes read so far (over TLS: served on the same wsi). A token the table does not know
+    /// ones go to libwebsockets with the bytes read so far. A token the table does not know
     /// yet is looked up first (`TokenResolver`, off this thread): the connection waits, framing
     /// nothing, and `resumeUpgrade` decides once the answer is posted back.
     func upgrade(_ connection: HTTPConnection, _ head: HTTPRequestHead, headLength: Int, tokenChecked: Bool = false) {
