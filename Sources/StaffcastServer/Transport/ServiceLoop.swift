@@ -68,6 +68,10 @@ final class ServiceLoop: @unchecked Sendable {
     let tlsBuffer: UnsafeMutablePointer<UInt8>
     var draining = false
     var exitRequested = false
+    /// When the client frame being handed to the engine arrived (wall clock; `MessageTracer`).
+    var frameReceivedAt = 0.0
+    /// The traced message whose writes this loop is waiting for (`MessageTracer`).
+    var writeTrace: LoopWriteTrace?
 
     init(index: Int, configuration: ServerConfiguration, publishedThrough: Int64, logger: Logger, metrics: ServerMetrics,
          gatekeeper: Gatekeeper, resolver: TokenResolver, runner: JobRunner, api: HTTPAPI) {
@@ -195,6 +199,7 @@ final class ServiceLoop: @unchecked Sendable {
             guard let id = Self.connectionID(user) else { return -1 }
             let final = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
             let bytes = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
+            frameReceivedAt = MessageTracer.now()
             perform(engine.received(id, bytes, final: final, binary: lws_frame_is_binary(wsi) != 0, now: Self.monotonicNow()))
             return 0
         case LWS_CALLBACK_RECEIVE_PONG:
@@ -303,6 +308,7 @@ final class ServiceLoop: @unchecked Sendable {
                 if !write(wsi, writeBuffer + OutFrame.headroom, offset - OutFrame.headroom) { return -1 }
             }
             metrics.deliveries.increment(by: Int64(frames.count))
+            if writeTrace != nil { traceWritten(frames) }
             if lws_partial_buffered(wsi) != 0 {
                 // The socket took part of it; lws keeps the rest and calls back once it is
                 // sent. Until then the engine's write-stall deadline runs.

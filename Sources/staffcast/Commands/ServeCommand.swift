@@ -56,7 +56,7 @@ struct ServeCommand: ParsableCommand {
             }
             // Before the database: a taken port fails fast, without starting a cluster.
             try StaffcastServer.checkPortFree(configuration)
-            raiseFileLimit()
+            raiseFileLimit(maxConnections: configuration.maxConnections, tls: configuration.tlsEnabled)
             // From here a signal is held until the server is up, then stops it gracefully.
             StopSignal.install()
             let (target, logger) = try database.open(applicationName: "staffcast serve", settings: settings)
@@ -101,11 +101,16 @@ struct ServeCommand: ParsableCommand {
         }
     }
 
-    /// Each WebSocket is a file descriptor; allow as many as the system does.
-    private func raiseFileLimit() {
+    /// Each WebSocket is a file descriptor: allow what `max_connections` needs, up to what the
+    /// system allows (`FileLimitPolicy`: not simply the hard limit, which libwebsockets would
+    /// walk on every connection).
+    private func raiseFileLimit(maxConnections: Int, tls: Bool) {
         var limit = rlimit()
-        if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 && limit.rlim_cur < limit.rlim_max {
-            limit.rlim_cur = limit.rlim_max
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        let target = FileLimitPolicy.target(current: UInt64(limit.rlim_cur), hard: UInt64(limit.rlim_max),
+                                            maxConnections: maxConnections, tls: tls)
+        if target > UInt64(limit.rlim_cur) {
+            limit.rlim_cur = rlim_t(target)
             _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         }
     }
