@@ -28,13 +28,15 @@ extension ServiceLoop {
         switch WebSocketHandshake.check(head, subprotocol: LWSContext.subprotocol) {
         case .failure(let error):
             gatekeeper.release(admission)
-            return refuseUpgrade(connection, error)
+            logRefusedUpgrade(connection, error)
+            return perform(connection.machine.upgradeRefused(error), on: connection)
         case .success(let fields):
             accepted = fields
         }
-        let bytes = connection.input
+        let readPaused = connection.readPaused
+        let bytes = connection.machine.handOver()
         var rest: [UInt8] = []
-        if case .upgrade(_, let headLength) = parser.parse(bytes), bytes.count > headLength { rest = Array(bytes[headLength...]) }
+        if case .upgrade(_, let headLength) = HTTPRequestParser().parse(bytes), bytes.count > headLength { rest = Array(bytes[headLength...]) }
         http[connection.fd] = nil
         tlsHTTP[UInt(bitPattern: wsi)] = nil
         let answer = WebSocketHandshake.response(accepted) { Array(Insecure.SHA1.hash(data: $0)) }
@@ -44,7 +46,7 @@ extension ServiceLoop {
             lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, staffcast_lws_kill_async())
             return
         }
-        if connection.readPaused { lws_rx_flow_control(wsi, 1) }
+        if readPaused { lws_rx_flow_control(wsi, 1) }
         let socket = TLSWebSocket(wsi: wsi, id: newConnectionID())
         wss[UInt(bitPattern: wsi)] = socket
         opened(socket.id, wsi, admission, peer: connection.peer)
@@ -67,6 +69,7 @@ extension ServiceLoop {
             case .data(let payload, let final, let binary):
                 // After our close, the peer's data is read (it may still be sending) and ignored.
                 if socket.isClosing { continue }
+                frameReceivedAt = MessageTracer.now()
                 payload.withUnsafeBytes { perform(engine.received(socket.id, $0, final: final, binary: binary, now: now)) }
             case .ping(let payload):
                 if socket.isClosing { continue }

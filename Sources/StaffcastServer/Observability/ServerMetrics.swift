@@ -125,11 +125,3 @@ final class ServerMetrics: @unchecked Sendable {
         return registry.emitToString()
     }
 }
-
-extension HTTPAPI {
-    /// The request method as a metric label: one of the methods HTTP defines, else "other"
-    /// (a label must not take whatever a client sends).
-    static func methodLabel(_ method: String) -> String {
-        ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"].contains(method) ? method : "other"
-    }
-}

@@ -46,7 +46,7 @@ extension HTTPAPI {
                 respond(.error(error))
                 return
             }
-            guard !server.isDraining else {
+            guard !health.isDraining else {
                 respond(.error(.unavailable("This server is shutting down; try again in a moment.")))
                 return
             }
