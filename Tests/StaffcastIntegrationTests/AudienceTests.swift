@@ -15,9 +15,7 @@ final class AudienceTests: IntegrationTestCase {
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        other = try fixture.store.createUser(name: "Nora Nonmember")
-        try fixture.store.grant(event: fixture.event, user: other, level: .staff)
-        otherToken = try fixture.store.issueToken(user: other)
+        (other, otherToken) = try fixture.person("Nora Nonmember")
         try startServer()
         _ = try fixture.store.createTeam(as: fixture.owner, event: fixture.event, name: "Security", kind: .team)
         try fixture.store.addTeamMember(as: fixture.owner, event: fixture.event, team: "Security", member: fixture.staff)

@@ -96,7 +96,7 @@ final class ConsoleBrowserTests: IntegrationTestCase {
         XCTAssertTrue(output.wait(for: "RESTART", timeout: 150), "the script did not get to the reconnect step:\n\(output.text)")
         let port = server.port
         server.stop()
-        sleep(1)
+        sleep(1) // the page is away for a moment (it reconnects with backoff): what is tested is the catch-up
         _ = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "Sent while the console was away"))
         server = try TestServer(conninfo: fixture.conninfo) { $0.port = port }
 

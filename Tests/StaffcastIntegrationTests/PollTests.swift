@@ -13,9 +13,7 @@ final class PollTests: IntegrationTestCase {
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        li = try fixture.store.createUser(name: "=cmd()")
-        try fixture.store.grant(event: fixture.event, user: li, level: .staff)
-        liToken = try fixture.store.issueToken(user: li)
+        (li, liToken) = try fixture.person("=cmd()")
         try startServer()
     }
 

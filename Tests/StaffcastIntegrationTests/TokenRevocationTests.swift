@@ -66,8 +66,9 @@ final class TokenRevocationTests: IntegrationTestCase {
 
     func testAnExpiringTokenClosesItsSocketAndIsRefusedAfterwards() throws {
         let a = try start()
+        let known = a.validTokens
         let token = try fixture.store.issueToken(user: fixture.staff, expiresIn: 2)
-        usleep(1_200_000) // the new token reaches the server's table
+        XCTAssertTrue(waitUntil(2) { a.validTokens > known }, "the new token never reached the server's table")
         let socket = try a.connect(token)
         do {
             while try socket.nextOrNil(timeout: 4) != nil {}

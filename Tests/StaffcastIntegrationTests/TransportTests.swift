@@ -153,7 +153,7 @@ final class TransportTests: IntegrationTestCase {
         let socket = try RawSocket(port: server.port)
         try socket.send(chunkedHead(server))
         for chunk in Self.chunkedEncoding(Self.splitInsideMultibyte(Self.sendBody(text))) {
-            usleep(300_000)
+            usleep(300_000) // the pauses between pieces are what is tested
             // The size line and the data in separate writes too.
             let lineEnd = (chunk.firstRange(of: [13, 10])?.upperBound ?? chunk.count)
             // A server that refused at the head (411) may have closed already: stop writing then.
@@ -176,7 +176,7 @@ final class TransportTests: IntegrationTestCase {
         let head = Array(request[..<headEnd])
         let socket = try RawSocket(port: server.port)
         try socket.send(Array(head[..<(head.count / 2)]))
-        usleep(300_000)
+        usleep(300_000) // a head and a body in pieces with pauses between them is what is tested
         try socket.send(Array(head[(head.count / 2)...]))
         for piece in Self.splitInsideMultibyte(Array(request[headEnd...])) {
             usleep(300_000)

@@ -37,15 +37,6 @@ final class WebhookTests: IntegrationTestCase {
         (request["payload"] as? [String: Any])?["data"] as? [String: Any] ?? [:]
     }
 
-    func waitUntil(_ timeout: TimeInterval, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(100_000)
-        }
-        return try condition()
-    }
-
     func testOnlyOwnersManageWebhooksAndTheSecretNeverComesBack() throws {
         XCTAssertEqual(try create(fixture.adminToken, path: "/ok", events: ["message"]).status, 403)
         XCTAssertEqual(try create(fixture.staffToken, path: "/ok", events: ["message"]).status, 403)

@@ -281,13 +281,13 @@ struct TokenRevokeCommand: ParsableCommand {
 }
 
 private func userID(_ user: String) throws -> UUID {
-    guard let u = UUID(uuidString: user) else { throw CommandFailure("--user '\(user)' is not a UUID") }
+    let u = try UUID(option: "--user", user)
     return u
 }
 
 private func ids(_ event: String, _ user: String) throws -> (UUID, UUID) {
-    guard let e = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
-    guard let u = UUID(uuidString: user) else { throw CommandFailure("--user '\(user)' is not a UUID") }
+    let e = try UUID(option: "--event", event)
+    let u = try UUID(option: "--user", user)
     return (e, u)
 }
 
@@ -317,7 +317,7 @@ struct AuditCommand: ParsableCommand {
         try reportingFailures {
             var eventID: UUID?
             if let event {
-                guard let e = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
+                let e = try UUID(option: "--event", event)
                 eventID = e
             }
             let entries = try AdminCommand.withStore(database) { try $0.auditLog(limit: limit, event: eventID) }

@@ -27,7 +27,7 @@ struct ScheduledCommand: ParsableCommand {
 
         func run() throws {
             try reportingFailures {
-                guard let eventID = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
+                let eventID = try UUID(option: "--event", event)
                 let list = try client.api().scheduled(event: eventID)
                 if json {
                     let encoder = JSONEncoder()

@@ -25,11 +25,6 @@ struct TeamCommand: ParsableCommand {
             """,
         subcommands: [Create.self, List.self, Delete.self, Add.self, Remove.self, Members.self, CheckinLink.self])
 
-    static func eventID(_ text: String) throws -> UUID {
-        guard let id = UUID(uuidString: text) else { throw CommandFailure("--event '\(text)' is not a UUID") }
-        return id
-    }
-
     static func validName(_ name: String) throws {
         do throws(StaffcastError) {
             try Team.validateName(name)
@@ -47,7 +42,7 @@ struct TeamCommand: ParsableCommand {
 
         func run() throws {
             try reportingFailures {
-                let eventID = try TeamCommand.eventID(event)
+                let eventID = try UUID(option: "--event", event)
                 try TeamCommand.validName(name)
                 let team = try client.api().createTeam(event: eventID, name: name, kind: zone ? .zone : .team)
                 print(team.name)
@@ -63,12 +58,9 @@ struct TeamCommand: ParsableCommand {
 
         func run() throws {
             try reportingFailures {
-                let list = try client.api().teams(event: try TeamCommand.eventID(event))
+                let list = try client.api().teams(event: try UUID(option: "--event", event))
                 if json {
-                    let encoder = JSONEncoder()
-                    encoder.outputFormatting = [.sortedKeys]
-                    print(String(decoding: try encoder.encode(["teams": list]), as: UTF8.self))
-                    return
+                    return try JSONOutput.print(["teams": list])
                 }
                 if list.isEmpty {
                     print("No teams or zones in this event (staffcast team create makes one).")
@@ -89,39 +81,41 @@ struct TeamCommand: ParsableCommand {
 
         func run() throws {
             try reportingFailures {
-                try client.api().deleteTeam(event: try TeamCommand.eventID(event), name: name)
+                try client.api().deleteTeam(event: try UUID(option: "--event", event), name: name)
                 print(name)
             }
         }
     }
 
-    struct Add: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Add a person (with access to the event) to a team; for a zone, moves them out of their other zone.")
+    /// What `add` and `remove` are given: the event, the team and the person.
+    struct Membership: ParsableArguments {
         @OptionGroup var client: ClientOptions
         @Option(help: "Event id.") var event: String
         @Option(help: "The team's name.") var team: String
         @Option(help: "The user's id.") var user: String
+    }
+
+    struct Add: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Add a person (with access to the event) to a team; for a zone, moves them out of their other zone.")
+        @OptionGroup var member: Membership
 
         func run() throws {
             try reportingFailures {
-                guard let userID = UUID(uuidString: user) else { throw CommandFailure("--user '\(user)' is not a UUID") }
-                try client.api().addTeamMember(event: try TeamCommand.eventID(event), team: team, user: userID)
+                try member.client.api().addTeamMember(event: try UUID(option: "--event", member.event), team: member.team,
+                                                      user: try UUID(option: "--user", member.user))
             }
         }
     }
 
     struct Remove: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove a person from a team or zone.")
-        @OptionGroup var client: ClientOptions
-        @Option(help: "Event id.") var event: String
-        @Option(help: "The team's name.") var team: String
-        @Option(help: "The user's id.") var user: String
+        @OptionGroup var member: Membership
 
         func run() throws {
             try reportingFailures {
-                guard let userID = UUID(uuidString: user) else { throw CommandFailure("--user '\(user)' is not a UUID") }
-                try client.api().removeTeamMember(event: try TeamCommand.eventID(event), team: team, user: userID)
+                try member.client.api().removeTeamMember(event: try UUID(option: "--event", member.event), team: member.team,
+                                                         user: try UUID(option: "--user", member.user))
             }
         }
     }
@@ -135,12 +129,9 @@ struct TeamCommand: ParsableCommand {
 
         func run() throws {
             try reportingFailures {
-                let members = try client.api().teamMembers(event: try TeamCommand.eventID(event), team: team)
+                let members = try client.api().teamMembers(event: try UUID(option: "--event", event), team: team)
                 if json {
-                    let encoder = JSONEncoder()
-                    encoder.outputFormatting = [.sortedKeys]
-                    print(String(decoding: try encoder.encode(["members": members]), as: UTF8.self))
-                    return
+                    return try JSONOutput.print(["members": members])
                 }
                 print(TextTable.render(header: ["USER", "NAME"],
                                        rows: members.map { [$0.userID.uuidString.lowercased(), $0.displayName] }))
@@ -163,7 +154,7 @@ struct TeamCommand: ParsableCommand {
 
         func run() throws {
             try reportingFailures {
-                let eventID = try TeamCommand.eventID(event)
+                let eventID = try UUID(option: "--event", event)
                 // The zone must exist (and the caller see it): a link to nothing helps nobody.
                 let zones = try client.api().teams(event: eventID)
                 guard let zone = zones.first(where: { $0.name == team }) else {

@@ -35,7 +35,7 @@ struct TemplateCommand: ParsableCommand {
 
         func run() throws {
             try reportingFailures {
-                guard let eventID = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
+                let eventID = try UUID(option: "--event", event)
                 do throws(StaffcastError) {
                     try MessageTemplate.validateName(name)
                     _ = try SendRequest(eventID: eventID, message: message, messageType: type, priority: priority, expiresInMinutes: expires)
@@ -57,13 +57,10 @@ struct TemplateCommand: ParsableCommand {
 
         func run() throws {
             try reportingFailures {
-                guard let eventID = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
+                let eventID = try UUID(option: "--event", event)
                 let list = try client.api().templates(event: eventID)
                 if json {
-                    let encoder = JSONEncoder()
-                    encoder.outputFormatting = [.sortedKeys]
-                    print(String(decoding: try encoder.encode(["templates": list]), as: UTF8.self))
-                    return
+                    return try JSONOutput.print(["templates": list])
                 }
                 if list.isEmpty {
                     print("No templates for this event (staffcast template create makes one).")
@@ -85,7 +82,7 @@ struct TemplateCommand: ParsableCommand {
 
         func run() throws {
             try reportingFailures {
-                guard let eventID = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
+                let eventID = try UUID(option: "--event", event)
                 try client.api().deleteTemplate(event: eventID, name: name)
                 print(name)
             }

@@ -31,7 +31,7 @@ enum TestDatabase {
             ?? packageRoot.appendingPathComponent(".build/test-cluster").path
         let c = try EmbeddedCluster(dataDir: dir)
         try c.ensureRunning(detached: true)
-        try raiseConnectionLimit(c)
+        try tuneForTests(c)
         clusterStorage = c
         return c
     }
@@ -41,12 +41,32 @@ enum TestDatabase {
     /// slots ran out near the end of the run ("remaining connection slots are reserved").
     static let testMaxConnections = 1_000
 
-    private static func raiseConnectionLimit(_ c: EmbeddedCluster) throws {
+    /// The shared test cluster is never crashed on purpose (the fault tests make clusters of
+    /// their own) and holds nothing worth keeping: it need not wait for the disk at each commit
+    /// (`fsync`, `synchronous_commit`, `full_page_writes` off), which on a busy machine was a
+    /// good part of each test's time.
+    static let testSettings = ["max_connections": "\(testMaxConnections)", "fsync": "off",
+                               "synchronous_commit": "off", "full_page_writes": "off"]
+
+    private static func tuneForTests(_ c: EmbeddedCluster) throws {
         let admin = try PGConnection(conninfo: c.conninfo(database: "postgres"))
-        guard (try admin.query("SHOW max_connections").int(0, 0) ?? 0) < testMaxConnections else { return }
-        try admin.execute("ALTER SYSTEM SET max_connections = \(testMaxConnections)")
+        var changed = false
+        for (name, value) in testSettings.sorted(by: { $0.key < $1.key })
+        where try admin.query("SELECT current_setting($1)", [name]).string(0, 0) != value {
+            try admin.execute("ALTER SYSTEM SET \(name) = '\(value)'")
+            changed = true
+        }
+        guard changed else { return }
         try c.stop()
         try c.ensureRunning(detached: true)
+    }
+
+    /// Drops a test's database once the test is over (its connections closed by force), so the
+    /// cluster does not grow by a database for every test of every run.
+    static func drop(_ conninfo: String) {
+        guard let found = conninfo.firstMatch(of: #/dbname='(t_[0-9a-f]+)'/#), let c = try? cluster(),
+              let admin = try? PGConnection(conninfo: c.conninfo(database: "postgres")) else { return }
+        _ = try? admin.execute("DROP DATABASE IF EXISTS \(found.1) WITH (FORCE)")
     }
 
     static func migrations() throws -> [Migration] { try Migration.load(from: sqlDirectory) }
@@ -133,6 +153,14 @@ struct Fixture {
         adminToken = try store.issueToken(user: admin)
         staffToken = try store.issueToken(user: staff)
         outsiderToken = try store.issueToken(user: outsider)
+    }
+
+    /// One more person with `level` on `event` (the fixture's by default), and a token of theirs.
+    func person(_ name: String, email: String? = nil, level: AccessLevel = .staff, event: UUID? = nil) throws
+        -> (id: UUID, token: String) {
+        let id = try store.createUser(name: name, email: email)
+        try store.grant(event: event ?? self.event, user: id, level: level)
+        return (id, try store.issueToken(user: id))
     }
 
     func count(_ sql: String, _ params: [String?] = []) throws -> Int {
