@@ -10,7 +10,7 @@ checks the layout at 1280x800 and the page with axe-core (no serious or critical
 desktop and phone size), and writes screenshots. Prints one line per step; exits non-zero with a
 reason on the first failure.
 """
-import argparse, json, os, re, sys, time
+import argparse, json, os, re, shutil, sys, time
 
 from browser_test import Browser, fail, step
 from selenium.webdriver.common.by import By

@@ -49,10 +49,8 @@ final class EmergencyTests: IntegrationTestCase {
 
     func testReachCountsClientsOnTwoServersAndNamesWhoIsNot() throws {
         let a = try start(), b = try start()
-        let staffOnB = try b.connect(fixture.staffToken)
-        _ = try staffOnB.subscribe(fixture.event)
-        let adminOnA = try a.connect(fixture.adminToken)
-        _ = try adminOnA.subscribe(fixture.event)
+        let staffOnB = try b.subscriber(fixture.staffToken, fixture.event)
+        let adminOnA = try a.subscriber(fixture.adminToken, fixture.event)
         // Sam is on b: a learns it from the presence table (refreshed every 3 s).
         var reach = try a.api(fixture.ownerToken).reach(event: fixture.event)
         XCTAssertTrue(try waitUntil(10) {
@@ -104,12 +102,9 @@ final class EmergencyTests: IntegrationTestCase {
 
     func testAReadSendsAReceiptToAdminsOnEveryServerAndNeverToStaff() throws {
         let a = try start(intervalSeconds: 3_600), b = try start(intervalSeconds: 3_600)
-        let adminOnB = try b.connect(fixture.adminToken)
-        _ = try adminOnB.subscribe(fixture.event)
-        let liOnB = try b.connect(liToken)
-        _ = try liOnB.subscribe(fixture.event)
-        let samOnA = try a.connect(fixture.staffToken)
-        _ = try samOnA.subscribe(fixture.event)
+        let adminOnB = try b.subscriber(fixture.adminToken, fixture.event)
+        let liOnB = try b.subscriber(liToken, fixture.event)
+        let samOnA = try a.subscriber(fixture.staffToken, fixture.event)
         let message = try sendEmergency(a)
         for socket in [adminOnB, liOnB, samOnA] { XCTAssertEqual(try socket.expect("message").message?.id, message.id) }
 
@@ -177,12 +172,9 @@ final class EmergencyTests: IntegrationTestCase {
     func testEscalationRemindsOnlyNonReadersNamesThemToAdminsAndStopsOnceAllHaveRead() throws {
         // 4 s: room for Sam and Adam to read first even on a loaded machine.
         let server = try start(intervalSeconds: 4)
-        let sam = try server.connect(fixture.staffToken)
-        _ = try sam.subscribe(fixture.event)
-        let liSocket = try server.connect(liToken)
-        _ = try liSocket.subscribe(fixture.event)
-        let admin = try server.connect(fixture.adminToken)
-        _ = try admin.subscribe(fixture.event)
+        let sam = try server.subscriber(fixture.staffToken, fixture.event)
+        let liSocket = try server.subscriber(liToken, fixture.event)
+        let admin = try server.subscriber(fixture.adminToken, fixture.event)
         let owner = try server.connect(fixture.ownerToken)
 
         let message = try sendEmergency(server)
@@ -264,10 +256,8 @@ final class EmergencyTests: IntegrationTestCase {
 
     func testTwoServersProduceEachRoundExactlyOnce() throws {
         let a = try start(intervalSeconds: 1), b = try start(intervalSeconds: 1)
-        let liOnB = try b.connect(liToken)
-        _ = try liOnB.subscribe(fixture.event)
-        let liOnA = try a.connect(liToken)
-        _ = try liOnA.subscribe(fixture.event)
+        let liOnB = try b.subscriber(liToken, fixture.event)
+        let liOnA = try a.subscriber(liToken, fixture.event)
         let message = try sendEmergency(a)
         XCTAssertTrue(try waitUntil(15) { try fixture.store.escalationState(message: message.id)?.finished == "max_rounds" })
         XCTAssertEqual(try rounds(message.id), [1, 2, 3])
@@ -294,8 +284,7 @@ final class EmergencyTests: IntegrationTestCase {
         sleep(4)
         XCTAssertEqual(try rounds(message.id), [1])
         let second = try start(intervalSeconds: 3)
-        let li = try second.connect(liToken)
-        _ = try li.subscribe(fixture.event)
+        let li = try second.subscriber(liToken, fixture.event)
         XCTAssertTrue(try waitUntil(15) { try fixture.store.escalationState(message: message.id)?.finished == "max_rounds" })
         XCTAssertEqual(try rounds(message.id), [1, 2, 3])
         XCTAssertEqual(try fixture.count("SELECT count(*) FROM notifications WHERE type = 'escalation'"), 6)

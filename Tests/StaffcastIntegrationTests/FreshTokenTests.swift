@@ -58,8 +58,7 @@ final class FreshTokenTests: IntegrationTestCase {
             XCTAssertEqual(try upgradeStatus(other, token), 101, "joiner \(i) over WebSocket")
             XCTAssertEqual(try httpStatus(i % 2 == 0 ? a! : b!, token), 200, "joiner \(i) over HTTP")
             // And a real client: hello, then subscribe.
-            let socket = try other.connect(token)
-            _ = try socket.subscribe(fixture.event)
+            let socket = try other.subscriber(token, fixture.event)
             socket.close()
         }
     }

@@ -42,8 +42,7 @@ final class ObservabilityTests: IntegrationTestCase {
 
     func testMetricsHaveHelpAndTypeAndTheDeliveryHistogramMoves() throws {
         let server = try startServer()
-        let staff = try server.connect(fixture.staffToken)
-        _ = try staff.subscribe(fixture.event)
+        let staff = try server.subscriber(fixture.staffToken, fixture.event)
         _ = try server.api(fixture.ownerToken).sendMessage(event: fixture.event, message: "Gates open", type: nil, priority: nil,
                                                            expiresInMinutes: nil)
         _ = try staff.expect("message")

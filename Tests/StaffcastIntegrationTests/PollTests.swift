@@ -23,10 +23,8 @@ final class PollTests: IntegrationTestCase {
     }
 
     func testAnswersReanswersTalliesAndTheUnansweredListAgree() throws {
-        let admin = try server.connect(fixture.adminToken)
-        _ = try admin.subscribe(fixture.event)
-        let sam = try server.connect(fixture.staffToken)
-        _ = try sam.subscribe(fixture.event)
+        let admin = try server.subscriber(fixture.adminToken, fixture.event)
+        let sam = try server.subscriber(fixture.staffToken, fixture.event)
         let r = try send(["message": "Is there water at your gate?", "poll": ["options": ["Yes", "No", "Running low"]]])
         XCTAssertEqual(r.status, 201, String(decoding: r.body, as: UTF8.self))
         let poll = try JSONDecoder().decode(StaffMessage.self, from: r.body)

@@ -25,8 +25,7 @@ final class ScheduledSendTests: IntegrationTestCase {
 
     func testScheduledOverWebSocketIsAnsweredThenSentAtItsTime() throws {
         let server = try start()
-        let staff = try server.connect(fixture.staffToken)
-        _ = try staff.subscribe(fixture.event)
+        let staff = try server.subscriber(fixture.staffToken, fixture.event)
         let owner = try server.connect(fixture.ownerToken)
         try owner.send(["op": "send", "ref": "s1", "event_id": eventID, "message": "Doors open soon", "priority": "high",
                         "send_at": inSeconds(2)])
@@ -135,8 +134,7 @@ final class ScheduledSendTests: IntegrationTestCase {
     func testTwoServersSendEachExactlyOnce() throws {
         let a = try start()
         let b = try start()
-        let staff = try a.connect(fixture.staffToken)
-        _ = try staff.subscribe(fixture.event)
+        let staff = try a.subscriber(fixture.staffToken, fixture.event)
         let when = inSeconds(2.5)
         let n = 20
         for i in 0..<n {

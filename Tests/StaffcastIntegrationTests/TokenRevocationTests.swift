@@ -18,8 +18,7 @@ final class TokenRevocationTests: IntegrationTestCase {
         let a = try start()
         let b = try start()
         let onA = try a.connect(token)
-        let onB = try b.connect(token)
-        _ = try onB.subscribe(fixture.event)
+        let onB = try b.subscriber(token, fixture.event)
         let other = try b.connect(fixture.staffToken) // another token of the same user stays
         let started = Date()
         XCTAssertEqual(try fixture.store.revokeTokens(user: fixture.staff), 2)

@@ -297,8 +297,7 @@ final class TransportTests: IntegrationTestCase {
         XCTAssertTrue(subscribed, "the stalled reader's subscribe was not answered")
 
         // The normal subscriber, read all along on its own thread.
-        let normal = try server.connect(fixture.adminToken)
-        _ = try normal.subscribe(fixture.event)
+        let normal = try server.subscriber(fixture.adminToken, fixture.event)
         let received = Guarded<[Int64]>([])
         let readerError = Guarded<String?>(nil)
         let readerDone = DispatchSemaphore(value: 0)
@@ -533,8 +532,7 @@ final class TransportTests: IntegrationTestCase {
         }
         var subscribers: [TestSocket] = []
         for _ in 0..<60 {
-            let s = try server.connect(fixture.staffToken)
-            _ = try s.subscribe(fixture.event)
+            let s = try server.subscriber(fixture.staffToken, fixture.event)
             subscribers.append(s)
         }
         let owner = try server.connect(fixture.ownerToken)
@@ -585,8 +583,7 @@ final class TransportTests: IntegrationTestCase {
         }
         var subscribers: [TestSocket] = []
         for _ in 0..<subscriberCount {
-            let s = try server.connect(fixture.staffToken)
-            _ = try s.subscribe(fixture.event)
+            let s = try server.subscriber(fixture.staffToken, fixture.event)
             subscribers.append(s)
         }
 

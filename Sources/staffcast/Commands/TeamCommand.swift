@@ -52,22 +52,13 @@ struct TeamCommand: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The event's teams and zones with their sizes.")
-        @OptionGroup var client: ClientOptions
-        @Option(help: "Event id.") var event: String
-        @Flag(help: "Print the JSON list instead of a table.") var json = false
+        @OptionGroup var listing: EventListing
 
         func run() throws {
             try reportingFailures {
-                let list = try client.api().teams(event: try UUID(option: "--event", event))
-                if json {
-                    return try JSONOutput.print(["teams": list])
-                }
-                if list.isEmpty {
-                    print("No teams or zones in this event (staffcast team create makes one).")
-                    return
-                }
-                print(TextTable.render(header: ["NAME", "KIND", "MEMBERS"],
-                                       rows: list.map { [$0.name, $0.kind.rawValue, String($0.members)] }))
+                try listing.show("teams", fetch: { try $0.teams(event: $1) },
+                                 none: "No teams or zones in this event (staffcast team create makes one).",
+                                 header: ["NAME", "KIND", "MEMBERS"]) { [$0.name, $0.kind.rawValue, String($0.members)] }
             }
         }
     }
@@ -93,6 +84,12 @@ struct TeamCommand: ParsableCommand {
         @Option(help: "Event id.") var event: String
         @Option(help: "The team's name.") var team: String
         @Option(help: "The user's id.") var user: String
+
+        func change(_ call: (APIClient, UUID, String, UUID) throws -> Void) throws {
+            try reportingFailures {
+                try call(try client.api(), try UUID(option: "--event", event), team, try UUID(option: "--user", user))
+            }
+        }
     }
 
     struct Add: ParsableCommand {
@@ -100,24 +97,14 @@ struct TeamCommand: ParsableCommand {
             abstract: "Add a person (with access to the event) to a team; for a zone, moves them out of their other zone.")
         @OptionGroup var member: Membership
 
-        func run() throws {
-            try reportingFailures {
-                try member.client.api().addTeamMember(event: try UUID(option: "--event", member.event), team: member.team,
-                                                      user: try UUID(option: "--user", member.user))
-            }
-        }
+        func run() throws { try member.change { try $0.addTeamMember(event: $1, team: $2, user: $3) } }
     }
 
     struct Remove: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove a person from a team or zone.")
         @OptionGroup var member: Membership
 
-        func run() throws {
-            try reportingFailures {
-                try member.client.api().removeTeamMember(event: try UUID(option: "--event", member.event), team: member.team,
-                                                         user: try UUID(option: "--user", member.user))
-            }
-        }
+        func run() throws { try member.change { try $0.removeTeamMember(event: $1, team: $2, user: $3) } }
     }
 
     struct Members: ParsableCommand {

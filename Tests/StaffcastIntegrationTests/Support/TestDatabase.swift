@@ -30,10 +30,27 @@ enum TestDatabase {
         let dir = ProcessInfo.processInfo.environment["STAFFCAST_TEST_DATA_DIR"]
             ?? packageRoot.appendingPathComponent(".build/test-cluster").path
         let c = try EmbeddedCluster(dataDir: dir)
-        try c.ensureRunning(detached: true)
-        try tuneForTests(c)
+        try acrossProcesses(dir) {
+            try c.ensureRunning(detached: true)
+            try tuneForTests(c)
+        }
         clusterStorage = c
         return c
+    }
+
+    /// Runs `body` while no other test process (`swift test --parallel` runs several) runs its
+    /// own: starting and tuning the cluster, making the template. Waits at most 5 minutes.
+    private static func acrossProcesses<T>(_ dir: String, _ body: () throws -> T) throws -> T {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let fd = open(dir + "/test-setup.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw PostgresError(.cluster, "cannot open \(dir)/test-setup.lock") }
+        defer { close(fd) } // closing lets go of the lock
+        let deadline = Date().addingTimeInterval(300)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard Date() < deadline else { throw PostgresError(.cluster, "another test process held \(dir)/test-setup.lock for 5 minutes") }
+            usleep(50_000)
+        }
+        return try body()
     }
 
     /// Room for the whole run's connections. XCTest keeps every test case object until the run
@@ -110,6 +127,12 @@ enum TestDatabase {
         let all = try migrations()
         let digest = SHA256.hash(data: Data(all.map { "\($0.version)\n\($0.sql)" }.joined(separator: "\u{0}").utf8))
         let name = "template_" + digest.prefix(10).map { String(format: "%02x", $0) }.joined()
+        try acrossProcesses(c.dataDir.path) { try makeTemplate(c, name, all) }
+        templateName = name
+        return name
+    }
+
+    private static func makeTemplate(_ c: EmbeddedCluster, _ name: String, _ all: [Migration]) throws {
         let admin = try PGConnection(conninfo: c.conninfo(database: "postgres"))
         let exists = try admin.query("SELECT count(*) FROM pg_database WHERE datname = $1 AND datistemplate", [name]).int(0, 0) ?? 0
         if exists == 0 {
@@ -125,8 +148,6 @@ enum TestDatabase {
             try admin.execute("ALTER DATABASE \(building) RENAME TO \(name)")
             try admin.execute("ALTER DATABASE \(name) WITH IS_TEMPLATE true ALLOW_CONNECTIONS false")
         }
-        templateName = name
-        return name
     }
 }
 

@@ -54,6 +54,13 @@ final class TestServer {
         }
         return socket
     }
+
+    /// Connects as `token` and subscribes to `event` (when the history does not matter).
+    func subscriber(_ token: String, _ event: UUID, file: StaticString = #filePath, line: UInt = #line) throws -> TestSocket {
+        let socket = try connect(token, file: file, line: line)
+        _ = try socket.subscribe(event, file: file, line: line)
+        return socket
+    }
 }
 
 /// A WebSocket with helpers to send ops and wait for frames.
