@@ -72,7 +72,7 @@ final class FanoutTests: IntegrationTestCase {
             }
         }
         sender.start()
-        usleep(50_000)
+        XCTAssertTrue(waitUntil(5) { fixture.messageCount > 0 }, "the flow did not start") // subscribe mid-flow
         let staff = try server.connect(fixture.staffToken)
         let (history, _) = try staff.subscribe(fixture.event, sinceSeq: 0)
         var seen = history.map(\.message)

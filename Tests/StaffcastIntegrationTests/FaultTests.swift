@@ -89,11 +89,11 @@ final class FaultTests: XCTestCase {
         XCTAssertTrue(waitUntil(30) { Self.total(senders) >= 60 }, "no burst before the kill")
         serve.kill9()
         let ackedBeforeKill = Self.total(senders)
-        usleep(300_000)
+        usleep(300_000) // a moment with no server at all: every client sees its connection fail
         serve = try ServeProcess(port: port, databaseURL: login, migrateURL: conninfo, config: Self.config)
         XCTAssertTrue(waitUntil(30) { Self.total(senders) >= ackedBeforeKill + 60 }, "no sends acknowledged after the restart")
         senders.forEach { $0.pause() }
-        usleep(2_000_000) // answers in flight arrive
+        XCTAssertTrue(waitUntil(10) { senders.allSatisfy(\.settled) }, "answers to the sends in flight never came")
         senders.forEach { $0.stop() }
 
         try assertExactlyOnce(senders, subscribers, owner: conninfo)
@@ -151,7 +151,7 @@ final class FaultTests: XCTestCase {
         XCTAssertTrue(String(decoding: r.body, as: UTF8.self).contains("nothing was stored"), String(decoding: r.body, as: UTF8.self))
         XCTAssertTrue(waitUntil(10) { (try? server.api(nil).raw("GET", "/readyz").status) == 503 })
         XCTAssertEqual(try server.api(nil).raw("GET", "/healthz").status, 200)
-        usleep(1_000_000)
+        usleep(1_000_000) // down a while longer, senders still trying: what is tested
 
         try cluster.ensureRunning(detached: true)
         // It recovers by itself: ready again, and sends are acknowledged again.
@@ -159,7 +159,7 @@ final class FaultTests: XCTestCase {
         let ackedWhileDown = Self.total(senders)
         XCTAssertTrue(waitUntil(30) { Self.total(senders) >= ackedWhileDown + 60 }, "no sends acknowledged after the restart")
         senders.forEach { $0.pause() }
-        usleep(2_000_000)
+        XCTAssertTrue(waitUntil(10) { senders.allSatisfy(\.settled) }, "answers to the sends in flight never came")
         senders.forEach { $0.stop() }
 
         try assertExactlyOnce(senders, subscribers, owner: cluster.conninfo)
@@ -184,9 +184,9 @@ final class FaultTests: XCTestCase {
         XCTAssertTrue(waitUntil(30) { Self.total(senders) >= 200 }, "no batch in flight")
         // Immediate: a crash as far as PostgreSQL knows; uncommitted work is gone on restart.
         try cluster.stop(mode: "immediate")
-        usleep(1_000_000)
+        usleep(1_000_000) // the senders go on for a moment against the dead database: part of the scenario
         senders.forEach { $0.pause() }
-        usleep(500_000)
+        XCTAssertTrue(waitUntil(10) { senders.allSatisfy(\.settled) }, "answers to the sends in flight never came")
         senders.forEach { $0.stop() }
         try cluster.ensureRunning(detached: true)
 

@@ -69,7 +69,7 @@ final class TransportTests: IntegrationTestCase {
             + post(fixture.ownerToken, "pipelined with a valid token")
         let socket = try RawSocket(port: server.port)
         try socket.sendOnce(pipeline)
-        usleep(300_000)
+        usleep(300_000) // the server is busy with the pipeline: another connection must still be answered
         assertHealthzAnswers(server, "while a pipelined connection is served")
 
         var responses: [RawHTTPResponse] = []

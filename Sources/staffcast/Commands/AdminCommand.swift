@@ -280,15 +280,10 @@ struct TokenRevokeCommand: ParsableCommand {
     }
 }
 
-private func userID(_ user: String) throws -> UUID {
-    let u = try UUID(option: "--user", user)
-    return u
-}
+private func userID(_ user: String) throws -> UUID { try UUID(option: "--user", user) }
 
 private func ids(_ event: String, _ user: String) throws -> (UUID, UUID) {
-    let e = try UUID(option: "--event", event)
-    let u = try UUID(option: "--user", user)
-    return (e, u)
+    (try UUID(option: "--event", event), try UUID(option: "--user", user))
 }
 
 struct AuditCommand: ParsableCommand {

@@ -77,10 +77,7 @@ struct UserListCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            let eventID = try event.map { text -> UUID in
-                let e = try UUID(option: "--event", text)
-                return e
-            }
+            let eventID = try event.map { try UUID(option: "--event", $0) }
             let users = try AdminCommand.withStore(database) { try $0.users(event: eventID) }
             if json { return try JSONOutput.print(users) }
             guard !users.isEmpty else { return printError("no users yet: staffcast admin user create --name NAME") }
