@@ -13,13 +13,15 @@ TEST_DATA_DIR := $(CURDIR)/.build/test-cluster
 FUZZ_RUNS ?= 600000
 FUZZ_SMOKE_RUNS ?= 20000
 
-.PHONY: run test deps build build-release bench fuzz clean test-cluster-stop help install
+.PHONY: run test deps build build-release bench bench-peers bench-three fuzz clean test-cluster-stop help install
 
 help:
 	@echo "make run    - install dependencies, build (release), start staffcast with a demo event"
 	@echo "              (make run TLS=1: on https:// and wss://, with a self-signed test CA)"
 	@echo "make test   - install dependencies, build, run every test"
-	@echo "make bench  - fan-out benchmark, every scenario of issue 7 (see bench/README.md)"
+	@echo "make bench  - fan-out benchmark, every scenario of issue 7 (see bench/README.md), then the"
+	@echo "              side-by-side table with nchan and NATS when installed (bench/peers.sh --install)"
+	@echo "make bench-peers - only the side-by-side table; make bench-three - three servers on one database"
 	@echo "make install - the release binary, a hardened systemd unit and /etc/staffcast/staffcast.yaml (PREFIX, DESTDIR)"
 	@echo "make fuzz   - libFuzzer on the frame decoder and HTTP framing, FUZZ_RUNS inputs each (README: Fuzzing)"
 
@@ -65,6 +67,26 @@ bench: deps
 	swift build -c release --scratch-path "$(BENCH_BUILD)" --product staffcast
 	swift build -c release --scratch-path "$(BENCH_BUILD)" --product staffcast-bench
 	@scripts/bench.sh "$$(swift build -c release --scratch-path "$(BENCH_BUILD)" --show-bin-path)"
+	@# Issue 21: the same scenarios against nchan and NATS, side by side (bench/README.md: Peers).
+	@if bench/peers.sh --check; then \
+	  bench/peers.sh "$$(swift build -c release --scratch-path "$(BENCH_BUILD)" --show-bin-path)"; \
+	else \
+	  echo ""; \
+	  echo "The side-by-side table with nchan and NATS needs them installed (bench only, never make test):"; \
+	  echo "  sudo bench/peers.sh --install     (apt: nginx libnginx-mod-nchan nats-server), then make bench again"; \
+	fi
+
+# Only the side-by-side table (staffcast, NATS, nchan; bench/peers.sh), and three staffcast
+# servers on one database (bench/three-servers.sh; docs/scaling.md).
+bench-peers: deps
+	swift build -c release --scratch-path "$(BENCH_BUILD)" --product staffcast
+	swift build -c release --scratch-path "$(BENCH_BUILD)" --product staffcast-bench
+	@bench/peers.sh "$$(swift build -c release --scratch-path "$(BENCH_BUILD)" --show-bin-path)"
+
+bench-three: deps
+	swift build -c release --scratch-path "$(BENCH_BUILD)" --product staffcast
+	swift build -c release --scratch-path "$(BENCH_BUILD)" --product staffcast-bench
+	@bench/three-servers.sh "$$(swift build -c release --scratch-path "$(BENCH_BUILD)" --show-bin-path)"
 
 # libFuzzer, coverage-guided (scripts/fuzz.sh): two targets, FUZZ_RUNS inputs each, built with
 # swiftc alone into .build-fuzz (no SwiftPM, so it never races another build). Needs only the

@@ -7,7 +7,9 @@
 #
 # Environment: SCENARIOS (default: all of them), DURATION, STORM_WINDOW, WS_WINDOW,
 # HTTP_CONNECTIONS, HTTP_PIPELINE, READSTORM_N, … (staffcast-bench --help), PORT (default 18080),
-# STAFFCAST_BIN (a server binary other than BIN_DIR/staffcast). The server's log is kept in
+# STAFFCAST_BIN (a server binary other than BIN_DIR/staffcast), SERVERS (default 1: with N > 1,
+# N servers on the one cluster, on PORT … PORT+N-1; the publisher uses the first and the
+# subscribers spread over all: bench/three-servers.sh). The server's log is kept in
 # ${TMPDIR:-/tmp}/staffcast-bench-serve.log.
 #
 # The read storm needs READSTORM_N (1,000) distinct staff users with their own tokens. They are
@@ -32,8 +34,16 @@ DATA=$(mktemp -d /tmp/staffcast-bench-XXXX)
 chmod 755 "$DATA" # the embedded cluster may run as the postgres user
 export STAFFCAST_DATA_DIR="$DATA"
 SERVER=""
+SERVERS=${SERVERS:-1}
+EXTRA_SERVERS=() # SERVERS > 1: the others, on PORT+1 …
 CACHE_NEW=""
 cleanup() {
+  for pid in "${EXTRA_SERVERS[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
+  for pid in "${EXTRA_SERVERS[@]}"; do
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.2; done
+    kill -KILL "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+  done
   if [ -n "$SERVER" ] && kill -0 "$SERVER" 2>/dev/null; then
     # A graceful stop, a second signal (exit at once), then KILL for a server that hangs.
     for sig in TERM TERM KILL; do
@@ -193,6 +203,26 @@ if [ "$ready" != yes ]; then
   tail -n 40 "$DATA/serve.log" >&2
   exit 1
 fi
+SERVER_PIDS="$SERVER"
+SUBSCRIBER_PORTS_ARGS=()
+if [ "$SERVERS" -gt 1 ]; then
+  # The others on the same cluster (started detached above, so it outlives any one of them).
+  ports="$PORT"
+  for i in $(seq 1 $((SERVERS - 1))); do
+    p=$((PORT + i))
+    "$SC" serve --config "$DATA/bench.yaml" --listen "127.0.0.1:$p" > "$DATA/serve-$p.log" 2>&1 &
+    EXTRA_SERVERS+=($!)
+    SERVER_PIDS="$SERVER_PIDS,$!"
+    ports="$ports,$p"
+  done
+  for i in $(seq 1 $((SERVERS - 1))); do
+    p=$((PORT + i))
+    for _ in $(seq 1 150); do curl -sf "http://127.0.0.1:$p/readyz" >/dev/null 2>&1 && break; sleep 0.2; done
+    curl -sf "http://127.0.0.1:$p/readyz" >/dev/null 2>&1 || { echo "the server on :$p did not become ready:" >&2; tail -n 20 "$DATA/serve-$p.log" >&2; exit 1; }
+  done
+  SUBSCRIBER_PORTS_ARGS=(--subscriber-ports "$ports")
+  echo "$SERVERS servers on one database: ports $ports, pids $SERVER_PIDS"
+fi
 PG_PID=0
 CLUSTER_DIR=$("$SC" cluster status 2>/dev/null | sed -n 's/^running: //p')
 if [ -n "$CLUSTER_DIR" ] && [ -r "$CLUSTER_DIR/postmaster.pid" ]; then PG_PID=$(head -n 1 "$CLUSTER_DIR/postmaster.pid"); fi
@@ -201,8 +231,8 @@ echo "machine: $(nproc) cores, $(free -g | awk '/Mem/{print $2}') GiB, $(uname -
 echo "server pid $SERVER (VmRSS $(awk '/VmRSS/{print $2" "$3}' /proc/$SERVER/status)), PostgreSQL postmaster pid $PG_PID"
 echo "bench config: $(grep -v '^#' "$DATA/bench.yaml" | grep -v ops_token | tr '\n' ' ')"
 status=0
-"$BENCH" --server "http://127.0.0.1:$PORT" --server-pid "$SERVER" --postgres-pid "$PG_PID" --event "$EVENT" \
-  --subscriber-token "$ST" --publisher-token "$PT" --ops-token "$OPS_TOKEN" "${READSTORM_ARGS[@]}" || status=$?
+"$BENCH" --server "http://127.0.0.1:$PORT" --server-pid "$SERVER_PIDS" --postgres-pid "$PG_PID" --event "$EVENT" \
+  --subscriber-token "$ST" --publisher-token "$PT" --ops-token "$OPS_TOKEN" "${READSTORM_ARGS[@]}" "${SUBSCRIBER_PORTS_ARGS[@]}" || status=$?
 if ! kill -0 "$SERVER" 2>/dev/null; then
   echo "!! the server exited during the bench; the end of its log ($SERVER_LOG_COPY):"
   tail -n 30 "$DATA/serve.log"

@@ -5,6 +5,9 @@ set -euo pipefail
 
 need=()
 pkg-config --exists libwebsockets 2>/dev/null || need+=(libwebsockets-dev)
+# The service loops' event loop (`event_loop: ev`): libev and libwebsockets' plugin for it.
+[ -f /usr/include/ev.h ] || need+=(libev-dev)
+ls /usr/lib/*/libwebsockets-evlib_ev.so >/dev/null 2>&1 || need+=(libwebsockets-evlib-ev)
 pkg-config --exists libpq 2>/dev/null || need+=(libpq-dev)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || need+=(postgresql)
 [ -f /usr/include/ncursesw/curses.h ] || need+=(libncurses-dev)

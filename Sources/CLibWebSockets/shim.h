@@ -3,6 +3,11 @@
 #ifndef STAFFCAST_LWS_SHIM_H
 #define STAFFCAST_LWS_SHIM_H
 #include <libwebsockets.h>
+// libev: the event loop each service thread gives libwebsockets (LWS_SERVER_OPTION_LIBEV with a
+// foreign loop), so the kernel's epoll reports ready sockets instead of poll() scanning them all.
+// EV_COMPAT3 off: its `ev_loop` function would clash with `struct ev_loop` in Swift.
+#define EV_COMPAT3 0
+#include <ev.h>
 
 /// Bytes libwebsockets needs in front of every payload passed to lws_write (LWS_PRE is a macro).
 static inline size_t staffcast_lws_pre(void) { return LWS_PRE; }
@@ -37,4 +42,14 @@ static inline struct lws *staffcast_lws_adopt_raw_socket(struct lws_vhost *vh, i
 static inline long staffcast_tls_old_versions_off(void) {
     return (long)(SSL_OP_NO_SSLv3 | SSL_OP_NO_TLSv1 | SSL_OP_NO_TLSv1_1);
 }
+
+/// A libev loop on epoll (NULL if the kernel refuses one). EVFLAG_NOSIGMASK: libev leaves the
+/// thread's signal mask alone (staffcast handles SIGTERM itself).
+static inline struct ev_loop *staffcast_ev_loop_new(void) {
+    return ev_loop_new(EVBACKEND_EPOLL | EVFLAG_NOSIGMASK);
+}
+/// Runs the loop until staffcast_ev_break (or until nothing is watched: returns 0 then).
+static inline int staffcast_ev_run(struct ev_loop *loop) { return ev_run(loop, 0); }
+/// Makes the running staffcast_ev_run return after the current callback (loop thread only).
+static inline void staffcast_ev_break(struct ev_loop *loop) { ev_break(loop, EVBREAK_ALL); }
 #endif

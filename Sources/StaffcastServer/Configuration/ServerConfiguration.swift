@@ -42,6 +42,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Service loops (threads), each with its own libwebsockets context and its share of the
     /// connections; 0 means one per core.
     public var serviceThreads = 0
+    /// How each service loop waits for its sockets: libev on epoll, or libwebsockets' poll().
+    public var eventLoop = EventLoopKind.ev
     /// WebSockets open at once on this server; past it an upgrade is refused with 503.
     public var maxConnections = 50_000
     /// WebSockets one user may have open at once on this server; past it, 429.

@@ -21,7 +21,15 @@ final class EventPoller {
         fd = Int32(try SocketError.check(sc_epoll_create(), "epoll_create1"))
     }
 
-    deinit { _ = sc_close(fd) }
+    /// False once libwebsockets watches `fd` as a raw file: it closes it when its context is
+    /// destroyed, so closing it here too would close whatever descriptor took the number since.
+    private var ownsDescriptor = true
+
+    deinit { if ownsDescriptor { _ = sc_close(fd) } }
+
+    /// The descriptor now belongs to libwebsockets (adopted as a raw file); keep using it until
+    /// the context is destroyed, then drop this poller.
+    func handOverDescriptor() { ownsDescriptor = false }
 
     func add(_ socket: Int32, writable: Bool = false) throws(SocketError) {
         try SocketError.check(sc_epoll_ctl(fd, 1, socket, Self.mask(writable)), "epoll add")

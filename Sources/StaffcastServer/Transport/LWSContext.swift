@@ -4,7 +4,16 @@ import Logging
 
 /// One libwebsockets context with one vhost that listens on nothing and serves the sockets
 /// its service loop adopts. Owns the C memory the context points into (protocol table and its
-/// names, the heartbeat policy) and frees it after `lws_context_destroy`, in `deinit`.
+/// names, the heartbeat policy) and frees it after `lws_context_destroy`, in `deinit`; with
+/// `event_loop: ev` it also owns the libev loop the context runs on (`evLoop`), destroyed right
+/// after the context (libwebsockets stops its watchers on it while it destroys).
+///
+/// With libev, `serve` blocks in `ev_run`: the kernel's epoll reports the ready sockets, where
+/// libwebsockets' poll() passes and scans every descriptor on every wake-up. Everything else is
+/// the same: `lws_cancel_service` wakes the loop through libwebsockets' eventfd (a libev watcher
+/// now), timers (`lws_set_timeout`, libwebsockets' sul) run from libev's idle and timer
+/// watchers, and destruction is synchronous (one `lws_context_destroy`, checked through
+/// `info.pcontext`). Every call happens on the service thread, except `wake`.
 ///
 /// The one place where libwebsockets' return codes become errors (`SocketError`); everything
 /// else in staffcast that calls libwebsockets lives in `ServiceLoop`.
@@ -23,6 +32,10 @@ final class LWSContext {
     /// the HTTP front speaks nothing else (lws would offer h2 and clients would take it).
     private let alpn: UnsafeMutablePointer<CChar>
     private let retry: UnsafeMutablePointer<lws_retry_bo_t>
+    /// The libev loop the context runs on (`event_loop: ev`); nil with libwebsockets' poll().
+    private var evLoop: OpaquePointer?
+    /// Set to nil by libwebsockets once `lws_context_destroy` has wholly finished (`info.pcontext`).
+    private let destroyed: UnsafeMutablePointer<OpaquePointer?>
 
     /// Creates the context on the calling thread, which becomes its service thread.
     /// `loop` receives every callback (through the context's user pointer).
@@ -54,6 +67,8 @@ final class LWSContext {
         retry.initialize(to: lws_retry_bo_t())
         retry.pointee.secs_since_valid_ping = 0
         retry.pointee.secs_since_valid_hangup = 0
+        destroyed = .allocate(capacity: 1)
+        destroyed.initialize(to: nil)
 
         var info = lws_context_creation_info()
         info.options = UInt64(LWS_SERVER_OPTION_EXPLICIT_VHOSTS)
@@ -64,10 +79,29 @@ final class LWSContext {
         info.timeout_secs = 10
         info.max_http_header_data = 4_096
         info.fd_limit_per_thread = 0
-        guard let ctx = lws_create_context(&info) else {
-            throw SocketError(operation: "libwebsockets could not create its context", code: 0)
+        info.pcontext = destroyed
+        // The TLS check's throwaway context (no user) never serves: no loop for it.
+        if user != nil, configuration.eventLoop == .ev {
+            guard let made = staffcast_ev_loop_new() else {
+                throw SocketError(operation: "libev could not create an epoll event loop", code: errno)
+            }
+            evLoop = made
+            info.options |= UInt64(LWS_SERVER_OPTION_LIBEV)
+        }
+        var foreign: [UnsafeMutableRawPointer?] = [evLoop.map { UnsafeMutableRawPointer($0) }]
+        let created = foreign.withUnsafeMutableBufferPointer { loops -> OpaquePointer? in
+            if evLoop != nil { info.foreign_loops = loops.baseAddress } // read only while creating
+            return lws_create_context(&info)
+        }
+        guard let ctx = created else {
+            if let evLoop { ev_loop_destroy(evLoop) }
+            evLoop = nil
+            throw SocketError(operation: "libwebsockets could not create its context" + (configuration.eventLoop == .ev
+                ? " on libev (is libwebsockets' libev plugin, package libwebsockets-evlib-ev, installed? event_loop: poll does without it)"
+                : ""), code: 0)
         }
         context = ctx
+        destroyed.pointee = ctx
 
         var vinfo = lws_context_creation_info()
         vinfo.port = Int32(staffcast_lws_no_listen_server())
@@ -77,8 +111,7 @@ final class LWSContext {
         vinfo.max_http_header_data = 4_096
         vinfo.vhost_name = UnsafePointer(vhostName)
         guard let vh = lws_create_vhost(ctx, &vinfo) else {
-            lws_context_destroy(ctx)
-            context = nil
+            destroy()
             throw SocketError(operation: "libwebsockets could not create its vhost", code: 0)
         }
         vhost = vh
@@ -97,9 +130,7 @@ final class LWSContext {
                 }
             }
             guard let made else {
-                lws_context_destroy(ctx)
-                context = nil
-                vhost = nil
+                destroy()
                 throw SocketError(operation: "TLS: the certificate or key was refused (tls_cert \(certificate), tls_key \(key)): "
                     + "each must be a readable PEM file, and the key must belong to the certificate", code: 0)
             }
@@ -115,9 +146,40 @@ final class LWSContext {
         probe.destroy()
     }
 
-    /// Closes every connection at once and frees the context; call on its service thread.
+    /// Serves on the calling (service) thread until `keepGoing` is false after a wake-up or
+    /// `interrupt`. Returns early only if libwebsockets gives up (nothing left to watch).
+    func serve(while keepGoing: () -> Bool) {
+        if let evLoop {
+            while keepGoing() {
+                if staffcast_ev_run(evLoop) == 0 { return } // no watcher left: lws has stopped
+            }
+        } else {
+            while keepGoing(), let context {
+                if lws_service(context, 0) < 0 { return }
+            }
+        }
+    }
+
+    /// Makes `serve` look at its condition again once the running callback returns; call from
+    /// a callback on the service thread (lws_service returns after each turn by itself).
+    func interrupt() {
+        if let evLoop { staffcast_ev_break(evLoop) }
+    }
+
+    /// Closes every connection at once and frees the context, then the libev loop; call on its
+    /// service thread, outside `serve`.
     func destroy() {
-        if let context { lws_context_destroy(context) }
+        if let context {
+            lws_context_destroy(context)
+            // With a foreign libev loop libwebsockets finishes in that one call (its watchers
+            // are stopped synchronously); if it ever did not, the loop must outlive it: keep it.
+            if destroyed.pointee != nil {
+                lwsLogger.error("libwebsockets did not finish destroying its context; its event loop is kept")
+                evLoop = nil
+            }
+        }
+        if let evLoop { ev_loop_destroy(evLoop) }
+        evLoop = nil
         context = nil
         vhost = nil
         tlsVhost = nil
@@ -125,6 +187,7 @@ final class LWSContext {
 
     deinit {
         destroy()
+        destroyed.deallocate()
         protocols.deallocate()
         retry.deallocate()
         free(protocolName)

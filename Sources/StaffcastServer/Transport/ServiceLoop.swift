@@ -118,6 +118,7 @@ final class ServiceLoop: @unchecked Sendable {
             let lws = try LWSContext(loop: self)
             let poller = try EventPoller()
             try lws.watch(poller.fd)
+            poller.handOverDescriptor() // libwebsockets closes it with the context
             try poller.add(listenFD)
             self.lws = lws
             self.poller = poller
@@ -127,9 +128,7 @@ final class ServiceLoop: @unchecked Sendable {
             return
         }
         started(nil)
-        while !exitRequested, let context = lws?.context {
-            if lws_service(context, 0) < 0 { break }
-        }
+        lws?.serve { !exitRequested }
         inbox.withLock { $0.context = 0 }
         // TLS connections' descriptors belong to libwebsockets (closed by `destroy`).
         for connection in http.values where connection.tls == nil { _ = sc_close(connection.fd) }
@@ -149,9 +148,12 @@ final class ServiceLoop: @unchecked Sendable {
         backlogHead = 0
     }
 
-    /// Asks the loop to leave `lws_service` and close everything.
+    /// Asks the loop to leave its event loop (`lws_service` or libev's) and close everything.
     func requestExit() {
-        post { $0.exitRequested = true }
+        post { loop in
+            loop.exitRequested = true
+            loop.lws?.interrupt()
+        }
     }
 
     // MARK: libwebsockets callbacks

@@ -152,6 +152,7 @@ struct ServeCommand: ParsableCommand {
             ("ops_token", c.opsToken == nil ? "(none)" : "***"),
             ("metrics_require_token", "\(c.metricsRequireToken)"),
             ("service_threads", c.serviceThreads == 0 ? "0 (one per core: \(c.resolvedServiceThreads))" : "\(c.serviceThreads)"),
+            ("event_loop", c.eventLoop.rawValue),
             ("max_connections", "\(c.maxConnections)"),
             ("max_connections_per_user", "\(c.maxConnectionsPerUser)"),
             ("header_timeout", "\(c.headerTimeout)"),

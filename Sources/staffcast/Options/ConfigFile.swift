@@ -20,7 +20,7 @@ struct ConfigFile {
         "listen", "database_url", "data_dir", "log_level", "log_format", "database_workers", "job_queue_capacity",
         "outbound_max_frames", "outbound_max_bytes", "max_in_flight_per_connection", "send_burst",
         "send_rate_per_second", "listener_poll_interval", "heartbeat_interval", "recent_window", "shutdown_grace",
-        "node_id", "ops_token", "metrics_require_token", "service_threads", "max_connections",
+        "node_id", "ops_token", "metrics_require_token", "service_threads", "event_loop", "max_connections",
         "max_connections_per_user", "header_timeout", "idle_timeout", "write_stall_timeout", "tls_cert", "tls_key",
         "duplicate_window_minutes",
         "escalate_after_minutes", "max_escalation_rounds", "escalation_interval_seconds",
@@ -91,6 +91,13 @@ struct ConfigFile {
         if let v = try double("shutdown_grace", 0...60) { s.shutdownGrace = v }
         if let v = try string("node_id") { s.nodeID = v }
         if let v = try int("service_threads", 0...256) { s.serviceThreads = v }
+        if let v = try string("event_loop") {
+            guard let kind = EventLoopKind(rawValue: v) else {
+                throw CommandFailure("config file \(path): 'event_loop' must be ev (libev on epoll, the default) or poll (libwebsockets' own poll())"
+                    + (v == "uv" ? "; uv is not offered: Debian's libwebsockets 4.1.6 libuv plugin closes a descriptor twice at shutdown" : ""))
+            }
+            s.eventLoop = kind
+        }
         if let v = try int("max_connections", 1...10_000_000) { s.maxConnections = v }
         if let v = try int("max_connections_per_user", 1...10_000_000) { s.maxConnectionsPerUser = v }
         if let v = try double("header_timeout", 0.5...600) { s.headerTimeout = v }

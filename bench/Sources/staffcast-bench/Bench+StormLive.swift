@@ -14,7 +14,7 @@ extension Bench {
         let quiet = traffic(n, kind)
 
         // The storm's own clients, on their own threads (not the measured subscribers' loops).
-        let stormLoops = (0..<max(1, o.readers)).map { _ in SubscriberLoop(host: o.host, port: o.port, token: o.subscriberToken) }
+        let stormLoops = (0..<max(1, o.readers)).map { _ in SubscriberLoop(host: o.host, ports: [o.port], token: o.subscriberToken) }
         stormLoops.forEach { $0.start() }
         let state = StormState()
         let done = DispatchSemaphore(value: 0)

@@ -52,6 +52,8 @@ struct TrafficSummary {
     var serverCPU = 0.0
     var postgresCPU = 0.0
     var clientCPU = 0.0
+    /// Deliveries per server (three-servers: in the order of --subscriber-ports).
+    var perServer: [Int] = []
 
     /// Deliveries per second from the first send to the last delivery.
     var deliveriesPerSecond: Double {
@@ -97,15 +99,23 @@ final class Bench {
     private var poolOpen: OpenSummary?
     private var knownMaxSeq: Int64 = 0
     private(set) var rows: [Row] = []
+    /// The comparison rows' figures (`--results-file`, Bench+Peers.swift), by key.
+    var results: [String: Double] = [:]
+    var resultNotes: [String: String] = [:]
+    /// flatout-bounded: the publisher may send message i only while i < the slowest
+    /// subscriber's progress + this (nil: no bound).
+    var boundAhead: Int?
 
     init(_ o: Options) {
         self.o = o
-        loops = (0..<max(1, o.readers)).map { _ in SubscriberLoop(host: o.host, port: o.port, token: o.subscriberToken) }
+        // three-servers: the subscribers spread over the servers' ports.
+        let ports = o.subscriberPorts.isEmpty ? [o.port] : o.subscriberPorts
+        loops = (0..<max(1, o.readers)).map { _ in SubscriberLoop(host: o.host, ports: ports, token: o.subscriberToken, target: o.target) }
         loops.forEach { $0.start() }
     }
 
     @discardableResult
-    private func eachLoop<T>(_ body: (SubscriberLoop) -> T) -> [T] {
+    func eachLoop<T>(_ body: (SubscriberLoop) -> T) -> [T] {
         loops.map { l in
             l.lock.lock()
             defer { l.lock.unlock() }
@@ -114,7 +124,11 @@ final class Bench {
     }
 
     var serverAlive: Bool { o.serverPID == 0 || Proc.alive(o.serverPID) }
-    private func serverCPU() -> Double { Proc.cpuSeconds(o.serverPID) }
+    /// utime + stime of every server process (nginx: master and workers).
+    func serverCPU() -> Double { o.serverPIDs.count > 1 ? o.serverPIDs.reduce(0) { $0 + Proc.cpuSeconds($1) } : Proc.cpuSeconds(o.serverPID) }
+    /// One process: VmRSS (as always); several (nginx): the sum of their Pss, so pages they
+    /// share (nchan's shared memory) count once.
+    func serverMemoryKiB() -> Int { o.serverPIDs.count > 1 ? o.serverPIDs.reduce(0) { $0 + Proc.pssKiB($1) } : Proc.rssKiB(o.serverPID) }
     private func postgresCPU() -> Double { Proc.treeCPUSeconds(o.postgresPID) }
 
     // MARK: server facts over HTTP
@@ -122,6 +136,7 @@ final class Bench {
     /// The event's highest seq: the newest message over the HTTP API, or the highest acknowledged
     /// (of the main event; 0 for another).
     func currentBase(event: String? = nil) -> Int64 {
+        guard o.target == .staffcast else { return 0 } // the peers' index is the publisher's n
         let event = event ?? o.event
         var seq = event == o.event ? knownMaxSeq : 0
         if let r = Net.get(host: o.host, port: o.port, path: "/v1/events/\(event)/messages?limit=1", token: o.publisherToken),
@@ -136,7 +151,7 @@ final class Bench {
 
     /// WebSockets open on the server (GET /v1/status with the ops token), nil when unknown.
     private func serverConnections() -> Int? {
-        guard !o.opsToken.isEmpty,
+        guard o.target == .staffcast, !o.opsToken.isEmpty,
               let r = Net.get(host: o.host, port: o.port, path: "/v1/status", token: o.opsToken), r.status == 200 else { return nil }
         let bytes = Array(r.body.utf8)
         return bytes.withUnsafeBufferPointer { buf -> Int? in
@@ -148,7 +163,7 @@ final class Bench {
 
     // MARK: subscriber pools
 
-    private func closePool() {
+    func closePool() {
         let had = eachLoop { $0.live }.reduce(0, +)
         eachLoop { $0.closeAll() }
         poolSize = 0
@@ -173,7 +188,7 @@ final class Bench {
         var s = OpenSummary()
         s.requested = n
         let since = currentBase(event: event)
-        s.rssBeforeKiB = Proc.rssKiB(o.serverPID)
+        s.rssBeforeKiB = serverMemoryKiB()
         let cpu0 = serverCPU(), self0 = Proc.selfCPUSeconds()
         let per = max(1, window / loops.count)
         var offset = 0
@@ -211,7 +226,7 @@ final class Bench {
         if first > 0 && last > first { s.wallSeconds = Double(last - first) / 1e9 }
         if o.serverPID > 0 {
             usleep(UInt32(o.settle * 1e6))
-            s.rssAfterKiB = Proc.rssKiB(o.serverPID)
+            s.rssAfterKiB = serverMemoryKiB()
         }
         poolSize = n
         poolOpen = s
@@ -223,7 +238,7 @@ final class Bench {
     }
 
     /// The current pool when it has exactly `n` live subscribers, else a fresh one.
-    private func ensurePool(_ n: Int) -> OpenSummary {
+    func ensurePool(_ n: Int) -> OpenSummary {
         if poolSize == n, let p = poolOpen, eachLoop({ $0.subscribedNow }).reduce(0, +) == p.subscribed, p.subscribed > 0 {
             return p
         }
@@ -245,15 +260,30 @@ final class Bench {
         _ = ensurePool(n)
         t.subscribers = eachLoop { $0.subscribedNow }.reduce(0, +)
         let base = currentBase()
-        eachLoop { $0.resetTraffic(base: base) }
+        eachLoop { $0.resetTraffic(base: base, track: boundAhead != nil) }
         let cpu0 = serverCPU(), pg0 = postgresCPU(), self0 = Proc.selfCPUSeconds()
-        switch kind {
-        case .webSocket(let plan, let window):
+        // flatout-bounded: the lowest count, over the loops, of messages all its subscribers have.
+        let limit: (() -> Int)? = boundAhead.map { ahead in { [loops] in (loops.map { $0.progress.value }.min() ?? 0) + ahead } }
+        switch (o.target, kind) {
+        case (.nchan, .webSocket(let plan, let window)):
+            // nchan's publishing path is HTTP: the same window over HTTP_CONNECTIONS keep-alive
+            // connections (nginx answers one connection's pipelined requests one after another).
+            let connections = max(1, min(o.httpConnections, window))
+            t.publish = HTTPPublisher(host: o.host, port: o.port, token: "", event: "", base: 0, target: .nchan)
+                .run(plan, connections: connections, pipeline: max(1, window / connections), limit: limit)
+        case (.nats, .webSocket(let plan, let window)):
+            t.publish = NATSPublisher(host: o.host, port: o.publisherPort).run(plan, window: window, limit: limit)
+        case (_, .webSocket(let plan, let window)):
             t.publish = WebSocketPublisher(host: o.host, port: o.port, token: o.publisherToken, event: o.event, base: base)
-                .run(plan, window: window)
-        case .http(let plan, let connections, let pipeline):
+                .run(plan, window: window, limit: limit)
+        case (.nchan, .http(let plan, let connections, let pipeline)):
+            t.publish = HTTPPublisher(host: o.host, port: o.port, token: "", event: "", base: 0, target: .nchan)
+                .run(plan, connections: connections, pipeline: pipeline, limit: limit)
+        case (.nats, .http(let plan, _, let pipeline)):
+            t.publish = NATSPublisher(host: o.host, port: o.publisherPort).run(plan, window: pipeline, limit: limit)
+        case (_, .http(let plan, let connections, let pipeline)):
             t.publish = HTTPPublisher(host: o.host, port: o.port, token: o.publisherToken, event: o.event, base: base)
-                .run(plan, connections: connections, pipeline: pipeline)
+                .run(plan, connections: connections, pipeline: pipeline, limit: limit)
         }
         noteAcks(t.publish, base: base)
         // Wait for the deliveries: every subscriber has every acknowledged message, or no
@@ -277,6 +307,10 @@ final class Bench {
             l.lock.lock()
             let s = l.traffic
             t.deliveries += s.deliveries
+            for (i, v) in s.perServer.enumerated() {
+                if t.perServer.count <= i { t.perServer.append(0) }
+                t.perServer[i] += v
+            }
             t.duplicates += s.duplicates
             t.stale += s.stale
             t.pings += s.pings
@@ -317,13 +351,13 @@ final class Bench {
     // MARK: scenarios
 
     func run() {
-        log("staffcast-bench: server \(o.host):\(o.port) (pid \(o.serverPID)), \(loops.count) subscriber threads, scenarios: \(o.scenarios.joined(separator: " "))")
+        log("staffcast-bench: \(o.target.title) \(o.host):\(o.port) (pid \(o.serverPIDs.map(String.init).joined(separator: ","))), \(loops.count) subscriber threads, scenarios: \(o.scenarios.joined(separator: " "))")
         for name in o.scenarios {
             guard serverAlive else {
                 rows.append(Row(scenario: name, measured: "—", target: "", met: false, notes: "not run: the server process exited"))
                 continue
             }
-            guard let health = Net.get(host: o.host, port: o.port, path: "/healthz", token: nil), health.status == 200 else {
+            guard o.target != .staffcast || Net.get(host: o.host, port: o.port, path: "/healthz", token: nil)?.status == 200 else {
                 log("== \(name): not run, the server does not answer GET /healthz")
                 rows.append(Row(scenario: name, measured: "—", target: "", met: false,
                                 notes: "not run: the server (alive) did not answer GET /healthz within 10 s"))
@@ -335,10 +369,10 @@ final class Bench {
             case "memory": memory()
             case "latency1k":
                 latency("\(grouped(o.latency1kSubscribers)) subscribers, \(num(o.latency1kRate)) msg/s: p99 send→receipt",
-                        o.latency1kSubscribers, o.latency1kRate, targetMs: 8)
+                        o.latency1kSubscribers, o.latency1kRate, targetMs: 8, key: "latency1k")
             case "latency10k":
                 latency("\(grouped(o.latency10kSubscribers)) subscribers, \(num(o.latency10kRate)) msg/s: p99 send→receipt",
-                        o.latency10kSubscribers, o.latency10kRate, targetMs: 40)
+                        o.latency10kSubscribers, o.latency10kRate, targetMs: 40, key: "latency10k")
             case "flatout-http": flatout(http: true)
             case "readstorm": for n in o.readstormN { readstorm(n) }
             case "answerstorm": for n in o.readstormN { readstorm(n, answering: true) }
@@ -350,6 +384,8 @@ final class Bench {
             case "flatout-ws": flatout(http: false)
             case "soak": soak()
             case "storm-live": stormLive()
+            case "flatout-bounded": flatoutBounded()
+            case "three-servers": threeServers()
             case "custom":
                 for n in o.customSubscribers {
                     latency("\(grouped(n)) subscribers, \(num(o.customRate)) msg/s: p99 send→receipt", n, o.customRate, targetMs: nil)
@@ -361,6 +397,7 @@ final class Bench {
         loops.forEach { $0.stop() }
         if !serverAlive { log("!! the server process (pid \(o.serverPID)) is gone") }
         printTable()
+        writeResults()
     }
 
     private func storm() {
@@ -378,6 +415,12 @@ final class Bench {
         notes += "; CPU: server \(d(s.serverCPU, 2)) s, bench client \(d(s.clientCPU, 2)) s (both while connecting)"
         notes += "; probe message reached \(grouped(reached))/\(grouped(t.subscribers)), \(t.lossText)"
         if !t.publisherProblems.isEmpty { notes += "; " + t.publisherProblems }
+        if let wall, s.subscribed == n, reached == n {
+            results["storm.wall_s"] = wall
+            results["storm.cpu_us"] = s.serverCPU * 1e6 / Double(n)
+        } else {
+            resultNotes["storm"] = "\(grouped(s.subscribed))/\(grouped(n)) subscribed, probe reached \(grouped(reached))"
+        }
         rows.append(Row(scenario: "\(grouped(n)) connect + subscribe (storm): first connect → last `subscribed`",
                         measured: wall.map { fmt("%.3f s", $0) } ?? "—", target: "≤ 0.3 s",
                         met: (wall ?? .infinity) <= 0.3 && s.subscribed == n && reached == n && t.duplicates == 0,
@@ -401,7 +444,8 @@ final class Bench {
             return
         }
         let per = Double(s.rssAfterKiB - s.rssBeforeKiB) / Double(s.subscribed)
-        var notes = "server VmRSS \(d(Double(s.rssBeforeKiB) / 1024)) → \(d(Double(s.rssAfterKiB) / 1024)) MiB with "
+        results["memory.kib"] = per
+        var notes = "server \(o.serverPIDs.count > 1 ? "Pss (sum of \(o.serverPIDs.count) processes)" : "VmRSS") \(d(Double(s.rssBeforeKiB) / 1024)) → \(d(Double(s.rssAfterKiB) / 1024)) MiB with "
             + "\(grouped(s.subscribed)) idle subscribed connections (read \(num(o.settle)) s after the last subscribed)"
         if reused { notes += "; same connections as the storm" }
         if s.subscribed < n { notes += "; only \(grouped(s.subscribed))/\(grouped(n)) subscribed" }
@@ -409,7 +453,7 @@ final class Bench {
                         target: "≤ 5 KiB", met: per <= 5 && s.subscribed == n, notes: notes))
     }
 
-    private func latency(_ title: String, _ n: Int, _ rate: Double, targetMs: Double?) {
+    private func latency(_ title: String, _ n: Int, _ rate: Double, targetMs: Double?, key: String? = nil) {
         let t = traffic(n, .webSocket(.paced(rate: rate, duration: o.duration), window: o.paceWindow))
         let p = t.publish
         let planned = max(1, Int(rate * o.duration))
@@ -432,6 +476,15 @@ final class Bench {
             (p99 ?? .infinity) <= target && t.lost + t.lostOnClosed == 0 && t.duplicates == 0 && !heldBack && t.subscribers == n
         }
         if heldBack { notes += "; publisher held back (acks slower than the schedule)" }
+        if let key {
+            results[key + ".p50_ms"] = t.sendToReceipt.percentileMs(0.5)
+            results[key + ".p99_ms"] = p99
+            if t.deliveries > 0 { results[key + ".cpu_per_delivery_us"] = t.serverCPU * 1e6 / Double(t.deliveries) }
+            let problems = [t.lost + t.lostOnClosed > 0 ? "lost \(grouped(t.lost + t.lostOnClosed))" : nil,
+                            t.duplicates > 0 ? "dup \(grouped(t.duplicates))" : nil, heldBack ? "publisher held back" : nil,
+                            t.subscribers < n ? "\(grouped(t.subscribers)) subscribers" : nil].compactMap { $0 }
+            if !problems.isEmpty { resultNotes[key] = problems.joined(separator: ", ") }
+        }
         rows.append(Row(scenario: title, measured: p99.map { $0 < 100 ? fmt("%.2f ms", $0) : "\(grouped(Int($0.rounded()))) ms" } ?? "—",
                         target: targetMs.map { "≤ \(num($0)) ms" } ?? "—", met: met, notes: notes))
     }
@@ -654,9 +707,11 @@ final class Bench {
         closePool()
         let base = currentBase()
         let cpu0 = serverCPU(), pg0 = postgresCPU(), self0 = Proc.selfCPUSeconds()
+        let first0 = Proc.cpuSeconds(o.serverPID)
         let p = HTTPPublisher(host: o.host, port: o.port, token: o.publisherToken, event: o.event, base: base)
             .run(.flat(duration: o.duration), connections: connections, pipeline: 1)
         let cpu = serverCPU() - cpu0, pg = postgresCPU() - pg0, client = Proc.selfCPUSeconds() - self0
+        noteSendCost(connections == 1 ? "sendrate1" : "sendrate", p, serverCPU: cpu, firstServerCPU: Proc.cpuSeconds(o.serverPID) - first0, postgresCPU: pg)
         noteAcks(p, base: base)
         let rate = p.ackRate
         let problems = publisherProblems(p)
@@ -679,9 +734,11 @@ final class Bench {
         closePool()
         let base = currentBase()
         let cpu0 = serverCPU(), pg0 = postgresCPU()
+        let first0 = Proc.cpuSeconds(o.serverPID)
         let p = WebSocketPublisher(host: o.host, port: o.port, token: o.publisherToken, event: o.event, base: base)
             .run(.flat(duration: o.duration), window: o.wsWindow)
         let cpu = serverCPU() - cpu0, pg = postgresCPU() - pg0
+        noteSendCost("sendrate_ws", p, serverCPU: cpu, firstServerCPU: Proc.cpuSeconds(o.serverPID) - first0, postgresCPU: pg)
         noteAcks(p, base: base)
         let problems = publisherProblems(p)
         log("  \(grouped(p.acked)) sends committed: \(d(p.ackRate, 0)) /s; send→sent p50 \(ms(p.sendToAck.percentileMs(0.5))) "

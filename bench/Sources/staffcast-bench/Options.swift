@@ -6,6 +6,21 @@ struct Options {
     var host = "127.0.0.1"
     var port = 8080
     var serverPID: Int32 = 0
+    /// Every process of the server (nginx: master and workers): CPU and memory are their sum.
+    /// `--server-pid` takes a list; the first is `serverPID`.
+    var serverPIDs: [Int32] = []
+    /// Which server this is (Target.swift): staffcast (default), nchan or nats.
+    var target = Target.staffcast
+    /// NATS: the TCP client port the publisher uses (the subscribers use --server's port).
+    var publisherPort = 0
+    /// Writes the figures of the comparison rows here (bench/peers.sh; `--compare-results`).
+    var resultsFile = ""
+    /// `--compare-results "staffcast=FILE nats=FILE nchan=FILE"`: print the side-by-side table
+    /// of those results files and exit (no server needed).
+    var compareResults: [(Target, String)] = []
+    /// three-servers: the ports of the servers the subscribers spread over (the publisher uses
+    /// --server's); empty = that scenario is not run.
+    var subscriberPorts: [Int] = []
     var postgresPID: Int32 = 0
     var subscriberToken = ""
     var publisherToken = ""
@@ -19,6 +34,12 @@ struct Options {
     static let fanoutScenarios = ["storm", "memory", "latency10k", "latency1k", "storm-live", "flatout-ws", "flatout-http"]
     static let durableScenarios = ["readstorm", "answerstorm", "catchup", "sendrate-ws", "sendrate1", "sendrate-paced", "sendrate"]
     static let allScenarios = fanoutScenarios + durableScenarios
+    /// The rows of the side-by-side table with nchan and NATS (bench/peers.sh), in the order
+    /// that reuses connections: the storm's 10,000 serve memory and latency10k, latency1k's
+    /// 1,000 serve flatout-bounded.
+    static let compareScenarios = ["storm", "memory", "latency10k", "latency1k", "flatout-bounded"]
+    /// Named only (never in `all`): the comparison's flat-out row, and three-servers.
+    static let namedScenarios = ["flatout-bounded", "three-servers"]
     var scenarios = Options.allScenarios
     /// Legacy `SUBSCRIBERS="1000 10000" RATE=10`: one paced run per count (scenario `custom`).
     var customSubscribers: [Int] = []
@@ -63,14 +84,28 @@ struct Options {
     var stormLiveSubscribers = 200
     var stormLiveRate = 10.0
     var stormLiveConnections = 3_000
+    /// flatout-bounded: sends in flight, and how far the publisher may run ahead of the slowest
+    /// subscriber (messages), as in issue 21's table.
+    var boundedWindow = 16
+    var boundedAhead = 1_000
+    /// three-servers: subscribers spread over the servers, and the paced publisher's rate.
+    var threeSubscribers = 3_000
+    var threeRate = 50.0
 
     static let help = """
         staffcast-bench: the fan-out benchmark (bench/README.md). Usually run by `make bench`
         (scripts/bench.sh starts a server and passes the connection settings).
 
-        Connection (set by scripts/bench.sh):
+        Connection (set by scripts/bench.sh, bench/peers.sh, bench/three-servers.sh):
           --server URL              http://127.0.0.1:8080
-          --server-pid PID          the server, for VmRSS and CPU from /proc
+          --server-kind K           staffcast (default), nchan or nats (bench/README.md: Peers)
+          --server-pid PID[,PID…]   the server's processes, for memory and CPU from /proc (a list:
+                                    their sum; memory is then the sum of their Pss)
+          --publisher-port N        nats: the TCP client port the publisher uses
+          --subscriber-ports P,P,P  three-servers: the servers the subscribers spread over
+          --results-file FILE       write the comparison rows' figures to FILE
+          --compare-results "staffcast=F nats=F nchan=F"
+                                    print the side-by-side table of those files and exit
           --postgres-pid PID        the postmaster, for PostgreSQL's CPU (optional)
           --event ID --subscriber-token T --publisher-token T --ops-token T
           --readstorm-tokens FILE   tokens of distinct staff users, one a line (readstorm)
@@ -81,7 +116,9 @@ struct Options {
                                 readstorm answerstorm catchup sendrate-ws sendrate1 sendrate-paced sendrate
                                 ("flatout" = both flat-out runs, "fanout" = the first six (issue 7),
                                 "durable" = the last six (issue 8), "all" = every one = the default,
-                                "custom" = legacy)
+                                "custom" = legacy; "compare" = the rows of the side-by-side
+                                table with the peers: storm memory latency10k latency1k
+                                flatout-bounded; named only: flatout-bounded, three-servers)
           DURATION              seconds of paced publishing in the latency scenarios, and of
                                 sending in the sendrate scenarios [10]
           LATENCY1K_SUBSCRIBERS [1000]   LATENCY1K_RATE [50]
@@ -105,6 +142,11 @@ struct Options {
           STORM_LIVE_SUBSCRIBERS   storm-live: subscribers whose latency is measured [200]
           STORM_LIVE_RATE          storm-live: messages per second to them [10]
           STORM_LIVE_CONNECTIONS   storm-live: clients reconnecting meanwhile, over and over [3000]
+          BOUNDED_WINDOW        flatout-bounded: sends in flight [16]
+          BOUNDED_AHEAD         flatout-bounded: messages the publisher may be ahead of the
+                                slowest subscriber [1000]
+          THREE_SUBSCRIBERS     three-servers: subscribers spread over the servers [3000]
+          THREE_RATE            three-servers: messages per second, for DURATION s [50]
           READERS               subscriber threads (epoll loops) [2]
           CONNECT_TIMEOUT       seconds to wait for a set of subscribers [60]
           SETTLE                seconds idle before reading VmRSS after connecting [2]
@@ -145,13 +187,37 @@ struct Options {
             o.host = host == "localhost" ? "127.0.0.1" : host
             o.port = c.port ?? 80
         }
-        if let v = value("server-pid") { o.serverPID = Int32(v) ?? 0 }
+        if let v = value("server-pid") {
+            o.serverPIDs = v.split(whereSeparator: { $0 == "," || $0 == " " }).compactMap { Int32($0) }.filter { $0 > 0 }
+            o.serverPID = o.serverPIDs.first ?? 0
+        }
+        if let v = value("server-kind") {
+            guard let t = Target(rawValue: v) else { throw BenchFailure("--server-kind must be staffcast, nchan or nats, not \(v)") }
+            o.target = t
+        }
+        try int("publisher-port", &o.publisherPort)
+        o.resultsFile = value("results-file") ?? ""
+        if let v = value("subscriber-ports") {
+            let ports = v.split(whereSeparator: { $0 == "," || $0 == " " }).map { Int($0) }
+            guard !ports.isEmpty, ports.allSatisfy({ ($0 ?? 0) > 0 }) else { throw BenchFailure("--subscriber-ports must be port numbers, not \(v)") }
+            o.subscriberPorts = ports.map { $0! }
+        }
+        if let v = value("compare-results") {
+            for pair in v.split(separator: " ") {
+                let kv = pair.split(separator: "=", maxSplits: 1).map(String.init)
+                guard kv.count == 2, let t = Target(rawValue: kv[0]) else {
+                    throw BenchFailure("--compare-results wants \"staffcast=FILE nats=FILE nchan=FILE\", not \(pair)")
+                }
+                o.compareResults.append((t, kv[1]))
+            }
+            return o
+        }
         if let v = value("postgres-pid") { o.postgresPID = Int32(v) ?? 0 }
         o.subscriberToken = value("subscriber-token") ?? ""
         o.publisherToken = value("publisher-token") ?? ""
         o.opsToken = value("ops-token") ?? ""
         o.event = value("event") ?? ""
-        guard !o.event.isEmpty, !o.subscriberToken.isEmpty, !o.publisherToken.isEmpty else {
+        guard o.target != .staffcast || (!o.event.isEmpty && !o.subscriberToken.isEmpty && !o.publisherToken.isEmpty) else {
             throw BenchFailure("--event, --subscriber-token and --publisher-token are required (scripts/bench.sh sets them)")
         }
         try int("readers", &o.readers)
@@ -186,6 +252,10 @@ struct Options {
         try int("storm-live-subscribers", &o.stormLiveSubscribers)
         try double("storm-live-rate", &o.stormLiveRate)
         try int("storm-live-connections", &o.stormLiveConnections)
+        try int("bounded-window", &o.boundedWindow)
+        try int("bounded-ahead", &o.boundedAhead)
+        try int("three-subscribers", &o.threeSubscribers)
+        try double("three-rate", &o.threeRate)
         o.readstormEvent = value("readstorm-event") ?? ""
         if let file = value("readstorm-tokens") {
             o.readstormTokensFile = file
@@ -204,8 +274,9 @@ struct Options {
                 case "flatout": list += ["flatout-ws", "flatout-http"]
                 case "fanout": list += fanoutScenarios
                 case "durable": list += durableScenarios
-                case _ where allScenarios.contains(name) || name == "custom" || name == "soak": list.append(name)
-                default: throw BenchFailure("unknown scenario \(name); known: \(allScenarios.joined(separator: " ")) flatout fanout durable all custom")
+                case "compare": list += compareScenarios
+                case _ where allScenarios.contains(name) || namedScenarios.contains(name) || name == "custom" || name == "soak": list.append(name)
+                default: throw BenchFailure("unknown scenario \(name); known: \(allScenarios.joined(separator: " ")) \(namedScenarios.joined(separator: " ")) flatout fanout durable compare all custom")
                 }
             }
             o.scenarios = list
@@ -213,6 +284,13 @@ struct Options {
             o.scenarios = ["custom"]
         }
         for name in flags.keys where !used.contains(name) { throw BenchFailure("unknown option --\(name) (see --help)") }
+        if o.target != .staffcast {
+            let durableOnly = o.scenarios.filter { !Options.compareScenarios.contains($0) }
+            guard durableOnly.isEmpty else {
+                throw BenchFailure("\(o.target.title) runs only the comparison's scenarios (\(Options.compareScenarios.joined(separator: " "))), not \(durableOnly.joined(separator: " "))")
+            }
+            if o.target == .nats && o.publisherPort == 0 { throw BenchFailure("--server-kind nats needs --publisher-port (the TCP client port)") }
+        }
         return o
     }
 }

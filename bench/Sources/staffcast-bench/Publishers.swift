@@ -54,7 +54,9 @@ final class WebSocketPublisher {
         (self.host, self.port, self.token, self.event, self.base) = (host, port, token, event, base)
     }
 
-    func run(_ plan: PublishPlan, window: Int) -> PublishResult {
+    /// `limit`: the publisher sends message i only while i < limit() (flatout-bounded: the
+    /// slowest subscriber's progress + BOUNDED_AHEAD); nil = no limit.
+    func run(_ plan: PublishPlan, window: Int, limit: (() -> Int)? = nil) -> PublishResult {
         var r = PublishResult()
         let fd: Int32
         switch Net.connect(host: host, port: port) {
@@ -114,6 +116,7 @@ final class WebSocketPublisher {
         loop: while true {
             let now = monoNs()
             let sending = n < total && now < end
+            let allowed = limit?() ?? Int.max
             if sending {
                 if interval > 0 {
                     while next <= now && n < total {
@@ -123,7 +126,7 @@ final class WebSocketPublisher {
                         next += interval
                     }
                 } else {
-                    while inFlight < window && n < total { append(now) }
+                    while inFlight < window && n < total && n < allowed { append(now) }
                 }
             } else {
                 if stopSendingAt == 0 { stopSendingAt = now }
@@ -144,7 +147,7 @@ final class WebSocketPublisher {
             }
             var timeout: Int32 = 50
             if sending && interval > 0 && inFlight < window { timeout = Int32(max(0, min(50, (next - monoNs()) / 1_000_000))) }
-            if sending && interval == 0 && inFlight < window { timeout = 0 }
+            if sending && interval == 0 && inFlight < window { timeout = n < allowed ? 0 : 1 }
             var p = pollfd(fd: fd, events: Int16(POLLIN) | (out.isEmpty ? 0 : Int16(POLLOUT)), revents: 0)
             if poll(&p, 1, timeout) <= 0 || p.revents & Int16(POLLIN | POLLERR | POLLHUP) == 0 { continue }
             guard Net.read(fd, into: &rx, timeoutMs: 0) != nil else { r.failure = "the server closed the publisher's connection"; break }
@@ -201,11 +204,15 @@ extension Needle {
 /// Organiser HTTP connections (keep-alive) posting messages, each with up to `pipeline`
 /// requests written ahead of their answers. A paced plan spreads its sends over the connections
 /// (each one goes to the next connection with room; none with room = held back).
+///
+/// nchan (`target`): POST /pub/bench with the message text as the body; 201 or 202 is the
+/// acknowledgement, and the answered request's own index stands for the seq.
 final class HTTPPublisher {
     let host: String, port: Int, token: String, event: String, base: Int64
+    let target: Target
 
-    init(host: String, port: Int, token: String, event: String, base: Int64) {
-        (self.host, self.port, self.token, self.event, self.base) = (host, port, token, event, base)
+    init(host: String, port: Int, token: String, event: String, base: Int64, target: Target = .staffcast) {
+        (self.host, self.port, self.token, self.event, self.base, self.target) = (host, port, token, event, base, target)
     }
 
     private final class Conn {
@@ -214,11 +221,13 @@ final class HTTPPublisher {
         var out: [UInt8] = []
         /// Send times of requests written and not yet answered, oldest first.
         var waiting: [Int64] = []
+        /// The message index of each of those requests.
+        var waitingN: [Int] = []
         var waitingHead = 0
         var inFlight: Int { waiting.count - waitingHead }
     }
 
-    func run(_ plan: PublishPlan, connections: Int, pipeline: Int) -> PublishResult {
+    func run(_ plan: PublishPlan, connections: Int, pipeline: Int, limit: (() -> Int)? = nil) -> PublishResult {
         var r = PublishResult()
         var conns: [Conn] = []
         for _ in 0..<max(1, connections) {
@@ -231,8 +240,9 @@ final class HTTPPublisher {
             }
         }
         defer { for c in conns where c.fd >= 0 { sc_close_rst(c.fd) } }
-        let path = "/v1/events/\(event)/messages"
-        let headPrefix = "POST \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nAuthorization: Bearer \(token)\r\nContent-Type: application/json\r\nContent-Length: "
+        let headPrefix = target == .nchan
+            ? "POST /pub/bench HTTP/1.1\r\nHost: \(host):\(port)\r\nContent-Type: text/plain\r\nContent-Length: "
+            : "POST /v1/events/\(event)/messages HTTP/1.1\r\nHost: \(host):\(port)\r\nAuthorization: Bearer \(token)\r\nContent-Type: application/json\r\nContent-Length: "
         var n = 0
         let start = monoNs()
         var end = Int64.max
@@ -250,8 +260,10 @@ final class HTTPPublisher {
         var stopSendingAt: Int64 = 0
         var lastProgress = start
 
-        func request(_ now: Int64) -> [UInt8] {
-            let body = "{\"message\":\"\(messageText(n, now: now))\"}"
+        func request(_ now: Int64, _ c: Conn) -> [UInt8] {
+            let body = target == .nchan ? messageText(n, now: now) : "{\"message\":\"\(messageText(n, now: now))\"}"
+            c.waiting.append(now)
+            c.waitingN.append(n)
             n += 1
             r.sent += 1
             if r.firstSendNs == 0 { r.firstSendNs = now }
@@ -270,8 +282,7 @@ final class HTTPPublisher {
                         let c = conns[(turn + k) % conns.count]
                         guard c.fd >= 0 && c.inFlight < pipeline else { continue }
                         if now - next > 5_000_000 { r.lateSends += 1 }
-                        c.out += request(now)
-                        c.waiting.append(now)
+                        c.out += request(now, c)
                         turn = (turn + k + 1) % conns.count
                         next += interval
                         continue slots
@@ -280,10 +291,10 @@ final class HTTPPublisher {
                     break
                 }
             } else if sending {
+                let allowed = limit?() ?? Int.max
                 for c in conns where c.fd >= 0 {
-                    while c.inFlight < pipeline && n < total {
-                        c.out += request(now)
-                        c.waiting.append(now)
+                    while c.inFlight < pipeline && n < total && n < allowed {
+                        c.out += request(now, c)
                     }
                 }
             } else {
@@ -308,6 +319,8 @@ final class HTTPPublisher {
             // Paced: wake for the next slot, unless no connection has room (then for an answer).
             if sending && interval > 0 && conns.contains(where: { $0.fd >= 0 && $0.inFlight < pipeline }) {
                 timeout = Int32(max(0, min(50, (next - monoNs() + 999_999) / 1_000_000)))
+            } else if sending && limit != nil && conns.contains(where: { $0.fd >= 0 && $0.inFlight < pipeline }) {
+                timeout = 1 // waiting for the slowest subscriber, not for an answer
             }
             if poll(&polls, nfds_t(polls.count), timeout) <= 0 { continue }
             let got = monoNs()
@@ -324,12 +337,18 @@ final class HTTPPublisher {
                         }
                         guard buf.count - used >= head.headLength + length else { break }
                         let body = p + used + head.headLength
+                        var index = -1
                         if c.waitingHead < c.waiting.count {
                             r.sendToAck.add(us: (got - c.waiting[c.waitingHead]) / 1_000)
+                            index = c.waitingN[c.waitingHead]
                             c.waitingHead += 1
                         }
                         lastProgress = got
-                        if head.status == 201, let seq = integer(after: Needles.seq, in: body, length) {
+                        if target == .nchan && (head.status == 201 || head.status == 202) && index >= 0 {
+                            r.acked += 1
+                            r.lastAckNs = got
+                            _ = r.acks.insert(index)
+                        } else if target == .staffcast && head.status == 201, let seq = integer(after: Needles.seq, in: body, length) {
                             r.acked += 1
                             r.lastAckNs = got
                             let index = Int(seq - base - 1)
@@ -343,7 +362,7 @@ final class HTTPPublisher {
                     }
                 }
                 c.rx.removeFirst(used)
-                if c.waitingHead > 4_096 { c.waiting.removeFirst(c.waitingHead); c.waitingHead = 0 }
+                if c.waitingHead > 4_096 { c.waiting.removeFirst(c.waitingHead); c.waitingN.removeFirst(c.waitingHead); c.waitingHead = 0 }
                 if !alive {
                     // The server closed the connection: what was in flight has no answer (it may
                     // still have been stored). Open a new one.
@@ -354,6 +373,7 @@ final class HTTPPublisher {
                     c.rx = []
                     c.out = []
                     c.waiting = []
+                    c.waitingN = []
                     c.waitingHead = 0
                     if case .success(let fd) = Net.connect(host: host, port: port) { c.fd = fd }
                 }

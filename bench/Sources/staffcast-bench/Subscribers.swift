@@ -23,6 +23,10 @@ final class Subscriber {
     /// Read storm: when this subscriber sent its `mark_read` (0: not sent), and `read` replies got.
     var markSentNs: Int64 = 0
     var readReplies = 0
+    /// Which of the loop's servers it is connected to (an index into `ports`).
+    var server = 0
+    /// NATS: protocol bytes of an operation not yet complete (frames need not end at a line).
+    var stream: [UInt8] = []
 
     init(fd: Int32) { self.fd = fd }
 }
@@ -56,6 +60,8 @@ struct TrafficStats {
     var errors: [String: Int] = [:]
     var revoked = 0
     var closedByServer: [Int: Int] = [:]
+    /// Deliveries per server (three-servers: an index into the loop's ports).
+    var perServer: [Int] = []
     /// Publisher's send (monotonic stamp in the text) → receipt, µs precision.
     var sendToReceipt = Histogram()
     /// Message `sent_at` (PostgreSQL transaction start, ms on the wire) → receipt.
@@ -88,8 +94,12 @@ final class SubscriberLoop: @unchecked Sendable {
     /// Wakes the loop when the driver starts an opening (so every loop starts at once).
     private let wake = sc_eventfd()
     private let host: String
-    private let port: Int
-    private let upgrade: [UInt8]
+    /// The servers' ports; connections go to them in turn (one port but for three-servers).
+    private let ports: [Int]
+    private var nextPort = 0
+    private let target: Target
+    /// The upgrade request for each port (its Host header).
+    private let upgrades: [[UInt8]]
     private var conns: [Subscriber?] = Array(repeating: nil, count: 1 << 16)
     private var scratch: UnsafeMutablePointer<UInt8>
     private var scratchCapacity = 1 << 18
@@ -120,10 +130,19 @@ final class SubscriberLoop: @unchecked Sendable {
     private(set) var live = 0
     private var stopped = false
 
-    init(host: String, port: Int, token: String) {
+    /// flatout-bounded: how many subscribers of this loop have each message (by index), and how
+    /// many messages every one of them has; the publisher reads `progress`.
+    private var tracking = false
+    private var haveCount: [Int32] = []
+    private var trackedSubscribers = 0
+    private var trackMark = 0
+    let progress = Progress()
+
+    init(host: String, ports: [Int], token: String, target: Target = .staffcast) {
         self.host = host
-        self.port = port
-        upgrade = upgradeRequest(host: host, port: port, token: token)
+        self.ports = ports
+        self.target = target
+        upgrades = ports.map { upgradeRequest(target: target, host: host, port: $0, token: token) }
         scratch = .allocate(capacity: scratchCapacity)
         _ = sc_epoll_ctl(epfd, 1, wake, UInt32(SC_EV_IN))
     }
@@ -175,11 +194,18 @@ final class SubscriberLoop: @unchecked Sendable {
     var marksUnanswered: Int { conns.reduce(0) { $0 + ($1.map { $0.markSentNs > 0 && $0.readReplies == 0 && $0.state == .subscribed ? 1 : 0 } ?? 0) } }
 
     /// Forgets every counter of the last scenario; messages with seq ≤ `base` are stale.
-    func resetTraffic(base: Int64) {
+    func resetTraffic(base: Int64, track: Bool = false) {
         self.base = base
         traffic = TrafficStats()
+        traffic.perServer = Array(repeating: 0, count: ports.count)
         closedDuringScenario = []
         for case let c? in conns { c.received.removeAll() }
+        tracking = track
+        haveCount = []
+        trackedSubscribers = subscribedNow
+        trackMark = 0
+        // A loop without subscribers holds nobody back.
+        progress.set(trackedSubscribers == 0 ? Int.max / 2 : 0)
     }
 
     /// Closes every connection with a reset.
@@ -188,6 +214,13 @@ final class SubscriberLoop: @unchecked Sendable {
         toOpen = 0
         pending = 0
         closedDuringScenario = []
+    }
+
+    /// Subscribed connections per server (an index into the ports).
+    var subscribedPerServer: [Int] {
+        var n = Array(repeating: 0, count: ports.count)
+        for case let c? in conns where c.state == .subscribed { n[c.server] += 1 }
+        return n
     }
 
     var subscribedNow: Int { conns.reduce(0) { $0 + ($1?.state == .subscribed ? 1 : 0) } }
@@ -232,15 +265,18 @@ final class SubscriberLoop: @unchecked Sendable {
     private func pumpOpens() {
         while toOpen > 0 && pending < window {
             toOpen -= 1
-            let fd = sc_connect_nb(host, Int32(port))
+            let server = nextPort
+            nextPort = (nextPort + 1) % ports.count
+            let fd = sc_connect_nb(host, Int32(ports[server]))
             if fd < 0 {
                 open.fail("connect: \(String(cString: strerror(-fd)))")
                 continue
             }
             if open.firstConnectNs == 0 { open.firstConnectNs = monoNs() }
             let c = Subscriber(fd: fd)
+            c.server = server
             if nextToken < tokens.count {
-                c.upgrade = upgradeRequest(host: host, port: port, token: tokens[nextToken])
+                c.upgrade = upgradeRequest(host: host, port: ports[server], token: tokens[nextToken])
                 nextToken += 1
             }
             if Int(fd) >= conns.count { conns += Array(repeating: nil, count: Int(fd) + 1_024 - conns.count) }
@@ -277,7 +313,7 @@ final class SubscriberLoop: @unchecked Sendable {
             } else if ev & UInt32(SC_EV_OUT) != 0 {
                 c.state = .handshake
                 _ = sc_epoll_ctl(epfd, 3, fd, UInt32(SC_EV_IN))
-                write(c, c.upgrade ?? upgrade)
+                write(c, c.upgrade ?? upgrades[c.server])
             }
         case .handshake, .open, .subscribed:
             if ev & UInt32(SC_EV_OUT) != 0 && !c.out.isEmpty { flush(c) }
@@ -330,7 +366,11 @@ final class SubscriberLoop: @unchecked Sendable {
             offset = end + 4
             c.state = .open
             c.subscribeTries = 1
-            write(c, subscribeFrame)
+            switch target {
+            case .staffcast: write(c, subscribeFrame)
+            case .nchan: subscribed(c, now) // nchan answers 101 once the subscriber is on the channel
+            case .nats: write(c, natsSubscribe.withUnsafeBytes { clientFrame(opcode: 0x1, $0) })
+            }
             if c.state == .closed { return }
         }
         let used = splitFrames(scratch + offset, total - offset) { fin, opcode, payload, len in
@@ -349,14 +389,17 @@ final class SubscriberLoop: @unchecked Sendable {
     private func frame(_ c: Subscriber, _ fin: Bool, _ opcode: UInt8, _ p: UnsafePointer<UInt8>, _ len: Int,
                        _ now: Int64, _ wall: Int64) {
         switch opcode {
-        case 0x1:
+        case 0x1 where target == .staffcast:
             if fin { text(c, p, len, now, wall) } else { c.fragment = Array(UnsafeBufferPointer(start: p, count: len)) }
-        case 0x0:
+        case 0x0 where target == .staffcast:
             c.fragment = (c.fragment ?? []) + UnsafeBufferPointer(start: p, count: len)
             if fin, let whole = c.fragment {
                 c.fragment = nil
                 whole.withUnsafeBufferPointer { text(c, $0.baseAddress!, $0.count, now, wall) }
             }
+        case 0x0, 0x1, 0x2:
+            // The peers' data (staffcast's text frames are handled above; binary ones ignored).
+            if target != .staffcast { peerData(c, fin, opcode, p, len, now) }
         case 0x8:
             let code = len >= 2 ? Int(p[0]) << 8 | Int(p[1]) : 1005
             c.closeCode = code
@@ -386,12 +429,7 @@ final class SubscriberLoop: @unchecked Sendable {
             message(c, p, len, now, wall)
         } else if Needles.subscribed.isPrefix(of: q, rest) {
             history(c, p, len)
-            if c.state == .open {
-                c.state = .subscribed
-                pending -= 1
-                open.subscribed += 1
-                open.lastSubscribedNs = now
-            }
+            if c.state == .open { subscribed(c, now) }
         } else if answering ? Needles.answered.isPrefix(of: q, rest) : Needles.read.isPrefix(of: q, rest) {
             c.readReplies += 1
             if c.readReplies > 1 { marks.duplicateReplies += 1; return }
@@ -426,15 +464,82 @@ final class SubscriberLoop: @unchecked Sendable {
         }
     }
 
+    private func subscribed(_ c: Subscriber, _ now: Int64) {
+        c.state = .subscribed
+        pending -= 1
+        open.subscribed += 1
+        open.lastSubscribedNs = now
+    }
+
+    /// One delivery of the message with this index (seq - base - 1; the peers' `n`).
+    @inline(__always)
+    private func delivered(_ c: Subscriber, _ index: Int, _ now: Int64) {
+        traffic.deliveries += 1
+        if traffic.firstDeliveryNs == 0 { traffic.firstDeliveryNs = now }
+        traffic.lastDeliveryNs = now
+        if c.server < traffic.perServer.count { traffic.perServer[c.server] += 1 }
+        guard c.received.insert(index) else { traffic.duplicates += 1; return }
+        guard tracking else { return }
+        if index >= haveCount.count { haveCount += Array(repeating: 0, count: max(index + 1 - haveCount.count, 4_096)) }
+        haveCount[index] += 1
+        // Counted in any order (a gap in seqs must not stall the publisher).
+        if Int(haveCount[index]) == trackedSubscribers {
+            trackMark += 1
+            progress.set(trackMark)
+        }
+    }
+
+    // MARK: the peers (Target.swift)
+
+    /// A data frame from nchan (the message body as posted) or NATS (protocol bytes).
+    private func peerData(_ c: Subscriber, _ fin: Bool, _ opcode: UInt8, _ p: UnsafePointer<UInt8>, _ len: Int, _ now: Int64) {
+        if target == .nchan {
+            // nchan sends each message as one frame; a fragmented one is put together first.
+            if opcode != 0x0 && fin { peerMessage(c, p, len, now); return }
+            c.fragment = (opcode == 0x0 ? c.fragment ?? [] : []) + UnsafeBufferPointer(start: p, count: len)
+            if fin, let whole = c.fragment {
+                c.fragment = nil
+                whole.withUnsafeBufferPointer { peerMessage(c, $0.baseAddress!, $0.count, now) }
+            }
+            return
+        }
+        func ops(_ q: UnsafePointer<UInt8>, _ n: Int) -> Int {
+            splitNATS(q, n) { op in
+                switch op {
+                case .msg(let payload, let length): peerMessage(c, payload, length, now)
+                case .ping: write(c, Array("PONG\r\n".utf8).withUnsafeBytes { clientFrame(opcode: 0x1, $0) })
+                case .pong: if c.state == .open { subscribed(c, now) }
+                case .ok, .info: break
+                case .err(let line): if c.state == .open { fail(c, "NATS: \(line)") } else { traffic.errors[line, default: 0] += 1 }
+                }
+            }
+        }
+        if c.stream.isEmpty {
+            let used = ops(p, len)
+            if used < len && c.state != .closed { c.stream = Array(UnsafeBufferPointer(start: p + used, count: len - used)) }
+        } else {
+            c.stream += UnsafeBufferPointer(start: p, count: len)
+            let used = c.stream.withUnsafeBufferPointer { ops($0.baseAddress!, $0.count) }
+            if c.state != .closed { c.stream.removeFirst(used) }
+        }
+    }
+
+    /// `bench-t=<ns> n=<i>`: the delivery of index i.
+    @inline(__always)
+    private func peerMessage(_ c: Subscriber, _ p: UnsafePointer<UInt8>, _ len: Int, _ now: Int64) {
+        guard c.state == .subscribed, let n = integer(after: Needles.index, in: p, len) else { return }
+        delivered(c, Int(n), now)
+        if let stamp = integer(after: Needles.stamp, in: p, len) {
+            traffic.sendToReceipt.add(us: (now - stamp) / 1_000)
+        }
+    }
+
     @inline(__always)
     private func message(_ c: Subscriber, _ p: UnsafePointer<UInt8>, _ len: Int, _ now: Int64, _ wall: Int64) {
         guard let seq = integer(after: Needles.seq, in: p, len) else { return }
         let index = Int(seq - base - 1)
         if index < 0 { traffic.stale += 1; return }
-        traffic.deliveries += 1
-        if traffic.firstDeliveryNs == 0 { traffic.firstDeliveryNs = now }
-        traffic.lastDeliveryNs = now
-        if !c.received.insert(index) { traffic.duplicates += 1 }
+        delivered(c, index, now)
         if let stamp = integer(after: Needles.stamp, in: p, len) {
             traffic.sendToReceipt.add(us: (now - stamp) / 1_000)
         }
@@ -502,11 +607,20 @@ final class SubscriberLoop: @unchecked Sendable {
 
     private func finish(_ c: Subscriber) {
         guard c.state != .closed else { return }
-        if c.state != .subscribed { pending -= 1 }
+        if c.state != .subscribed { pending -= 1 } else if tracking { trackedSubscribers -= 1 }
         c.state = .closed
         _ = sc_epoll_ctl(epfd, 2, c.fd, 0)
         sc_close_rst(c.fd)
         conns[Int(c.fd)] = nil
         live -= 1
     }
+}
+
+/// How many messages every subscriber of a loop has (flatout-bounded), written by
+/// the loop's thread and read by the publisher's without waiting for the loop's lock.
+final class Progress: @unchecked Sendable {
+    private let lock = NSLock()
+    private var mark = 0
+    var value: Int { lock.lock(); defer { lock.unlock() }; return mark }
+    func set(_ v: Int) { lock.lock(); mark = v; lock.unlock() }
 }

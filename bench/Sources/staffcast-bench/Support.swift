@@ -105,6 +105,16 @@ enum Proc {
         return 0
     }
 
+    /// Pss in KiB (/proc/PID/smaps_rollup: resident pages, each shared page divided among the
+    /// processes that map it), 0 when unknown.
+    static func pssKiB(_ pid: Int32) -> Int {
+        guard pid > 0, let text = try? String(contentsOfFile: "/proc/\(pid)/smaps_rollup", encoding: .utf8) else { return 0 }
+        for line in text.split(separator: "\n") where line.hasPrefix("Pss:") {
+            return Int(line.split(separator: " ", omittingEmptySubsequences: true)[1]) ?? 0
+        }
+        return 0
+    }
+
     /// Fields of /proc/PID/stat after the command name: [0] is field 3 (state).
     private static func statFields(_ pid: Int32) -> [Substring]? {
         guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),

@@ -14,6 +14,10 @@ setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
 
 do {
     let options = try Options.parse()
+    if !options.compareResults.isEmpty {
+        try Comparison(options.compareResults).print()
+        exit(0)
+    }
     let needed = max(options.stormConnections, options.memoryConnections, options.latency10kSubscribers,
                      options.latency1kSubscribers, options.flatoutSubscribers, options.readstormN.max() ?? 0, options.customSubscribers.max() ?? 0)
     if Int(limit.rlim_cur) < needed + 100 {
