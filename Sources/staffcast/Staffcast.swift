@@ -36,7 +36,7 @@ struct Staffcast: ParsableCommand {
             \(ExitStatus.helpText)
             """,
         version: StaffcastVersion.current,
-        subcommands: [ServeCommand.self, MigrateCommand.self, AdminCommand.self, SendCommand.self,
+        subcommands: [ServeCommand.self, ConfigCommand.self, MigrateCommand.self, AdminCommand.self, SendCommand.self,
                       WatchCommand.self, JoinCommand.self, StatusCommand.self, ClusterCommand.self,
                       HistoryCommand.self, RemindCommand.self, ScheduledCommand.self, EditCommand.self, RetractCommand.self,
                       RepliesCommand.self, ReachCommand.self, ReceiptsCommand.self, TemplateCommand.self,

@@ -188,14 +188,14 @@ final class CommandLineTests: XCTestCase {
         // unknown keys and bad values are errors that name the key
         try "listen: \"127.0.0.1:7001\"\nheartbeat: 5\n".write(toFile: file, atomically: true, encoding: .utf8)
         r = try run(["serve", "--config", file, "--check-config"])
-        XCTAssertEqual(r.status, 1)
+        XCTAssertEqual(r.status, 64) // a configuration error, as a command-line error
         XCTAssertTrue(r.stderr.contains("unknown key 'heartbeat'"), r.stderr)
         try "database_workers: lots\n".write(toFile: file, atomically: true, encoding: .utf8)
         r = try run(["serve", "--config", file, "--check-config"])
-        XCTAssertEqual(r.status, 1)
+        XCTAssertEqual(r.status, 64)
         XCTAssertTrue(r.stderr.contains("'database_workers'"), r.stderr)
         r = try run(["serve", "--check-config", "--listen", "nowhere"])
-        XCTAssertEqual(r.status, 1)
+        XCTAssertEqual(r.status, 64)
         XCTAssertTrue(r.stderr.contains("HOST:PORT"), r.stderr)
     }
 }

@@ -20,7 +20,7 @@ final class EventLoopTests: IntegrationTestCase {
         let file = try configFile("event_loop: uv\n")
         defer { try? FileManager.default.removeItem(atPath: file) }
         let refused = try CommandLineTests.execute(["serve", "--config", file, "--check-config"])
-        XCTAssertEqual(refused.status, 1)
+        XCTAssertEqual(refused.status, 64) // a configuration error, as a command-line error
         XCTAssertTrue(refused.stderr.contains("'event_loop' must be ev"), refused.stderr)
         XCTAssertTrue(refused.stderr.contains("uv is not offered"), refused.stderr)
         let shown = try CommandLineTests.execute(["serve", "--check-config"])

@@ -5,9 +5,9 @@ import Foundation
 public struct EscalationPolicy: Sendable, Equatable {
     /// `escalate_after_minutes` given to an emergency sent without one; nil: emergencies do not
     /// escalate unless asked. Config key `escalate_after_minutes` (default 5).
-    public var emergencyDefaultMinutes: Int? = 5
+    public var emergencyDefaultMinutes: Int? = ConfigKey.escalateAfterMinutes.defaultInteger
     /// Rounds at most per message. Config key `max_escalation_rounds` (default 3).
-    public var maxRounds = 3
+    public var maxRounds = ConfigKey.maxEscalationRounds.defaultInteger
     /// Test/ops knob (config key `escalation_interval_seconds`): when set, every escalating
     /// message's interval is this many seconds instead of its `escalate_after_minutes`.
     public var intervalSecondsOverride: Int?

@@ -1,24 +1,25 @@
 /// The policy knobs of one `FanoutEngine`: queue bounds, rate limits, heartbeats and deadlines.
-/// Every duration is in seconds.
+/// Every duration is in seconds. Defaults are the configuration keys' (`ConfigKey+All.swift`);
+/// the server sets them from its `ServerConfiguration.engine`.
 public struct EngineConfiguration: Sendable, Equatable {
     /// Frames and bytes waiting for one connection. When a push would pass either bound the
     /// client does not keep up: it is closed with 4008 and catches up on reconnect.
-    public var outboundMaxFrames = 2_048
-    public var outboundMaxBytes = 8 << 20
+    public var outboundMaxFrames = ConfigKey.outboundMaxFrames.defaultInteger
+    public var outboundMaxBytes = ConfigKey.outboundMaxBytes.defaultInteger
     /// Requests one connection may have waiting on the database; more get `rate_limited`.
-    public var maxInFlightPerConnection = 32
+    public var maxInFlightPerConnection = ConfigKey.maxInFlightPerConnection.defaultInteger
     /// `send` ops one connection may make: a burst, then this many a second.
-    public var sendBurst = 20.0
-    public var sendRatePerSecond = 5.0
+    public var sendBurst = ConfigKey.sendBurst.defaultNumber
+    public var sendRatePerSecond = ConfigKey.sendRatePerSecond.defaultNumber
     /// Silence after which a connection is pinged; twice this and it is closed (1001).
-    public var heartbeatInterval = 20.0
+    public var heartbeatInterval = Double(ConfigKey.heartbeatInterval.defaultInteger)
     /// A connection whose queued frames make no progress for this long is dropped: its peer
     /// does not read (a receive window that stays shut), and its memory is released.
-    public var writeStallTimeout = 15.0
+    public var writeStallTimeout = ConfigKey.writeStallTimeout.defaultNumber
     /// How long a close may wait for its writable callback before the socket is dropped.
     public var closeTimeout = 2.0
     /// Live messages remembered to line up subscribes with fan-out (see `Hub`).
-    public var recentWindow = 4_096
+    public var recentWindow = ConfigKey.recentWindow.defaultInteger
     /// This server's name, sent in `hello`.
     public var nodeID = "staffcast"
     /// Most bytes one writable callback hands to the transport (several frames, one write).

@@ -113,6 +113,9 @@ public struct EmbeddedCluster: Sendable {
             try stop()
         }
         var started = false
+        // Another process may have started it a moment ago, and a start after a crash runs
+        // recovery first: a cluster still "starting" refuses connections, so wait for it.
+        if isRunning { try waitUntilReady() }
         if !isRunning {
             // A crashed cluster leaves its pid file behind; pg_ctl copes with a stale one.
             let outcome = try pg(["pg_ctl", "start", "-D", clusterDir.path, "-w", "-t", "60",
@@ -146,6 +149,23 @@ public struct EmbeddedCluster: Sendable {
     }
 
     /// The postmaster's pid: the first line of `postmaster.pid`.
+    /// Waits (at most `seconds`) until the running postmaster says it accepts connections: the
+    /// status line of `postmaster.pid` (the 8th), which `pg_ctl -w` reads too.
+    private func waitUntilReady(seconds: Double = 120) throws(PostgresError) {
+        let deadline = Date().addingTimeInterval(seconds)
+        while true {
+            let text = try? String(contentsOf: clusterDir.appendingPathComponent("postmaster.pid"), encoding: .utf8)
+            let lines = text?.split(separator: "\n", omittingEmptySubsequences: false) ?? []
+            let status = lines.count > 7 ? lines[7].trimmingCharacters(in: .whitespaces) : ""
+            // "ready", or no pid file any more (stopped: the caller starts it).
+            if text == nil || status == "ready" { return }
+            guard Date() < deadline else {
+                throw PostgresError(.cluster, "PostgreSQL at \(clusterDir.path) is still \(status.isEmpty ? "starting" : status) after \(Int(seconds)) s (recovering from a crash?) — see \(clusterDir.path)/server.log")
+            }
+            usleep(100_000)
+        }
+    }
+
     private func postmasterPID() -> Int32? {
         let text = try? String(contentsOf: clusterDir.appendingPathComponent("postmaster.pid"), encoding: .utf8)
         return text?.split(separator: "\n").first.flatMap { Int32($0.trimmingCharacters(in: .whitespaces)) }

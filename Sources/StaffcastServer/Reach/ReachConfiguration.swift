@@ -1,4 +1,5 @@
 import Foundation
+import StaffcastCore
 
 /// How staffcast reaches staff who are not connected (docs/operations.md, "Push, email and
 /// webhooks"): Web Push, email, and the outbox that delivers them and webhooks.
@@ -7,7 +8,7 @@ public struct ReachConfiguration: Sendable, Equatable {
     /// absent. Nil: Web Push is off (`GET /v1/push/key` answers 404).
     public var pushVapidKey: String?
     /// The VAPID `sub` (`push_contact`): a mailto: or https: URL where push services reach you.
-    public var pushContact = "mailto:staffcast@localhost"
+    public var pushContact = ConfigKey.pushContact.defaultText
     /// `smtp://[user:password@]host:port` (`smtp_url`; STARTTLS when the server offers it,
     /// `smtps://` for TLS from the start). Nil: no email.
     public var smtpURL: String?
@@ -15,7 +16,7 @@ public struct ReachConfiguration: Sendable, Equatable {
     public var emailFrom: String?
     /// Seconds after an urgent or emergency message is sent that someone who has not read it
     /// gets it by email (`email_after_seconds`, default 60).
-    public var emailAfterSeconds = 60
+    public var emailAfterSeconds = ConfigKey.emailAfterSeconds.defaultInteger
     /// The URL people open the app at, for the link in emails (`public_url`; default from the
     /// listen address). The app is `public_url` + `/app`.
     public var publicURL: String?
@@ -24,9 +25,9 @@ public struct ReachConfiguration: Sendable, Equatable {
     public var caFile: String?
     /// Deliveries in flight at once to one host (`delivery_concurrency_per_host`, default 16):
     /// all of one browser's pushes go to its vendor's one push service.
-    public var concurrencyPerHost = 16
+    public var concurrencyPerHost = ConfigKey.deliveryConcurrencyPerHost.defaultInteger
     /// Threads that do the HTTP and SMTP I/O (`delivery_threads`, default 32; they mostly wait).
-    public var threads = 32
+    public var threads = ConfigKey.deliveryThreads.defaultInteger
     /// Seconds one HTTP or SMTP attempt may take before it counts as a timeout.
     public var attemptTimeout = 20.0
 
@@ -35,10 +36,8 @@ public struct ReachConfiguration: Sendable, Equatable {
     /// Email is on when both the server and the From address are set.
     public var emailEnabled: Bool { smtpURL != nil && emailFrom != nil }
 
-    /// `smtp_url` with any password replaced by `***`, for logs and `--check-config`.
+    /// `smtp_url` with any password hidden, for logs (the mask is `SecretMask`'s, as in `config show`).
     public static func redacted(_ url: String) -> String {
-        guard var c = URLComponents(string: url), c.password != nil else { return url }
-        c.password = "***"
-        return c.string ?? "***"
+        SecretMask.hidingPassword(in: url)
     }
 }

@@ -26,30 +26,35 @@ extension ServiceLoop {
     /// per-wake-up budget (`drainInbox`). Returns the number of items now waiting.
     @discardableResult
     func post(_ work: @escaping Work) -> Int {
-        let (context, depth) = inbox.withLock { box -> (UInt, Int) in
+        inbox.withLock { box -> Int in
             box.work.append(work)
-            return (box.context, box.count)
+            Self.wake(box.context)
+            return box.count
         }
-        if context != 0 { LWSContext.wake(context) }
-        return depth
     }
 
     /// Several items at once (one lock, one wake-up): a subscribe batch's answers, which the
     /// loop can then run a few at a time.
     func post(contentsOf items: [Work]) {
-        let context = inbox.withLock { box -> UInt in
+        inbox.withLock { box in
             box.work.append(contentsOf: items)
-            return box.context
+            Self.wake(box.context)
         }
-        if context != 0 { LWSContext.wake(context) }
     }
 
     /// Live fan-out (the change feed): run first at the loop's next wake-up, whatever else waits.
     func postLive(_ work: @escaping Work) {
-        let context = inbox.withLock { box -> UInt in
+        inbox.withLock { box in
             box.live.append(work)
-            return box.context
+            Self.wake(box.context)
         }
+    }
+
+    /// Wakes the loop, under the inbox lock: the loop clears `context` under the same lock
+    /// before it destroys the context, so a wake can never reach a destroyed one.
+    /// (`lws_cancel_service` only writes to the context's wake-up descriptor: cheap to hold
+    /// the lock for.)
+    private static func wake(_ context: UInt) {
         if context != 0 { LWSContext.wake(context) }
     }
 

@@ -1,4 +1,5 @@
 import ArgumentParser
+import StaffcastCore
 import Foundation
 import StaffcastPostgres
 
@@ -20,7 +21,7 @@ struct ClusterCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            let dir = dataDir ?? environment("STAFFCAST_DATA_DIR") ?? "./.staffcast"
+            let dir = dataDir ?? environment(ConfigKey.dataDir.environmentName) ?? ConfigKey.dataDir.defaultText
             let cluster = try EmbeddedCluster(dataDir: dir)
             switch action {
             case .start:

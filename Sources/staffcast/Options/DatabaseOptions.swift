@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import StaffcastCore
 import StaffcastPostgres
 
 /// How `serve`, `migrate` and `admin` find the database; the same flags, environment and
@@ -23,11 +24,11 @@ struct DatabaseOptions: ParsableArguments {
                                             valueName: "dir"))
     var dataDir: String?
 
-    @Option(name: .long, help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical (env STAFFCAST_LOG_LEVEL).",
+    @Option(name: .long, help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical (env STAFFCAST_LOG_LEVEL; default info).",
                                             valueName: "level"))
     var logLevel: String?
 
-    @Flag(name: .long, help: "Log one JSON object per line.")
+    @Flag(name: .long, help: "Log one JSON object per line (log_format json; env STAFFCAST_LOG_FORMAT).")
     var logJSON = false
 
     @Flag(name: .long, help: "admin commands: create the embedded cluster when the data dir has none (serve and migrate always do).")
@@ -39,36 +40,42 @@ struct DatabaseOptions: ParsableArguments {
         return try ConfigFile.load(path: path)
     }
 
-    /// Flag, else environment, else config file.
-    func resolved(_ file: ConfigFile?) -> (databaseURL: String?, dataDir: String) {
-        let url = databaseURL ?? environment("STAFFCAST_DATABASE_URL") ?? file?.databaseURL
-        let dir = dataDir ?? environment("STAFFCAST_DATA_DIR") ?? file?.dataDir ?? "./.staffcast"
-        return (url, dir)
+    /// The sources of the settings these flags take part in: the environment, the file, and
+    /// the database flags given here (the other settings' flags are `ConfigurationOptions`').
+    func layers(_ file: ConfigFile?) -> ConfigLayers {
+        var layers = ConfigLayers(environment: ProcessInfo.processInfo.environment, filePath: file?.path,
+                                  file: file?.values ?? [:])
+        if let databaseURL { layers.setFlag(.databaseURL, databaseURL) }
+        if let migrateDatabaseURL { layers.setFlag(.migrateDatabaseURL, migrateDatabaseURL) }
+        if let dataDir { layers.setFlag(.dataDir, dataDir) }
+        if let logLevel { layers.setFlag(.logLevel, logLevel) }
+        if logJSON { layers.setFlag(.logFormat, "json", spelled: "--log-json") }
+        return layers
     }
 
-    /// The owner's URL for migrations and admin commands, when one is set apart.
-    func resolvedMigrateURL(_ file: ConfigFile?) -> String? {
-        migrateDatabaseURL ?? environment("STAFFCAST_MIGRATE_DATABASE_URL") ?? file?.migrateDatabaseURL
+    /// Every key's effective value: flag, else environment, else config file, else default.
+    func settings(_ file: ConfigFile?) throws -> EffectiveConfiguration {
+        try ConfigResolver.resolve(layers(file))
     }
 
-    func level(_ file: ConfigFile?) throws -> Logger.Level {
-        let text = logLevel ?? environment("STAFFCAST_LOG_LEVEL") ?? file?.logLevel ?? "info"
-        guard let level = Logger.Level(rawValue: text.lowercased()) else {
-            throw CommandFailure("log level '\(text)' is not one of trace, debug, info, notice, warning, error, critical")
-        }
-        return level
+    /// Sets up logging, finds the database (starting the embedded cluster when needed) and
+    /// brings its schema up to date, with the settings of `file`, the environment and the flags.
+    func open(applicationName: String, file: ConfigFile?, create: Bool = true) throws -> (DatabaseTarget, Logger) {
+        try open(applicationName: applicationName, settings: settings(file), create: create)
     }
 
     /// Sets up logging, finds the database (starting the embedded cluster when needed) and
     /// brings its schema up to date. Returns the target and a logger.
     /// `create: false` (admin commands without --create) refuses a data dir that has no cluster.
-    func open(applicationName: String, file: ConfigFile?, create: Bool = true) throws -> (DatabaseTarget, Logger) {
-        LogSetup.bootstrap(level: try level(file), json: logJSON || file?.logFormat == "json")
+    func open(applicationName: String, settings: EffectiveConfiguration, create: Bool = true) throws -> (DatabaseTarget, Logger) {
+        let level = settings.text(.logLevel).flatMap(Logger.Level.init(rawValue:)) ?? .info
+        LogSetup.bootstrap(level: level, json: settings.text(.logFormat) == "json")
         let logger = Logger(label: "staffcast")
         setenv("PGAPPNAME", applicationName, 1) // lets a server see which other servers share the cluster
-        let where_ = resolved(file)
-        let target = try DatabaseTarget(databaseURL: where_.databaseURL, migrateDatabaseURL: resolvedMigrateURL(file),
-                                        dataDir: where_.dataDir, create: create || self.create)
+        let target = try DatabaseTarget(databaseURL: settings.text(.databaseURL),
+                                        migrateDatabaseURL: settings.text(.migrateDatabaseURL),
+                                        dataDir: settings.text(.dataDir) ?? ConfigKey.dataDir.defaultText,
+                                        create: create || self.create)
         if let pid = target.stoppedOrphan {
             logger.warning("the embedded PostgreSQL (pid \(pid)) was left running by a staffcast that ended without stopping it (killed?); stopped it and started it afresh",
                            metadata: ["at": "\(target.displayName)"])

@@ -15,12 +15,15 @@ enum ExitStatus: Int32 {
     /// Unavailable, try again later: the server unreachable, not ready or rate-limiting, the
     /// database down, the port already in use.
     case unavailable = 3
+    /// The command line or the configuration is wrong: an unknown option or config key, a value
+    /// out of its range (sysexits' EX_USAGE, as the argument parser uses).
+    case usage = 64
 
     static let helpText = """
         Exit status: 0 done; 1 refused or failed (an invalid value, a duplicate, …); 2 not found or not
         allowed (an unknown id, no access, a missing, wrong, expired or revoked token); 3 unavailable,
         try again later (server unreachable or not ready, database down, port in use, rate limited);
-        64 the command line itself is wrong (unknown option, missing value). Errors are one line on
+        64 the command line or configuration is wrong (unknown option or key, a bad value). Errors are one line on
         stderr: "staffcast: <what went wrong> [code]" (the code when the server gave one).
         """
 
@@ -30,6 +33,7 @@ enum ExitStatus: Int32 {
     static func of(_ error: Error) -> ExitStatus {
         switch error {
         case let e as CommandFailure: return e.status
+        case is ConfigError: return .usage
         case let e as StaffcastError: return of(code: e.code.rawValue)
         case let e as ClientError:
             switch e {
@@ -48,6 +52,7 @@ enum ExitStatus: Int32 {
         case let e as ServerError:
             switch e {
             case .portInUse, .database: return .unavailable
+            case .tls: return .usage // the configured certificate or key is wrong: fix the configuration
             default: return .failed
             }
         case let e as PostgresError:

@@ -3,6 +3,7 @@ import Foundation
 import StaffcastClient
 import StaffcastCore
 import StaffcastPostgres
+import StaffcastServer
 
 /// A command's failure: one line on stderr for the person, then a non-zero exit (`status`).
 struct CommandFailure: Error, CustomStringConvertible {
@@ -34,6 +35,10 @@ func reportingFailures<T>(_ body: () throws -> T) throws -> T {
 func errorLine(_ error: Error) -> String {
     switch error {
     case let e as StaffcastError: return oneLine("\(e.message) [\(e.code.rawValue)]")
+    case let e as ConfigError: return oneLine("\(e) [\(ErrorCode.invalid.rawValue)]")
+    case let e as ServerError:
+        if case .tls = e { return oneLine("\(e) [\(ErrorCode.invalid.rawValue)]") }
+        return oneLine(e)
     case let e as PostgresError:
         // The store's codes (cluster, migration, …) say nothing to a person; the SQLSTATE might.
         return oneLine(e.sqlState.map { "\(e.message) [\($0)]" } ?? e.message)

@@ -1,0 +1,19 @@
+import Foundation
+
+/// How secrets are hidden in printouts and logs: a secret key's whole value, or the password
+/// inside a URL (`smtp://user:PASSWORD@host`, `postgresql://…?password=…`).
+public enum SecretMask {
+    /// What stands in for a hidden value.
+    public static let placeholder = "***"
+
+    /// `url` with the password of its user part (and any `password=` parameter) hidden.
+    public static func hidingPassword(in url: String) -> String {
+        var text = url
+        if var parts = URLComponents(string: url), parts.password != nil {
+            parts.password = placeholder
+            text = parts.string ?? placeholder
+        }
+        return text.replacingOccurrences(of: #"password=[^&\s]+"#, with: "password=" + placeholder,
+                                         options: .regularExpression)
+    }
+}
