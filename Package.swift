@@ -27,6 +27,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/jpsim/Yams", from: "5.0.1"),
+        // The ServiceGroup that owns SIGTERM/SIGINT and the order `staffcast serve` shuts down in.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
     ],
     targets: [
         .systemLibrary(name: "CLibWebSockets", pkgConfig: "libwebsockets",
@@ -60,6 +62,7 @@ let package = Package(
             .product(name: "Crypto", package: "swift-crypto"),
             .product(name: "Metrics", package: "swift-metrics"),
             .product(name: "Prometheus", package: "swift-prometheus"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
         ],
         // Compiled into the binary (PackageResources), so a copied or installed binary needs no
         // files beside it: the web console and the staff app (Web/Assets), and
@@ -74,6 +77,8 @@ let package = Package(
             .product(name: "ArgumentParser", package: "swift-argument-parser"),
             .product(name: "Logging", package: "swift-log"),
             .product(name: "Yams", package: "Yams"),
+            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
         ]),
         .systemLibrary(name: "CBenchEpoll", path: "bench/Sources/CBenchEpoll"),
         .executableTarget(name: "staffcast-bench", dependencies: ["CBenchEpoll"], // self-contained: builds whatever state the server is in

@@ -9,7 +9,8 @@
 # HTTP_CONNECTIONS, HTTP_PIPELINE, READSTORM_N, … (staffcast-bench --help), PORT (default 18080),
 # STAFFCAST_BIN (a server binary other than BIN_DIR/staffcast), SERVERS (default 1: with N > 1,
 # N servers on the one cluster, on PORT … PORT+N-1; the publisher uses the first and the
-# subscribers spread over all: bench/three-servers.sh). The server's log is kept in
+# subscribers spread over all: bench/three-servers.sh), PERF_RECORD / PERF_STAT (a file:
+# `perf record -g` / `perf stat` of the (first) server process during the bench). The server's log is kept in
 # ${TMPDIR:-/tmp}/staffcast-bench-serve.log.
 #
 # The read storm needs READSTORM_N (1,000) distinct staff users with their own tokens. They are
@@ -230,9 +231,22 @@ if [ -n "$CLUSTER_DIR" ] && [ -r "$CLUSTER_DIR/postmaster.pid" ]; then PG_PID=$(
 echo "machine: $(nproc) cores, $(free -g | awk '/Mem/{print $2}') GiB, $(uname -r); ulimit -n $(ulimit -n)"
 echo "server pid $SERVER (VmRSS $(awk '/VmRSS/{print $2" "$3}' /proc/$SERVER/status)), PostgreSQL postmaster pid $PG_PID"
 echo "bench config: $(grep -v '^#' "$DATA/bench.yaml" | grep -v ops_token | tr '\n' ' ')"
+# PERF_RECORD=FILE / PERF_STAT=FILE: a CPU profile of the server process alone while the bench
+# runs (perf attached after the server is ready; docs/performance.md, "Where the time goes").
+PERF_PIDS=()
+if [ -n "${PERF_RECORD:-}" ]; then
+  perf record -g -F "${PERF_FREQ:-999}" -p "$SERVER" -o "$PERF_RECORD" >"$DATA/perf-record.log" 2>&1 &
+  PERF_PIDS+=($!)
+fi
+if [ -n "${PERF_STAT:-}" ]; then
+  perf stat -p "$SERVER" -o "$PERF_STAT" >"$DATA/perf-stat.log" 2>&1 &
+  PERF_PIDS+=($!)
+fi
+if [ ${#PERF_PIDS[@]} -gt 0 ]; then sleep 1; fi
 status=0
 "$BENCH" --server "http://127.0.0.1:$PORT" --server-pid "$SERVER_PIDS" --postgres-pid "$PG_PID" --event "$EVENT" \
   --subscriber-token "$ST" --publisher-token "$PT" --ops-token "$OPS_TOKEN" "${READSTORM_ARGS[@]}" "${SUBSCRIBER_PORTS_ARGS[@]}" || status=$?
+for p in "${PERF_PIDS[@]}"; do kill -INT "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
 if ! kill -0 "$SERVER" 2>/dev/null; then
   echo "!! the server exited during the bench; the end of its log ($SERVER_LOG_COPY):"
   tail -n 30 "$DATA/serve.log"

@@ -91,4 +91,44 @@ final class ObservabilityTests: IntegrationTestCase {
         XCTAssertEqual(documented.subtracting(names).subtracting(["staffcast_outbox_attempts_total"]), [],
                        "in docs/operations.md but not exported")
     }
+
+    /// A WebSocket send is traced through every stage (the first send is always sampled):
+    /// `staffcast_stage_seconds` has an observation for each, and none is negative or absurd.
+    func testAWebSocketSendIsTracedThroughEveryStage() throws {
+        let fixture = try Fixture(conninfo: try TestDatabase.create())
+        let server = try TestServer(conninfo: fixture.conninfo)
+        defer { server.stop() }
+        let staff = try server.connect(fixture.staffToken)
+        _ = try staff.subscribe(fixture.event)
+        let owner = try server.connect(fixture.ownerToken)
+        try owner.send(["op": "send", "event_id": fixture.event.uuidString.lowercased(), "message": "Gates open", "ref": "s1"])
+        _ = try owner.expect("sent")
+        _ = try staff.expect("message")
+        let stages = ["parse", "queue", "commit", "wakeup", "read", "encode", "handoff", "fanout", "first_write", "last_write"]
+        func count(_ text: String, _ stage: String) -> Double? {
+            let prefix = #"staffcast_stage_seconds_count{stage="\#(stage)"}"#
+            return text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Double($0.split(separator: " ").last ?? "") }
+        }
+        func sum(_ text: String, _ stage: String) -> Double? {
+            let prefix = #"staffcast_stage_seconds_sum{stage="\#(stage)"}"#
+            return text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Double($0.split(separator: " ").last ?? "") }
+        }
+        // The loop records the last write after the frame left: wait for it.
+        var text = ""
+        let deadline = Date().addingTimeInterval(10)
+        repeat {
+            text = String(decoding: try server.api(nil).call("GET", "/metrics"), as: UTF8.self)
+        } while (count(text, "last_write") ?? 0) == 0 && Date() < deadline
+        for stage in stages {
+            // hand-off and fan-out happen on every loop; the writes on the loops with a recipient.
+            let n = count(text, stage) ?? 0
+            if ["handoff", "fanout"].contains(stage) {
+                XCTAssertGreaterThanOrEqual(n, 1, "\(stage)\n\(text)")
+            } else {
+                XCTAssertEqual(n, 1, "one traced send, one observation of \(stage)\n\(text)")
+            }
+            let seconds = try XCTUnwrap(sum(text, stage), stage)
+            XCTAssertTrue(seconds >= 0 && seconds < 10, "\(stage): \(seconds) s")
+        }
+    }
 }

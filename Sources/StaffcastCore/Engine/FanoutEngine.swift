@@ -10,23 +10,23 @@ import Foundation
 /// is needed). Not thread-safe: one service loop owns one engine and calls it from its thread.
 public final class FanoutEngine<Frame: WireFrame> {
     public let configuration: EngineConfiguration
-    public private(set) var hub: Hub<Frame>
-    public private(set) var connections: [Int: ConnectionState<Frame>] = [:]
-    public private(set) var stats = EngineStats()
+    public internal(set) var hub: Hub<Frame>
+    public internal(set) var connections: [Int: ConnectionState<Frame>] = [:]
+    public internal(set) var stats = EngineStats()
     /// The messages the last `committed` published, with how many of this engine's
     /// connections each was queued for (the transport logs them; replaced on every call).
-    public private(set) var fannedOut: [FanOut] = []
+    public internal(set) var fannedOut: [FanOut] = []
 
     public struct FanOut: Sendable, Equatable {
         public var seq: Int64
         public var eventID: UUID
         public var recipients: Int
     }
-    public private(set) var draining = false
+    public internal(set) var draining = false
     /// Recent access changes by (event, user): a subscribe whose database check predates a
     /// revoke already applied here is refused.
-    private var recentAccess: [AccessKey: (seq: Int64, level: AccessLevel?, at: Double)] = [:]
-    private var nextGeneration = 1
+    var recentAccess: [AccessKey: (seq: Int64, level: AccessLevel?, at: Double)] = [:]
+    var nextGeneration = 1
 
     struct AccessKey: Hashable {
         var event: UUID
@@ -80,282 +80,6 @@ public final class FanoutEngine<Frame: WireFrame> {
         return actions
     }
 
-    // MARK: receiving
-
-    /// Part of a client frame arrived (`final`: it is complete). Frames over the size limit are
-    /// dropped with `too_large`; binary frames with `invalid`.
-    public func received(_ id: Int, _ bytes: UnsafeRawBufferPointer, final: Bool, binary: Bool, now: Double) -> [EngineAction] {
-        guard let connection = connections[id] else { return [] }
-        connection.lastHeard = now
-        if connection.rx.count + bytes.count > Limits.maxFrameBytes {
-            connection.rxOverflow = true
-            connection.rx = []
-        } else if !connection.rxOverflow {
-            connection.rx.append(contentsOf: bytes)
-        }
-        guard final else { return [] }
-        let frame = connection.rx
-        let overflow = connection.rxOverflow
-        connection.rx = []
-        connection.rxOverflow = false
-        var actions: [EngineAction] = []
-        if overflow {
-            reply(connection, .error(ref: nil, StaffcastError(.tooLarge,
-                "The frame was larger than \(Limits.maxFrameBytes) bytes and was dropped; messages may be at most \(Limits.maxMessageBytes) bytes.")),
-                now: now, into: &actions)
-        } else if binary {
-            reply(connection, .error(ref: nil, .invalid("Send JSON in text frames; binary frames are not part of staffcast.v1.")),
-                  now: now, into: &actions)
-        } else {
-            handleFrame(connection, frame, now: now, into: &actions)
-        }
-        return actions
-    }
-
-    /// A pong arrived: the heartbeat's round trip.
-    public func pongReceived(_ id: Int, now: Double) {
-        guard let connection = connections[id] else { return }
-        connection.lastHeard = now
-        if let sent = connection.pingSentAt {
-            connection.lastRTT = now - sent
-            connection.pingSentAt = nil
-        }
-    }
-
-    private func handleFrame(_ connection: ConnectionState<Frame>, _ bytes: [UInt8], now: Double, into actions: inout [EngineAction]) {
-        switch ClientFrameDecoder.decode(bytes) {
-        case .failure(let e):
-            actions.append(.notice(.frameRefused(connection: connection.id, code: e.error.code)))
-            reply(connection, .error(ref: e.ref, e.error), now: now, into: &actions)
-        case .success(let frame):
-            dispatch(connection, frame, now: now, into: &actions)
-        }
-    }
-
-    private func dispatch(_ connection: ConnectionState<Frame>, _ frame: ClientFrame, now: Double, into actions: inout [EngineAction]) {
-        let ref = frame.ref
-        // A draining connection (closing after its queue) is still answered: `unavailable`, or a pong.
-        guard connection.isOpen || (draining && connection.phase.isAfterFlush) else { return }
-        if draining, frame.request != .ping {
-            reply(connection, .error(ref: ref, .unavailable("This server is shutting down; reconnect and try again.")), now: now, into: &actions)
-            return
-        }
-        switch frame.request {
-        case .ping:
-            reply(connection, .pong(ref: ref), now: now, into: &actions)
-        case .unsubscribe(let event):
-            connection.pendingSubscribes[event] = nil
-            hub.unsubscribe(connection.id, from: event)
-            connection.levels[event] = nil
-            reply(connection, .unsubscribed(ref: ref, eventID: event), now: now, into: &actions)
-        case .subscribe(let event, let sinceSeq):
-            let generation = nextGeneration
-            nextGeneration += 1
-            // Only a subscribe that was taken supersedes one in flight (a refused one cancels nothing).
-            if run(connection, ref: ref, .subscribe(eventID: event, sinceSeq: sinceSeq, generation: generation), now: now, into: &actions) {
-                connection.pendingSubscribes[event] = generation
-            }
-        case .send(let request):
-            guard connection.sendBucket.take(now: now) else {
-                reply(connection, .error(ref: ref, Self.sendRateLimited(configuration)), now: now, into: &actions)
-                return
-            }
-            run(connection, ref: ref, .send(request), now: now, into: &actions)
-        case .markRead(let messageID):
-            run(connection, ref: ref, .markRead(messageID: messageID), now: now, into: &actions)
-        case .markAllRead(let eventID, let throughSeq):
-            run(connection, ref: ref, .markAllRead(eventID: eventID, throughSeq: throughSeq), now: now, into: &actions)
-        case .markNotificationRead(let notificationID):
-            run(connection, ref: ref, .markNotificationRead(notificationID: notificationID), now: now, into: &actions)
-        case .history(let event, let beforeSeq, let afterSeq, let limit):
-            run(connection, ref: ref, .history(eventID: event, beforeSeq: beforeSeq, afterSeq: afterSeq, limit: limit),
-                now: now, into: &actions)
-        case .listEvents:
-            run(connection, ref: ref, .listEvents, now: now, into: &actions)
-        case .edit(let messageID, let message):
-            run(connection, ref: ref, .edit(messageID: messageID, message: message), now: now, into: &actions)
-        case .retract(let messageID):
-            run(connection, ref: ref, .retract(messageID: messageID), now: now, into: &actions)
-        case .reply(let request):
-            run(connection, ref: ref, .reply(request), now: now, into: &actions)
-        case .answer(let messageID, let option):
-            run(connection, ref: ref, .answer(messageID: messageID, option: option), now: now, into: &actions)
-        }
-    }
-
-    /// The answer to a send over the rate limit (WebSocket per connection, HTTP per token).
-    public static func sendRateLimited(_ configuration: EngineConfiguration) -> StaffcastError {
-        StaffcastError(.rateLimited, "You are sending too fast (at most \(Int(configuration.sendRatePerSecond)) messages a second after a burst of \(Int(configuration.sendBurst))); nothing was stored.")
-    }
-
-    /// Bounded twice: per connection here (`maxInFlightPerConnection`, else `rate_limited`),
-    /// and overall by the runner's queue (which answers `jobRefused`).
-    /// False (and `rate_limited` queued) when the request was refused.
-    @discardableResult
-    private func run(_ connection: ConnectionState<Frame>, ref: String?, _ request: DatabaseJob.Request, now: Double,
-                     into actions: inout [EngineAction]) -> Bool {
-        guard connection.inFlight < configuration.maxInFlightPerConnection else {
-            reply(connection, .error(ref: ref, StaffcastError(.rateLimited,
-                "Too many of your requests are still waiting for the database; wait for replies before sending more.")),
-                now: now, into: &actions)
-            return false
-        }
-        connection.inFlight += 1
-        actions.append(.run(DatabaseJob(connection: connection.id, ref: ref, identity: connection.identity, request: request)))
-        return true
-    }
-
-    // MARK: database answers
-
-    /// A job's answer came back (in any order relative to other jobs).
-    public func jobCompleted(connection id: Int, ref: String?, outcome: JobOutcome<Frame>, now: Double, wall: Date) -> [EngineAction] {
-        guard let connection = connections[id] else { return [] }
-        connection.inFlight = max(0, connection.inFlight - 1)
-        var actions: [EngineAction] = []
-        switch outcome {
-        case .reply(let frame):
-            enqueue(connection, frame, now: now, into: &actions)
-        case .failed(let error):
-            reply(connection, .error(ref: ref, error), now: now, into: &actions)
-        case .subscribed(let event, let generation, let frame, let historyThrough, let accessThrough, let level):
-            completeSubscribe(connection, event: event, generation: generation, ref: ref, reply: frame, level: level,
-                              historyThrough: historyThrough, accessThrough: accessThrough, now: now, wall: wall, into: &actions)
-        }
-        // A connection closing after its requests are answered may close now.
-        if case .closing(_, _, true, _) = connection.phase, connection.inFlight == 0 {
-            requestWritable(connection, into: &actions)
-        }
-        return actions
-    }
-
-    /// The runner could not take the job (its queue is full): nothing was done.
-    public func jobRefused(connection id: Int, ref: String?, now: Double) -> [EngineAction] {
-        jobCompleted(connection: id, ref: ref, outcome: .failed(.unavailable(
-            "The server is overloaded right now; nothing was done. Try again in a moment.")), now: now, wall: Date(timeIntervalSince1970: 0))
-    }
-
-    /// Joins a connection to an event's channel once its snapshot is ready, lining it up with
-    /// live fan-out so nothing is missed or sent twice.
-    private func completeSubscribe(_ connection: ConnectionState<Frame>, event: UUID, generation: Int, ref: String?, reply frame: Frame,
-                                   level: AccessLevel?,
-                                   historyThrough: Int64, accessThrough: Int64, now: Double, wall: Date,
-                                   into actions: inout [EngineAction]) {
-        guard connection.pendingSubscribes[event] == generation else { return }
-        connection.pendingSubscribes[event] = nil
-        // A closing connection joins no channel (see `close`); one draining is told so.
-        guard connection.isOpen else {
-            reply(connection, .error(ref: ref, .unavailable("This server is shutting down; reconnect and subscribe again.")),
-                  now: now, into: &actions)
-            return
-        }
-        if let change = recentAccess[AccessKey(event: event, user: connection.identity.userID)],
-           change.seq > accessThrough, change.level == nil {
-            // Answered as the database path answers an event one cannot see (no existence leak).
-            reply(connection, .error(ref: ref, .noSuchEvent(event)), now: now, into: &actions)
-            return
-        }
-        switch hub.subscribe(connection.id, to: event, historyThrough: historyThrough, now: wall) {
-        case .subscribed(let catchUp):
-            connection.levels[event] = level ?? .staff
-            enqueue(connection, frame, now: now, into: &actions)
-            for missed in catchUp { enqueue(connection, missed, now: now, into: &actions) }
-        case .lagged:
-            reply(connection, .error(ref: ref, .unavailable(
-                "Messages arrived faster than this subscription could be lined up; subscribe again with since_seq set to the last seq you have.")),
-                now: now, into: &actions)
-        }
-    }
-
-    // MARK: fan-out
-
-    /// Applies what was committed: token and access changes first, then messages (each frame
-    /// queued, unchanged, on every subscriber), then notifications.
-    public func committed(_ batch: CommittedBatch<Frame>, now: Double, wall: Date) -> [EngineAction] {
-        var actions: [EngineAction] = []
-        fannedOut.removeAll(keepingCapacity: true)
-        if !batch.revokedTokens.isEmpty {
-            for connection in connections.values where connection.isOpen {
-                guard let token = connection.token, batch.revokedTokens.contains(token) else { continue }
-                stats.tokenRevocationsClosed += 1
-                actions.append(.notice(.tokenRevoked(connection: connection.id)))
-                close(connection, 4401, "token revoked", afterFlush: false, now: now, into: &actions)
-            }
-        }
-        for change in batch.access {
-            recentAccess[AccessKey(event: change.eventID, user: change.userID)] = (change.seq, change.level, now)
-            if let level = change.level {
-                // A changed level: receipts follow it (an admin made staff stops getting them).
-                for id in hub.connections(ofUser: change.userID) where connections[id]?.levels[change.eventID] != nil {
-                    connections[id]?.levels[change.eventID] = level
-                }
-            }
-            guard let frame = change.revokedFrame else { continue }
-            for id in hub.revoke(user: change.userID, from: change.eventID) {
-                guard let connection = connections[id] else { continue }
-                connection.levels[change.eventID] = nil
-                actions.append(.notice(.accessRevoked(connection: id, event: change.eventID)))
-                enqueue(connection, frame, now: now, into: &actions)
-            }
-        }
-        for message in batch.messages {
-            let recipients = hub.publish(seq: message.seq, eventID: message.eventID, expiresAt: message.expiresAt, frame: message.frame,
-                                         audience: message.audience)
-            for id in recipients {
-                if let connection = connections[id] { enqueue(connection, message.frame, now: now, into: &actions) }
-            }
-            stats.messagesFannedOut += 1
-            fannedOut.append(FanOut(seq: message.seq, eventID: message.eventID, recipients: recipients.count))
-        }
-        // Edits and retracts (to every subscriber of the event, like the message itself) and
-        // replies (to the subscribers among the event's admins and owners).
-        for change in batch.eventFrames {
-            for id in hub.subscribers(of: change.eventID) {
-                guard let connection = connections[id], change.reaches(connection.identity.userID) else { continue }
-                enqueue(connection, change.frame, now: now, into: &actions)
-            }
-        }
-        for notification in batch.notifications {
-            for id in hub.connections(ofUser: notification.userID) {
-                if let connection = connections[id] { enqueue(connection, notification.frame, now: now, into: &actions) }
-            }
-        }
-        // One look at an event's subscribers per batch, not per receipt: a read storm brings
-        // thousands of receipts of one event in a batch, and scanning 10,000 subscribers for each
-        // was quadratic (about 18 s of a loop's CPU for 10,000 marks). Access changes of the
-        // batch were applied above, so the audience cannot change within it.
-        var receiptAudiences: [UUID: [Int]] = [:]
-        for receipt in batch.receipts {
-            let audience: [Int]
-            if let known = receiptAudiences[receipt.eventID] {
-                audience = known
-            } else {
-                audience = receiptAudience(of: receipt.eventID)
-                receiptAudiences[receipt.eventID] = audience
-            }
-            for id in audience {
-                if let connection = connections[id] { enqueue(connection, receipt.frame, now: now, into: &actions) }
-            }
-        }
-        for reminder in batch.reminders {
-            for id in reminderAudience(users: reminder.users, event: reminder.eventID) {
-                if let connection = connections[id] { enqueue(connection, reminder.frame, now: now, into: &actions) }
-            }
-        }
-        return actions
-    }
-
-    /// Who gets a `receipt` of an event: connections subscribed to it whose user is an admin
-    /// or owner of it (as of the last access change applied). Staff never do.
-    public func receiptAudience(of event: UUID) -> [Int] {
-        hub.subscribers(of: event).filter { connections[$0]?.levels[event]?.maySeeReceipts == true }.sorted()
-    }
-
-    /// Who gets a `reminder`: the connections of the named non-readers that are subscribed to
-    /// the message's event (so only people who still have access, on a screen for that event).
-    public func reminderAudience(users: [UUID], event: UUID) -> [Int] {
-        users.flatMap { user in hub.connections(ofUser: user).filter { hub.isSubscribed($0, to: event) } }.sorted()
-    }
-
     // MARK: writing
 
     /// The socket of `id` can take bytes: what to write. Frames go out several at a time (up
@@ -407,7 +131,7 @@ public final class FanoutEngine<Frame: WireFrame> {
         connection.socketQueued = bytes
     }
 
-    private func wantsMore(_ connection: ConnectionState<Frame>) -> Bool {
+    func wantsMore(_ connection: ConnectionState<Frame>) -> Bool {
         let more: Bool
         if case .closing(_, _, let afterFlush, _) = connection.phase {
             more = !afterFlush || connection.inFlight == 0 || !connection.outbound.isEmpty
@@ -480,11 +204,11 @@ public final class FanoutEngine<Frame: WireFrame> {
         }
     }
 
-    private func reply(_ connection: ConnectionState<Frame>, _ frame: ServerFrame, now: Double, into actions: inout [EngineAction]) {
+    func reply(_ connection: ConnectionState<Frame>, _ frame: ServerFrame, now: Double, into actions: inout [EngineAction]) {
         enqueue(connection, Frame(text: frame.encoded()), now: now, into: &actions)
     }
 
-    private func close(_ connection: ConnectionState<Frame>, _ code: UInt16, _ reason: String, afterFlush: Bool, now: Double,
+    func close(_ connection: ConnectionState<Frame>, _ code: UInt16, _ reason: String, afterFlush: Bool, now: Double,
                        into actions: inout [EngineAction]) {
         if case .closing(_, _, false, _) = connection.phase { return }
         let deadline = now + (afterFlush ? max(configuration.closeTimeout, configuration.writeStallTimeout) : configuration.closeTimeout)
@@ -494,7 +218,7 @@ public final class FanoutEngine<Frame: WireFrame> {
         requestWritable(connection, into: &actions)
     }
 
-    private func requestWritable(_ connection: ConnectionState<Frame>, into actions: inout [EngineAction]) {
+    func requestWritable(_ connection: ConnectionState<Frame>, into actions: inout [EngineAction]) {
         guard !connection.writableRequested else { return }
         connection.writableRequested = true
         actions.append(.wantWritable(connection.id))

@@ -8,6 +8,12 @@ public enum ClientFrameDecoder {
             return .failure(ClientFrameError(ref: nil, error: StaffcastError(.tooLarge,
                 "The frame is \(bytes.count) bytes; the limit is \(Limits.maxFrameBytes) bytes.")))
         }
+        if let frame = decodePlain(bytes) { return .success(frame) }
+        return decodeGeneral(bytes)
+    }
+
+    /// Any frame, through JSONSerialization.
+    static func decodeGeneral(_ bytes: [UInt8]) -> Result<ClientFrame, ClientFrameError> {
         let parsed: Any
         do {
             parsed = try JSONSerialization.jsonObject(with: Data(bytes), options: [])

@@ -62,12 +62,21 @@ public final class DatabaseTarget: @unchecked Sendable {
             inUseLock = nil
         }
         if onlyIfStartedHere && !startedCluster { return }
-        if let conn = try? PGConnection(conninfo: conninfo),
-           let others = try? conn.query("""
-               SELECT count(*) FROM pg_stat_activity WHERE application_name = 'staffcast serve' AND pid <> pg_backend_pid()
-               """).int(0, 0), others > 0 {
-            logger.info("leaving the embedded PostgreSQL running: another staffcast server uses it", metadata: ["servers": "\(others)"])
-            return
+        if let conn = try? PGConnection(conninfo: conninfo) {
+            // This server's own connections were closed just before; their backends leave a
+            // moment later (longer on a loaded machine), so only sessions that stay count.
+            var others = 0
+            let deadline = Date().addingTimeInterval(2)
+            repeat {
+                others = (try? conn.query("""
+                    SELECT count(*) FROM pg_stat_activity WHERE application_name = 'staffcast serve' AND pid <> pg_backend_pid()
+                    """).int(0, 0)) ?? 0
+                if others > 0 { usleep(100_000) }
+            } while others > 0 && Date() < deadline
+            if others > 0 {
+                logger.info("leaving the embedded PostgreSQL running: another staffcast server uses it", metadata: ["servers": "\(others)"])
+                return
+            }
         }
         do {
             try cluster.stop()

@@ -311,18 +311,19 @@ public final class PGConnection {
 
     // MARK: LISTEN/NOTIFY
 
-    /// Reads what arrived on the socket and returns the channel names of pending notifications.
+    /// Reads what arrived on the socket and returns the payloads of pending notifications
+    /// (staffcast listens on one channel; each trigger's payload names its log).
     public func drainNotifications() throws(PostgresError) -> [String] {
         guard let handle else { throw PostgresError(.connectionLost, "the database connection is closed") }
         guard PQconsumeInput(handle) == 1 else {
             throw PostgresError(.connectionLost, Self.errorMessage(handle))
         }
-        var channels: [String] = []
+        var payloads: [String] = []
         while let note = PQnotifies(handle) {
-            if let relname = note.pointee.relname { channels.append(String(cString: relname)) }
+            if let extra = note.pointee.extra { payloads.append(String(cString: extra)) }
             PQfreemem(note)
         }
-        return channels
+        return payloads
     }
 
     // MARK: helpers

@@ -1,4 +1,5 @@
 import Foundation
+import StaffcastCore
 import Glibc
 import Logging
 import Synchronization
@@ -83,41 +84,53 @@ public final class ChangeListener: @unchecked Sendable {
         done.signal()
     }
 
-    /// Reads and delivers until the connection fails or `stop` is called.
+    /// Reads and delivers until the connection fails or `stop` is called. A read woken by
+    /// notifications reads the logs their payloads name (and always access and token changes:
+    /// `ChangeLogs.toRead`); the first read and the one on the poll timer read them all.
     private func follow(_ conn: PGConnection) throws {
         let store = Store(conn)
-        try catchUp(store) // whatever was committed while we were not listening
-        var lastRead = Date()
+        try catchUp(store, .all) // whatever was committed while we were not listening
+        var lastRead = Date() // of every log
         while !stopping {
             // A notification that arrived while catchUp's queries ran was read off the socket
             // by libpq already and waits in its queue: poll would not report it, and its
             // commit may be newer than the snapshot just read. Look there first.
-            var woken = !(try conn.drainNotifications()).isEmpty
-            if !woken {
+            var payloads = try conn.drainNotifications()
+            if payloads.isEmpty {
                 var pfd = pollfd(fd: conn.socket, events: Int16(POLLIN), revents: 0)
                 let ready = poll(&pfd, 1, 250)
                 if ready < 0 && errno != EINTR {
                     throw PostgresError(.connectionLost, "poll failed: \(String(cString: strerror(errno)))")
                 }
                 if ready > 0 {
-                    woken = !(try conn.drainNotifications()).isEmpty
+                    payloads = try conn.drainNotifications()
                     if !conn.isHealthy { throw PostgresError(.connectionLost, "the listener's connection closed") }
                 }
             }
-            if woken || Date().timeIntervalSince(lastRead) >= pollInterval {
-                try catchUp(store)
+            // Every log at least every `pollInterval` (a notification could be missed), even
+            // while notifications keep the listener busy with the logs they name.
+            if Date().timeIntervalSince(lastRead) >= pollInterval {
+                try catchUp(store, .all)
                 lastRead = Date()
+            } else if !payloads.isEmpty {
+                try catchUp(store, ChangeLogs.toRead(after: payloads))
             }
         }
     }
 
-    private func catchUp(_ store: Store) throws {
+    /// Reads `logs` until no log has more; a read after a full page reads every log.
+    private func catchUp(_ store: Store, _ logs: ChangeLogs) throws {
+        var logs = logs
         while true {
-            let batch = try store.changes(after: cursors)
+            let started = Date().timeIntervalSince1970
+            var batch = try store.changes(after: cursors, logs: logs)
+            batch.readStartedAt = started
+            batch.readAt = Date().timeIntervalSince1970
             cursors = batch.cursors
             shared.withLock { $0.lastRead = Monotonic.now() }
             if !batch.isEmpty { deliver(batch) }
             if !batch.hasMore || stopping { return }
+            logs = .all
         }
     }
 

@@ -105,6 +105,10 @@ public struct ChangeBatch: Sendable {
     public var cursors: ChangeCursors
     /// True when a log had more rows than one batch takes; read again at once.
     public var hasMore = false
+    /// When the listener started and finished reading this batch (wall clock, seconds since
+    /// 1970): the change-feed stages of a traced message.
+    public var readStartedAt = 0.0
+    public var readAt = 0.0
 
     public var isEmpty: Bool {
         access.isEmpty && messages.isEmpty && notifications.isEmpty && tokens.isEmpty && messageChanges.isEmpty && replies.isEmpty

@@ -39,17 +39,20 @@ extension Store {
     /// trip per read of the logs. They are planned for the cursors they are given: a generic
     /// plan of "seq > $1" cannot know the cursor is at the end of the log, and took ~3 ms a
     /// statement instead of a few µs (pg_stat_statements, bench sendrate1).
-    public func changes(after cursors: ChangeCursors, limit: Int = 1_000) throws -> ChangeBatch {
+    ///
+    /// `logs`: the logs to read (`ChangeLogs.toRead(after:)`: those a NOTIFY named); access and
+    /// token changes are always read. A log not read keeps its cursor.
+    public func changes(after cursors: ChangeCursors, limit: Int = 1_000, logs: ChangeLogs = .all) throws -> ChangeBatch {
         let backlogDrained = """
             (SELECT count(*) FROM (SELECT 1 FROM access_changes WHERE seq > $3 LIMIT $2) x) < $2
             AND (SELECT count(*) FROM (SELECT 1 FROM token_changes WHERE seq > $4 LIMIT $2) y) < $2
             """
         let (access, tokens) = (String(cursors.access), String(cursors.token))
-        let results = try conn.pipelinedTransaction([
-            ("SELECT seq, event_id, user_id, access_level FROM access_changes WHERE seq > $1 ORDER BY seq LIMIT $2",
+        let statements: [(log: ChangeLogs, sql: String, params: [String?])] = [
+            (.access, "SELECT seq, event_id, user_id, access_level FROM access_changes WHERE seq > $1 ORDER BY seq LIMIT $2",
              [access, String(limit)]),
             // Each token change with the token's state now (in this snapshot): valid, or gone.
-            ("""
+            (.token, """
             SELECT c.seq, encode(c.token_hash, 'hex'), c.user_id,
                    t.token_hash IS NOT NULL AND \(Self.tokenIsValid("t")), p.id, p.display_name,
                    \(Self.epochMicros("t.expires_at"))
@@ -60,23 +63,23 @@ extension Store {
             """, [tokens, String(limit)]),
             // The message log by seq, expired or not, so the cursor passes every row; only
             // unexpired ones are handed on.
-            ("""
+            (.message, """
             SELECT \(Self.messageColumns(reader: "NULL")), \(Self.unexpired), \(Self.audienceColumn)
             FROM staff_messages m JOIN profiles p ON p.id = m.sender_id
             WHERE m.seq > $1 AND \(backlogDrained) ORDER BY m.seq LIMIT $2
             """, [String(cursors.message), String(limit), access, tokens]),
-            ("""
+            (.notification, """
             SELECT \(Self.notificationColumns) FROM notifications n
             WHERE n.seq > $1 AND \(backlogDrained) ORDER BY n.seq LIMIT $2
             """, [String(cursors.notification), String(limit), access, tokens]),
             // Edits and retracts (sql/008), each with the message as it is in this snapshot.
-            ("""
+            (.messageChange, """
             SELECT \(Self.messageColumns(reader: "NULL")), c.seq, c.action, \(Self.audienceColumn)
             FROM message_changes c JOIN staff_messages m ON m.id = c.message_id JOIN profiles p ON p.id = m.sender_id
             WHERE c.seq > $1 AND \(backlogDrained) ORDER BY c.seq LIMIT $2
             """, [String(cursors.messageChange), String(limit), access, tokens]),
             // Replies (sql/008), each with its event's admins and owners in this snapshot.
-            ("""
+            (.reply, """
             SELECT \(Self.replyColumns), r.seq,
                    ARRAY(SELECT a.user_id FROM event_access a
                          WHERE a.event_id = r.event_id AND a.access_level IN ('admin','owner'))::text
@@ -84,23 +87,30 @@ extension Store {
             WHERE r.seq > $1 AND \(backlogDrained) ORDER BY r.seq LIMIT $2
             """, [String(cursors.reply), String(limit), access, tokens]),
             // Reads (receipts to admins), after the access backlog like messages.
-            ("""
+            (.read, """
             SELECT r.seq, r.message_id, r.event_id, r.user_id, p.display_name, m.read_count
             FROM message_reads r JOIN profiles p ON p.id = r.user_id JOIN staff_messages m ON m.id = r.message_id
             WHERE r.seq > $1 AND \(backlogDrained) ORDER BY r.seq LIMIT $2
             """, [String(cursors.read), String(limit), access, tokens]),
             // Escalation rounds (reminders to non-readers), with their message.
-            ("""
+            (.round, """
             SELECT \(Self.messageColumns(reader: "NULL")), e.seq, e.round, e.unread::text[]
             FROM escalation_rounds e JOIN staff_messages m ON m.id = e.message_id JOIN profiles p ON p.id = m.sender_id
             WHERE e.seq > $1 AND \(backlogDrained) ORDER BY e.seq LIMIT $2
             """, [String(cursors.round), String(limit), access, tokens]),
             // Poll answers (sql/011): one tally per poll answered since the cursor.
-            (Self.pollTallies, [String(cursors.answer), String(limit)]),
-        ], mode: "REPEATABLE READ READ ONLY", customPlans: true)
-        let (a, t, m, n, c) = (results[0], results[1], results[2], results[3], results[4])
-        let rp = results[5]
-        let (reads, rounds) = (results[6], results[7])
+            (.answer, Self.pollTallies, [String(cursors.answer), String(limit)]),
+        ]
+        let chosen = statements.filter { logs.union(.gates).contains($0.log) }
+        let results = try conn.pipelinedTransaction(chosen.map { ($0.sql, $0.params) }, mode: "REPEATABLE READ READ ONLY",
+                                                    customPlans: true)
+        var byLog: [ChangeLogs: PGResult] = [:]
+        for (statement, result) in zip(chosen, results) { byLog[statement.log] = result }
+        guard let a = byLog[.access], let t = byLog[.token] else {
+            throw PostgresError(.unexpectedResult, "the change feed's snapshot lacks the access or token log")
+        }
+        let (m, n, c, rp) = (byLog[.message], byLog[.notification], byLog[.messageChange], byLog[.reply])
+        let (reads, rounds, tallies) = (byLog[.read], byLog[.round], byLog[.answer])
         var batch = ChangeBatch(cursors: cursors)
         for i in 0..<a.rowCount {
             guard let seq = a.int64(i, 0), let event = a.uuid(i, 1), let user = a.uuid(i, 2) else { continue }
@@ -121,56 +131,67 @@ extension Store {
                                             expiresAt: t.date(i, 6)))
             batch.cursors.token = seq
         }
-        let messages = try Self.messages(m)
-        for (i, message) in messages.enumerated() {
-            if m.bool(i, Self.messageColumnCount) == true { batch.messages.append(message) }
-            if let audience = m.string(i, Self.messageColumnCount + 1) { batch.audiences[message.id] = Set(Self.uuidArray(audience)) }
-            batch.cursors.message = message.seq
+        if let m {
+            for (i, message) in try Self.messages(m).enumerated() {
+                if m.bool(i, Self.messageColumnCount) == true { batch.messages.append(message) }
+                if let audience = m.string(i, Self.messageColumnCount + 1) { batch.audiences[message.id] = Set(Self.uuidArray(audience)) }
+                batch.cursors.message = message.seq
+            }
         }
-        batch.notifications = try Self.notifications(n)
-        if n.rowCount > 0, let last = n.int64(n.rowCount - 1, 9) { batch.cursors.notification = last }
-        let changed = try Self.messages(c)
-        for (i, message) in changed.enumerated() {
-            guard let seq = c.int64(i, Self.messageColumnCount), let action = c.string(i, Self.messageColumnCount + 1).flatMap(MessageChange.Action.init) else { continue }
-            if let audience = c.string(i, Self.messageColumnCount + 2) { batch.audiences[message.id] = Set(Self.uuidArray(audience)) }
-            batch.messageChanges.append(MessageChange(seq: seq, action: action, messageID: message.id, eventID: message.eventID,
-                                                      message: action == .edit ? message : nil))
-            batch.cursors.messageChange = seq
+        if let n {
+            batch.notifications = try Self.notifications(n)
+            if n.rowCount > 0, let last = n.int64(n.rowCount - 1, 9) { batch.cursors.notification = last }
         }
-        for (i, reply) in try Self.replies(rp).enumerated() {
-            guard let seq = rp.int64(i, 7) else { continue }
-            let list = (rp.string(i, 8) ?? "{}").trimmingCharacters(in: CharacterSet(charactersIn: "{}"))
-            let organisers = Set(list.split(separator: ",").compactMap { UUID(uuidString: String($0)) })
-            batch.replies.append((reply, organisers))
-            batch.cursors.reply = seq
+        if let c {
+            for (i, message) in try Self.messages(c).enumerated() {
+                guard let seq = c.int64(i, Self.messageColumnCount),
+                      let action = c.string(i, Self.messageColumnCount + 1).flatMap(MessageChange.Action.init) else { continue }
+                if let audience = c.string(i, Self.messageColumnCount + 2) { batch.audiences[message.id] = Set(Self.uuidArray(audience)) }
+                batch.messageChanges.append(MessageChange(seq: seq, action: action, messageID: message.id, eventID: message.eventID,
+                                                          message: action == .edit ? message : nil))
+                batch.cursors.messageChange = seq
+            }
         }
-        for i in 0..<reads.rowCount {
-            guard let seq = reads.int64(i, 0), let message = reads.uuid(i, 1), let event = reads.uuid(i, 2),
-                  let user = reads.uuid(i, 3) else { continue }
-            batch.receipts.append(ReadReceipt(messageID: message, eventID: event, userID: user,
-                                              displayName: reads.string(i, 4) ?? "", readCount: reads.int(i, 5) ?? 0))
-            batch.cursors.read = seq
+        if let rp {
+            for (i, reply) in try Self.replies(rp).enumerated() {
+                guard let seq = rp.int64(i, 7) else { continue }
+                let list = (rp.string(i, 8) ?? "{}").trimmingCharacters(in: CharacterSet(charactersIn: "{}"))
+                let organisers = Set(list.split(separator: ",").compactMap { UUID(uuidString: String($0)) })
+                batch.replies.append((reply, organisers))
+                batch.cursors.reply = seq
+            }
         }
-        let reminded = try Self.messages(rounds)
-        let k = Self.messageColumnCount
-        for (i, message) in reminded.enumerated() {
-            guard let seq = rounds.int64(i, k) else { continue }
-            batch.reminders.append(ReminderChange(seq: seq, round: rounds.int(i, k + 1) ?? 1,
-                                                  unread: Self.uuidArray(rounds.string(i, k + 2)), message: message))
-            batch.cursors.round = seq
+        if let reads {
+            for i in 0..<reads.rowCount {
+                guard let seq = reads.int64(i, 0), let message = reads.uuid(i, 1), let event = reads.uuid(i, 2),
+                      let user = reads.uuid(i, 3) else { continue }
+                batch.receipts.append(ReadReceipt(messageID: message, eventID: event, userID: user,
+                                                  displayName: reads.string(i, 4) ?? "", readCount: reads.int(i, 5) ?? 0))
+                batch.cursors.read = seq
+            }
         }
-        let tallies = results[8]
-        for i in 0..<tallies.rowCount {
-            guard let message = tallies.uuid(i, 1), let event = tallies.uuid(i, 2) else { continue }
-            let counts = Self.tallyCounts(tallies.string(i, 3), options: tallies.int(i, 8) ?? 0)
-            batch.tallies.append(PollTally(messageID: message, eventID: event, counts: counts,
-                                           answered: tallies.int(i, 4) ?? 0, audience: tallies.int(i, 5) ?? 0))
-            if let last = tallies.int64(i, 6) { batch.cursors.answer = max(batch.cursors.answer, last) }
+        if let rounds {
+            let k = Self.messageColumnCount
+            for (i, message) in try Self.messages(rounds).enumerated() {
+                guard let seq = rounds.int64(i, k) else { continue }
+                batch.reminders.append(ReminderChange(seq: seq, round: rounds.int(i, k + 1) ?? 1,
+                                                      unread: Self.uuidArray(rounds.string(i, k + 2)), message: message))
+                batch.cursors.round = seq
+            }
+        }
+        if let tallies {
+            for i in 0..<tallies.rowCount {
+                guard let message = tallies.uuid(i, 1), let event = tallies.uuid(i, 2) else { continue }
+                let counts = Self.tallyCounts(tallies.string(i, 3), options: tallies.int(i, 8) ?? 0)
+                batch.tallies.append(PollTally(messageID: message, eventID: event, counts: counts,
+                                               answered: tallies.int(i, 4) ?? 0, audience: tallies.int(i, 5) ?? 0))
+                if let last = tallies.int64(i, 6) { batch.cursors.answer = max(batch.cursors.answer, last) }
+            }
         }
         // A full page of access or token changes held messages back: read again at once.
-        batch.hasMore = a.rowCount == limit || m.rowCount == limit || n.rowCount == limit || t.rowCount == limit
-            || c.rowCount == limit || rp.rowCount == limit || reads.rowCount == limit || rounds.rowCount == limit
-            || (tallies.rowCount > 0 && tallies.int(0, 7) == limit)
+        let full = [m, n, c, rp, reads, rounds].contains { ($0?.rowCount ?? 0) == limit }
+        batch.hasMore = a.rowCount == limit || t.rowCount == limit || full
+            || ((tallies?.rowCount ?? 0) > 0 && tallies?.int(0, 7) == limit)
         return batch
     }
 }

@@ -7,9 +7,7 @@ extension StaffcastServer {
     func loadVAPIDKey() throws -> VAPIDKey? {
         guard let path = configuration.reach.pushVapidKey else { return nil }
         do {
-            let key = try VAPIDKey.loadOrCreate(path: path, contact: configuration.reach.pushContact)
-            pushPublicKey = key.publicKey
-            return key
+            return try VAPIDKey.loadOrCreate(path: path, contact: configuration.reach.pushContact)
         } catch {
             throw ServerError.push("\(error)")
         }

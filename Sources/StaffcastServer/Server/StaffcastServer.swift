@@ -14,7 +14,10 @@ import Synchronization
 ///   sends and marks committed in groups (`SendBatcher`, `ReadBatcher`);
 /// - the `ChangeListener` thread + `ChangeFeed` (committed changes, each frame encoded once,
 ///   the same bytes to every loop);
-/// - a ticker thread that posts `tick` to every loop once a second.
+/// - a `Ticker` thread that posts `tick` to every loop once a second and starts the periodic
+///   passes (schedules, escalation, outbox, presence, token use).
+/// The API gets what it reads passed in (`ServerHealth`, `LoopDirectory`, `StatusReports`),
+/// never the server.
 public final class StaffcastServer: @unchecked Sendable {
     /// The lifecycle; each state carries what exists in it.
     public enum State: String, Sendable {
@@ -27,8 +30,11 @@ public final class StaffcastServer: @unchecked Sendable {
     let metrics = ServerMetrics()
     let workers: DatabaseWorkers
     let gatekeeper: Gatekeeper
-    let startedAt = Date()
+    /// Lifecycle state, port and readiness, shared with the API (read only there).
+    let health: ServerHealth
     private(set) var loops: [ServiceLoop] = []
+    /// The same loops, for the API's and the ticker's snapshots.
+    let directory = LoopDirectory()
     private var listener: ChangeListener?
     /// Times a database round trip every second, for readiness (never on a service loop).
     private var probe: DatabaseProbe?
@@ -39,10 +45,8 @@ public final class StaffcastServer: @unchecked Sendable {
     /// Delivers Web Push, email and webhooks from the outbox (`OutboxRunner`).
     private var outbox: OutboxRunner?
     func setOutbox(_ runner: OutboxRunner) { outbox = runner }
-    /// The VAPID application server key (base64url), when push is configured.
-    var pushPublicKey: String?
-    private let shared = Mutex<(state: State, port: Int)>((.idle, 0))
-    private let tickerStop = DispatchSemaphore(value: 0)
+    /// The once-a-second thread (`Ticker`), from `start` on.
+    private var ticker: Ticker?
     private let loopsEnded = DispatchGroup()
 
     public init(configuration: ServerConfiguration, conninfo: String, logger: Logger) {
@@ -52,12 +56,12 @@ public final class StaffcastServer: @unchecked Sendable {
         self.workers = DatabaseWorkers(conninfo: conninfo, count: configuration.databaseWorkers,
                                        queueCapacity: configuration.jobQueueCapacity)
         self.gatekeeper = Gatekeeper(maxConnections: configuration.maxConnections, maxPerUser: configuration.maxConnectionsPerUser)
+        health = ServerHealth(listenerPollInterval: configuration.listenerPollInterval)
     }
 
-    public var state: State { shared.withLock { $0.state } }
+    public var state: State { health.state }
     /// The port actually listened on (useful with port 0).
-    public var port: Int { shared.withLock { $0.port } }
-    var isDraining: Bool { state == .draining }
+    public var port: Int { health.port }
 
     // MARK: lifecycle
 
@@ -75,7 +79,7 @@ public final class StaffcastServer: @unchecked Sendable {
     /// person when the port or the database is unusable.
     public func start() throws {
         try Self.checkTLS(configuration)
-        shared.withLock { $0.state = .starting }
+        health.state = .starting
         var cursors: ChangeCursors
         do {
             let store = Store(try PGConnection(conninfo: conninfo))
@@ -85,7 +89,7 @@ public final class StaffcastServer: @unchecked Sendable {
             gatekeeper.loadEnded(try store.endedTokens())
             cursors.token = tokens.through
         } catch {
-            shared.withLock { $0.state = .stopped }
+            health.state = .stopped
             throw ServerError.database("cannot read from the database: \(error)")
         }
 
@@ -99,36 +103,37 @@ public final class StaffcastServer: @unchecked Sendable {
         do {
             vapid = try loadVAPIDKey()
         } catch {
-            shared.withLock { $0.state = .stopped }
+            health.state = .stopped
             throw error
         }
         let reads = ReadBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
         let answers = AnswerBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
         let runner = JobRunner(workers: workers, sends: sends, reads: reads, answers: answers, logger: logger, metrics: metrics)
-        let api = HTTPAPI(server: self, configuration: configuration, gatekeeper: gatekeeper, workers: workers, sends: sends,
-                          answers: answers, logger: logger, metrics: metrics)
+        let api = HTTPAPI(configuration: configuration, health: health, loops: directory, pushPublicKey: vapid?.publicKey,
+                          gatekeeper: gatekeeper, workers: workers, sends: sends, answers: answers, logger: logger, metrics: metrics)
         let resolver = TokenResolver(gatekeeper: gatekeeper, workers: workers, opsToken: configuration.opsToken,
                                      logger: logger, metrics: metrics)
         loops = (0..<configuration.resolvedServiceThreads).map {
             ServiceLoop(index: $0, configuration: configuration, publishedThrough: cursors.message, logger: logger,
                         metrics: metrics, gatekeeper: gatekeeper, resolver: resolver, runner: runner, api: api)
         }
+        directory.set(loops)
         var port = configuration.port
         do {
             try Self.checkPortFree(configuration)
         } catch {
             loops = []
-            shared.withLock { $0.state = .stopped }
+            health.state = .stopped
             throw error
         }
         do {
             for loop in loops { port = try loop.listen(host: configuration.host, port: port) }
         } catch {
             loops = []
-            shared.withLock { $0.state = .stopped }
+            health.state = .stopped
             throw ServerError.listen("cannot listen on \(configuration.host):\(configuration.port): \(error) (is the port in use, or the address not on this machine?)")
         }
-        shared.withLock { $0.port = port }
+        health.port = port
         workers.start()
         startOutbox(vapid: vapid)
 
@@ -153,7 +158,7 @@ public final class StaffcastServer: @unchecked Sendable {
             for loop in loops { loop.requestExit() }
             _ = loopsEnded.wait(timeout: .now() + 5)
             workers.stop()
-            shared.withLock { $0.state = .stopped }
+            health.state = .stopped
             throw ServerError.listen(failure)
         }
 
@@ -167,6 +172,7 @@ public final class StaffcastServer: @unchecked Sendable {
         let listener = ChangeListener(conninfo: conninfo, from: cursors, pollInterval: configuration.listenerPollInterval,
                                       logger: logger) { batch in feed.deliver(batch) }
         self.listener = listener
+        health.attach(probe: probe, listener: listener)
         listener.start()
         // Ready means the listener is up too; wait briefly so `start` returns a ready server.
         let deadline = Date().addingTimeInterval(10)
@@ -174,8 +180,12 @@ public final class StaffcastServer: @unchecked Sendable {
         if listener.state != .listening {
             logger.warning("serving, but the change listener is not listening yet", metadata: ["error": "\(listener.lastError ?? "-")"])
         }
-        startTicker()
-        shared.withLock { $0.state = .running }
+        let ticker = Ticker(loops: loops, directory: directory, gatekeeper: gatekeeper, workers: workers,
+                            nodeID: configuration.nodeID, logger: logger,
+                            duties: Ticker.Duties(scheduler: scheduler, escalations: escalations, outbox: outbox))
+        self.ticker = ticker
+        ticker.start()
+        health.state = .running
         logger.info("staffcast is serving", metadata: ["host": "\(configuration.host)", "port": "\(port)",
                                                         "loops": "\(loops.count)", "tokens": "\(gatekeeper.tokenCount)",
                                                         "node": "\(configuration.nodeID)"])
@@ -183,14 +193,25 @@ public final class StaffcastServer: @unchecked Sendable {
 
     /// Graceful stop: refuses new work, lets requests in flight finish, closes every WebSocket
     /// with 1001 after its queued frames, then ends all threads. Returns within
-    /// `shutdownGrace` plus a few seconds, however loaded the server is.
+    /// `shutdownGrace` plus a few seconds, however loaded the server is. The same steps, in
+    /// the same order, as the `ServiceGroup` of `staffcast serve` (`services(after:)`).
     public func stop() {
-        let alreadyStopping: Bool = shared.withLock {
-            guard $0.state == .running || $0.state == .starting else { return true }
-            $0.state = .draining
-            return false
-        }
-        if alreadyStopping { return }
+        guard health.beginDraining() else { return } // stopping already, or never started
+        drainLoops(claimed: true)
+        stopTicker()
+        stopListener()
+        stopOutbox()
+        stopProbe()
+        stopWorkers()
+    }
+
+    // MARK: shutdown steps (each once; safe before `start` finished)
+
+    /// The loops stop accepting, answer what is in flight, flush and close every WebSocket
+    /// with 1001 (at most `shutdownGrace`), then end their threads (at most 5 s more).
+    /// `claimed`: the caller moved the state to draining already.
+    func drainLoops(claimed: Bool = false) {
+        if !claimed { guard health.beginDraining() else { return } }
         logger.info("stopping: closing connections with 1001")
         for loop in loops { loop.post { $0.beginDrain() } }
         let deadline = Date().addingTimeInterval(configuration.shutdownGrace)
@@ -208,159 +229,39 @@ public final class StaffcastServer: @unchecked Sendable {
             if drained.withLock({ $0 }) == loops.count { break }
             usleep(50_000)
         }
-        tickerStop.signal()
         for loop in loops { loop.requestExit() }
         if loopsEnded.wait(timeout: .now() + 5) == .timedOut {
             logger.warning("a service loop did not end in time")
         }
-        listener?.stop()
-        outbox?.stop()
-        probe?.stop()
-        // This server's presence rows go with it (queued jobs still run before workers end).
+    }
+
+    func stopTicker() { ticker?.stop() }
+    func stopListener() { listener?.stop() }
+    func stopOutbox() { outbox?.stop() }
+    func stopProbe() { probe?.stop() }
+
+    /// The last step: this server's presence rows go (queued jobs still run before the workers
+    /// end), then the workers.
+    func stopWorkers() {
+        guard health.state != .stopped, health.state != .idle else { return }
         let node = configuration.nodeID
         _ = workers.submit { session in _ = try? session.store().replacePresence(node: node, rows: []) }
         workers.stop()
-        shared.withLock { $0.state = .stopped }
+        health.state = .stopped
         logger.info("stopped")
     }
 
-    /// Posts `tick` to every loop once a second, and writes presence every few seconds.
-    private func startTicker() {
-        let thread = Thread { [self] in
-            var lastPresence = 0.0
-            var lastTrim = ServiceLoop.monotonicNow()
-            var lastUse = lastTrim
-            var memory = MemoryTrimPolicy()
-            while tickerStop.wait(timeout: .now() + 1) == .timedOut {
-                let expired = gatekeeper.removeExpired()
-                for loop in loops {
-                    loop.post { l in
-                        // Tokens that expired by the clock close their sockets like revoked ones.
-                        if !expired.isEmpty { l.deliver(CommittedBatch(revokedTokens: expired)) }
-                        l.tick()
-                    }
-                }
-                scheduler?.tick()
-                let now = ServiceLoop.monotonicNow()
-                // After a wave of closed connections (a flood of half-open TLS handshakes, a
-                // crowd gone home), give the freed memory back; here, never on a loop.
-                if memory.observe(held: loops.reduce(0) { $0 + $1.held.withLock { $0 } }, now: now) { _ = sc_malloc_trim() }
-                if now - lastPresence >= Self.presenceInterval {
-                    lastPresence = now
-                    publishPresence()
-                }
-                escalations?.tick(now: now)
-                outbox?.tick()
-                if now - lastUse >= Self.tokenUseInterval {
-                    lastUse = now
-                    flushTokenUse()
-                }
-                if now - lastTrim >= 60 {
-                    lastTrim = now
-                    gatekeeper.trimOpens()
-                    deleteStaleInvites()
-                    outbox?.trim()
-                }
-            }
-        }
-        thread.name = "staffcast-ticker"
-        thread.start()
-    }
-
-    /// Deletes invites that expired over a day ago (on a worker; every server does it, which
-    /// is harmless).
-    private func deleteStaleInvites() {
-        let logger = self.logger
-        _ = workers.submit { session in
-            do {
-                let n = try session.store().deleteStaleInvites()
-                if n > 0 { logger.info("deleted expired invites", metadata: ["count": LogValue.number(n)]) }
-            } catch {
-                logger.debug("expired invites not deleted", metadata: ["error": "\(error)"])
-            }
-        }
-    }
-
-    /// Seconds between writes of which tokens were used (`staffcast admin token list`, last used).
-    static let tokenUseInterval = 30.0
-
     /// Writes `last_used_at` of the tokens used since the last call (on a worker; the ticker
-    /// calls it every `tokenUseInterval`).
+    /// calls it every `Ticker.tokenUseInterval`).
     public func flushTokenUse() {
-        let used = gatekeeper.takeUsed()
-        guard !used.isEmpty else { return }
-        let logger = self.logger
-        _ = workers.submit { session in
-            do {
-                try session.store().recordTokenUse(used)
-            } catch {
-                logger.debug("token use not recorded", metadata: ["error": "\(error)"])
-            }
-        }
-    }
-
-    /// Seconds between presence refreshes (other servers ignore rows older than 30 s).
-    static let presenceInterval = 3.0
-
-    /// Writes this server's subscriptions to the presence table (on a worker), so status on
-    /// any server sees who is connected to this one.
-    private func publishPresence() {
-        let node = configuration.nodeID
-        let logger = self.logger
-        collectLoops { [workers] loops in
-            let rows = loops.flatMap(\.members).map {
-                Store.PresenceRow(node: node, connectionID: Int64($0.connectionID), userID: $0.userID, eventID: $0.eventID,
-                                  connectedSince: $0.connectedSince, rttMs: $0.rtt.map { ($0 * 100_000).rounded() / 100 })
-            }
-            _ = workers.submit { session in
-                do {
-                    try session.store().replacePresence(node: node, rows: rows)
-                } catch {
-                    logger.debug("presence not written", metadata: ["error": "\(error)"])
-                }
-            }
-        }
-    }
-
-    /// Asks every loop for a snapshot of what it holds; `completion` runs once all answered
-    /// (on the thread of the last loop to answer, so it must not block), or after 2 s with
-    /// those that did.
-    func collectLoops(_ completion: @escaping @Sendable ([LoopSnapshot]) -> Void) {
-        let box = Mutex<(snapshots: [LoopSnapshot], done: Bool)>(([], false))
-        let expected = loops.count
-        guard expected > 0 else { return completion([]) }
-        let finish: @Sendable (Bool) -> Void = { force in
-            let result: [LoopSnapshot]? = box.withLock { b in
-                guard !b.done, force || b.snapshots.count == expected else { return nil }
-                b.done = true
-                return b.snapshots.sorted { $0.index < $1.index }
-            }
-            if let result { completion(result) }
-        }
-        for loop in loops {
-            loop.post { l in
-                let s = l.snapshot()
-                box.withLock { $0.snapshots.append(s) }
-                finish(false)
-            }
-        }
-        DispatchQueue.global().asyncAfter(deadline: .now() + 2) { finish(true) }
+        Ticker.flushTokenUse(gatekeeper: gatekeeper, workers: workers, logger: logger)
     }
 
     // MARK: readiness
 
-    /// How recent the probe's last round trip and the listener's last read must be.
-    var readinessRule: ReadinessRule {
-        ReadinessRule(probeInterval: 1, probeDeadline: 2, listenerPollInterval: configuration.listenerPollInterval)
-    }
+    var readinessRule: ReadinessRule { health.rule }
 
     /// Ready for traffic (`/readyz`): from what the probe and the listener last recorded, so
     /// asking never waits on the database.
-    public var readiness: Readiness {
-        let l = listener
-        return readinessRule.judge(now: Monotonic.now(), state: state.rawValue, lastProbe: probe?.lastSuccess,
-                                   listenerState: l?.state.rawValue ?? "stopped", lastRead: l?.lastRead)
-    }
-
-    var listenerState: ChangeListener.State? { listener?.state }
+    public var readiness: Readiness { health.readiness }
 }

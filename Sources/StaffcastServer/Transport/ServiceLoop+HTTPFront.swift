@@ -3,9 +3,11 @@ import CStaffcastSocket
 import Foundation
 import StaffcastCore
 
-/// Plain HTTP on a service loop's own descriptors: accepting, reading, framing requests
-/// (`HTTPRequestParser`), answering them in order, deadlines, and the upgrade decision that
-/// hands an admitted WebSocket to libwebsockets. Runs on the loop's thread only.
+/// HTTP on a service loop: accepting on its own descriptors, reading and writing plain sockets,
+/// and carrying out what each connection's `HTTPConnectionMachine` asks (serve a request,
+/// refuse one, check an upgrade's token, admit it and hand it to libwebsockets, flush, close).
+/// The rules themselves (pipelining, keep-alive, deadlines, the upgrade's checks) are the
+/// machine's, in StaffcastCore. Runs on the loop's thread only.
 extension ServiceLoop {
     func serviceSockets() {
         guard let poller else { return }
@@ -37,7 +39,7 @@ extension ServiceLoop {
                 acceptTLS(fd, peer: peerText)
                 continue
             }
-            let connection = HTTPConnection(fd: fd, serial: nextSerial, peer: peerText, now: Self.monotonicNow())
+            let connection = HTTPConnection(fd: fd, serial: nextSerial, peer: peerText, limits: httpLimits, now: Self.monotonicNow())
             nextSerial += 1
             do {
                 try poller?.add(fd)
@@ -52,15 +54,13 @@ extension ServiceLoop {
 
     func read(_ connection: HTTPConnection) {
         var chunk = [UInt8](repeating: 0, count: 16_384)
-        while connection.input.count < HTTPConnection.maxBuffered {
+        while connection.machine.wantsInput, http[connection.fd] === connection {
             let n = chunk.withUnsafeMutableBytes { sc_read(connection.fd, $0.baseAddress, $0.count) }
             if n > 0 {
-                if connection.input.isEmpty { connection.requestStartedAt = Self.monotonicNow() }
-                connection.input += chunk[0..<n]
-                connection.lastActivity = Self.monotonicNow()
+                perform(connection.machine.received(chunk[0..<n], now: Self.monotonicNow()), on: connection)
                 if n < chunk.count { break }
             } else if n == 0 {
-                connection.peerClosed = true
+                perform(connection.machine.peerClosed(), on: connection)
                 break
             } else if -n == EAGAIN || -n == EWOULDBLOCK || -n == EINTR {
                 break
@@ -69,99 +69,83 @@ extension ServiceLoop {
                 return
             }
         }
-        frame(connection)
-        if connection.peerClosed, http[connection.fd] === connection {
-            connection.closeAfterAnswers = true
-            if connection.answers.isEmpty && connection.output.isEmpty { close(connection, reset: false) }
+    }
+
+    /// The limits every HTTP connection of this loop is held to.
+    var httpLimits: HTTPConnectionLimits {
+        HTTPConnectionLimits(headerTimeout: configuration.headerTimeout, idleTimeout: configuration.idleTimeout,
+                             writeStallTimeout: configuration.writeStallTimeout)
+    }
+
+    /// Carries out what a connection's `HTTPConnectionMachine` asks, in order; stops once the
+    /// connection is closed or handed over.
+    func perform(_ actions: [HTTPConnectionAction], on connection: HTTPConnection) {
+        for action in actions {
+            guard http[connection.fd] === connection else { return }
+            switch action {
+            case .serve(let request, let slot, let keepAlive, let headOnly):
+                serve(request, slot: slot, keepAlive: keepAlive, headOnly: headOnly, on: connection)
+            case .refuse(let slot, let refusal):
+                var response: HTTPResponse
+                switch refusal.reason {
+                case .framing(let e): response = .framing(e)
+                case .error(let e): response = .error(e)
+                }
+                response.status = refusal.status
+                perform(connection.machine.answered(slot: slot, response.serialized(keepAlive: false), now: Self.monotonicNow()),
+                        on: connection)
+            case .checkToken(let head):
+                checkToken(head, of: connection)
+            case .admit(let head):
+                admit(head, connection)
+            case .flush:
+                flush(connection)
+            case .stopReading:
+                // Plain sockets are simply not read (`wantsInput`); TLS asks libwebsockets.
+                if let wsi = connection.tls { lws_rx_flow_control(wsi, 0) }
+            case .resumeReading:
+                if let wsi = connection.tls { lws_rx_flow_control(wsi, 1) }
+            case .close(let reset):
+                close(connection, reset: reset)
+            }
         }
     }
 
-    /// Frames as many whole requests as the pipeline allows and dispatches them in order.
-    func frame(_ connection: HTTPConnection) {
-        while connection.answers.count < HTTPConnection.maxPipelined, !connection.closeAfterAnswers, !connection.awaitingToken,
-              !connection.input.isEmpty {
-            switch parser.parse(connection.input) {
-            case .needMore:
-                flush(connection)
-                return
-            case .incompleteBody(let head):
-                if head.header("expect")?.lowercased() == "100-continue", !connection.sentContinue, connection.answers.isEmpty {
-                    connection.sentContinue = true
-                    connection.output += Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
-                }
-                flush(connection)
-                return
-            case .failure(let e):
-                connection.input = []
-                refuse(connection, .framing(e), status: e.status)
-                return
-            case .upgrade(let head, let headLength):
-                guard connection.answers.isEmpty, connection.output.isEmpty else {
-                    flush(connection) // answer what came before, then take the upgrade
-                    return
-                }
-                upgrade(connection, head, headLength: headLength)
-                return
-            case .request(let request, let consumed):
-                connection.input.removeFirst(consumed)
-                connection.sentContinue = false
-                connection.requestStartedAt = Self.monotonicNow()
-                let keepAlive = request.head.keepAlive && !draining
-                if !keepAlive { connection.closeAfterAnswers = true }
-                let slot = connection.reserveAnswer()
-                let fd = connection.fd
-                let serial = connection.serial
-                let headOnly = request.head.method == "HEAD"
-                let peer = connection.peer
-                let serve: @Sendable (ServiceLoop, TokenResolver.Outcome) -> Void = { loop, outcome in
-                    var refusal: StaffcastError?
-                    if case .refuse(let e) = outcome { refusal = e }
-                    loop.api.handle(request, peer: peer, refusal: refusal) { [weak loop] response in
-                        let bytes = response.serialized(keepAlive: keepAlive, headOnly: headOnly)
-                        loop?.post { l in l.answer(fd: fd, serial: serial, slot: slot, bytes) }
-                    }
-                }
-                // A token the table does not know yet is looked up first (off this thread); its
-                // answer slot keeps the pipeline in order meanwhile.
-                let check = resolver.check(request.head.bearerToken, peer: peer) { [weak self] outcome in
-                    self?.post { loop in serve(loop, outcome) }
-                }
-                if case .decided(let outcome) = check { serve(self, outcome) }
+    /// Hands a framed request to the API; its answer comes back to this loop for its slot. A
+    /// token the table does not know yet is looked up first (off this thread); the slot keeps
+    /// the pipeline in order meanwhile.
+    func serve(_ request: HTTPRequest, slot: Int, keepAlive: Bool, headOnly: Bool, on connection: HTTPConnection) {
+        let fd = connection.fd
+        let serial = connection.serial
+        let peer = connection.peer
+        let serve: @Sendable (ServiceLoop, TokenResolver.Outcome) -> Void = { loop, outcome in
+            var refusal: StaffcastError?
+            if case .refuse(let e) = outcome { refusal = e }
+            loop.api.handle(request, peer: peer, refusal: refusal) { [weak loop] response in
+                let bytes = response.serialized(keepAlive: keepAlive, headOnly: headOnly)
+                loop?.post { l in l.answer(fd: fd, serial: serial, slot: slot, bytes) }
             }
         }
-        flush(connection)
+        let check = resolver.check(request.head.bearerToken, peer: peer) { [weak self] outcome in
+            self?.post { loop in serve(loop, outcome) }
+        }
+        if case .decided(let outcome) = check { serve(self, outcome) }
     }
 
     /// An answer is ready (on the loop's thread).
     func answer(fd: Int32, serial: Int, slot: Int, _ bytes: [UInt8]) {
-        guard let connection = http[fd], connection.serial == serial, connection.fill(slot, bytes) else { return }
-        flush(connection)
-        if connection.answers.count < HTTPConnection.maxPipelined, !connection.input.isEmpty, http[fd] === connection {
-            frame(connection)
-        }
+        guard let connection = http[fd], connection.serial == serial else { return }
+        perform(connection.machine.answered(slot: slot, bytes, now: Self.monotonicNow()), on: connection)
     }
 
-    /// Answers a request that cannot be served and closes the connection after it.
-    func refuse(_ connection: HTTPConnection, _ response: HTTPResponse, status: Int) {
-        var response = response
-        response.status = status
-        connection.closeAfterAnswers = true
-        let slot = connection.reserveAnswer()
-        _ = connection.fill(slot, response.serialized(keepAlive: false))
-        flush(connection)
-    }
-
-    /// Writes what is ready, in order; closes a finished connection.
+    /// Writes what is ready, in order; the machine then closes a finished connection.
     func flush(_ connection: HTTPConnection) {
         guard http[connection.fd] === connection else { return }
         if let wsi = connection.tls { return flushTLS(connection, wsi) }
-        connection.releaseReadyAnswers()
-        while !connection.output.isEmpty {
-            let n = connection.output.withUnsafeBytes { sc_write(connection.fd, $0.baseAddress, $0.count) }
+        while !connection.machine.output.isEmpty {
+            let n = connection.machine.output.withUnsafeBytes { sc_write(connection.fd, $0.baseAddress, $0.count) }
             if n > 0 {
-                connection.output.removeFirst(n)
-                connection.lastWriteProgress = Self.monotonicNow()
-                connection.lastActivity = connection.lastWriteProgress
+                connection.machine.wrote(n, now: Self.monotonicNow())
             } else if -n == EAGAIN || -n == EWOULDBLOCK || -n == EINTR {
                 break
             } else {
@@ -169,25 +153,19 @@ extension ServiceLoop {
                 return
             }
         }
-        let wantWrite = !connection.output.isEmpty
+        let wantWrite = !connection.machine.output.isEmpty
         if wantWrite != connection.writeInterest {
             connection.writeInterest = wantWrite
             poller?.modify(connection.fd, writable: wantWrite)
         }
-        if connection.isFinished { close(connection, reset: false) }
+        perform(connection.machine.flushed(held: wantWrite, now: Self.monotonicNow()), on: connection)
     }
 
-    /// Once a tick: whether an answer has stopped moving for `write_stall_timeout`. What is
-    /// waiting counts wherever it is: ours, libwebsockets' (TLS), and the kernel's send queue
-    /// (`SIOCOUTQ`), so a reader that stops reading is caught even when the whole answer fit in
-    /// the socket. Bytes leaving any of them are progress.
-    func writeStalled(_ connection: HTTPConnection, now: Double) -> Bool {
-        let kernel = Int(max(0, sc_send_queue(connection.fd)))
-        let waiting = connection.output.count + kernel + (tlsHoldsOutput(connection) ? 1 : 0)
-        defer { connection.lastQueued = waiting }
-        guard waiting > 0 else { return false }
-        if waiting < connection.lastQueued { connection.lastWriteProgress = now }
-        return now - connection.lastWriteProgress >= configuration.writeStallTimeout
+    /// Once a tick: the connection's deadlines. What waits to leave counts wherever it is:
+    /// ours, libwebsockets' (TLS), and the kernel's send queue (`SIOCOUTQ`).
+    func tick(_ connection: HTTPConnection, now: Double) {
+        let elsewhere = Int(max(0, sc_send_queue(connection.fd))) + (tlsHoldsOutput(connection) ? 1 : 0)
+        perform(connection.machine.tick(now: now, queuedElsewhere: elsewhere), on: connection)
     }
 
     func close(_ connection: HTTPConnection, reset: Bool) {
@@ -198,44 +176,45 @@ extension ServiceLoop {
         if reset { sc_close_reset(connection.fd) } else { _ = sc_close(connection.fd) }
     }
 
-    /// A WebSocket upgrade: decided here from memory (path, draining, token, caps); admitted
-    /// ones go to libwebsockets with the bytes read so far. A token the table does not know
-    /// yet is looked up first (`TokenResolver`, off this thread): the connection waits, framing
-    /// nothing, and `resumeUpgrade` decides once the answer is posted back.
-    func upgrade(_ connection: HTTPConnection, _ head: HTTPRequestHead, headLength: Int, tokenChecked: Bool = false) {
-        guard head.path == "/v1/ws" else {
-            return refuse(connection, .error(.notFound("WebSockets connect at /v1/ws.")), status: 404)
+    /// A WebSocket upgrade passed the machine's checks (path, draining, size): its token is
+    /// checked from memory, or looked up off this thread (`TokenResolver`) while the
+    /// connection waits, framing nothing; the lookup's own deadline ends the wait.
+    func checkToken(_ head: HTTPRequestHead, of connection: HTTPConnection) {
+        let fd = connection.fd
+        let serial = connection.serial
+        let check = resolver.check(head.bearerToken, peer: connection.peer) { [weak self] outcome in
+            self?.post { loop in loop.tokenChecked(fd: fd, serial: serial, outcome) }
         }
-        guard !draining else {
-            return refuse(connection, .error(.unavailable("This server is shutting down; connect again in a moment.")), status: 503)
+        if case .decided(let outcome) = check { tokenChecked(connection, outcome) }
+    }
+
+    /// The token lookup of a waiting upgrade ended (on the loop's thread).
+    func tokenChecked(fd: Int32, serial: Int, _ outcome: TokenResolver.Outcome) {
+        guard let connection = http[fd], connection.serial == serial else { return }
+        tokenChecked(connection, outcome)
+    }
+
+    func tokenChecked(_ connection: HTTPConnection, _ outcome: TokenResolver.Outcome) {
+        switch outcome {
+        case .refuse(let error):
+            logRefusedUpgrade(connection, error)
+            perform(connection.machine.tokenChecked(refusal: error), on: connection)
+        case .proceed:
+            perform(connection.machine.tokenChecked(refusal: nil), on: connection)
         }
-        guard connection.input.count <= 2_048 else {
-            return refuse(connection, .error(StaffcastError(.tooLarge,
-                "The upgrade request is larger than 2,048 bytes; send fewer or shorter headers.")), status: 431)
-        }
-        if !tokenChecked {
-            let fd = connection.fd
-            let serial = connection.serial
-            let check = resolver.check(head.bearerToken, peer: connection.peer) { [weak self] outcome in
-                self?.post { loop in loop.resumeUpgrade(fd: fd, serial: serial, head, headLength: headLength, outcome) }
-            }
-            switch check {
-            case .pending:
-                connection.awaitingToken = true
-                return
-            case .decided(.refuse(let error)):
-                return refuseUpgrade(connection, error)
-            case .decided(.proceed):
-                break
-            }
-        }
+    }
+
+    /// The connection caps (`Gatekeeper.admit`): an admitted upgrade goes to libwebsockets
+    /// with the bytes read so far, which does the handshake and framing from then on.
+    func admit(_ head: HTTPRequestHead, _ connection: HTTPConnection) {
         switch gatekeeper.admit(token: head.bearerToken) {
         case .failure(let error):
-            refuseUpgrade(connection, error)
+            logRefusedUpgrade(connection, error)
+            perform(connection.machine.upgradeRefused(error), on: connection)
         case .success(let admission):
             if let tls = connection.tls { return upgradeTLS(connection, tls, admission: admission) }
             let fd = connection.fd
-            let bytes = connection.input
+            let bytes = connection.machine.handOver()
             http[fd] = nil
             poller?.remove(fd)
             adopted[fd] = (admission, Self.monotonicNow())
@@ -248,19 +227,8 @@ extension ServiceLoop {
         }
     }
 
-    /// The token lookup of a waiting upgrade ended (on the loop's thread).
-    func resumeUpgrade(fd: Int32, serial: Int, _ head: HTTPRequestHead, headLength: Int, _ outcome: TokenResolver.Outcome) {
-        guard let connection = http[fd], connection.serial == serial, connection.awaitingToken else { return }
-        connection.awaitingToken = false
-        switch outcome {
-        case .refuse(let error): refuseUpgrade(connection, error)
-        case .proceed: upgrade(connection, head, headLength: headLength, tokenChecked: true)
-        }
-    }
-
-    func refuseUpgrade(_ connection: HTTPConnection, _ error: StaffcastError) {
+    func logRefusedUpgrade(_ connection: HTTPConnection, _ error: StaffcastError) {
         logger.info("refused websocket", metadata: ["peer": "\(connection.peer)", "code": "\(error.code)"])
         metrics.error(code: error.code.rawValue)
-        refuse(connection, .error(error), status: error.code.httpStatus)
     }
 }

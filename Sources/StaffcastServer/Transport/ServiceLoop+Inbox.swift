@@ -137,9 +137,12 @@ extension ServiceLoop {
                                     now: Self.monotonicNow(), wall: Date()))
     }
 
-    /// A committed batch from the change feed, on the loop's thread.
-    func deliver(_ batch: CommittedBatch<OutFrame>) {
+    /// A committed batch from the change feed, on the loop's thread. With a `trace`, the
+    /// hand-off and fan-out stages are recorded and the loop watches for the frame's writes.
+    func deliver(_ batch: CommittedBatch<OutFrame>, trace: ChangeFeedTrace? = nil, posted: Double = 0) {
+        let started = trace == nil ? 0 : MessageTracer.now()
         perform(engine.committed(batch, now: Self.monotonicNow(), wall: Date()))
+        if let trace { traceQueued(trace, posted: posted, started: started) }
         for f in engine.fannedOut {
             logger.info("message fanned out", metadata: ["seq": LogValue.number(f.seq), "event_id": LogValue.id(f.eventID),
                                                          "recipients": LogValue.number(f.recipients), "loop": LogValue.number(index)])

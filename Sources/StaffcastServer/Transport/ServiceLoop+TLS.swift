@@ -32,7 +32,7 @@ extension ServiceLoop {
             return // libwebsockets closed fd
         }
         if let stale = http.removeValue(forKey: fd), let old = stale.tls { tlsHTTP[UInt(bitPattern: old)] = nil }
-        let connection = HTTPConnection(fd: fd, serial: nextSerial, peer: peer, now: Self.monotonicNow(), tls: wsi)
+        let connection = HTTPConnection(fd: fd, serial: nextSerial, peer: peer, limits: httpLimits, now: Self.monotonicNow(), tls: wsi)
         nextSerial += 1
         http[fd] = connection
         tlsHTTP[UInt(bitPattern: wsi)] = connection
@@ -47,45 +47,30 @@ extension ServiceLoop {
             lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
         }
         guard let input, length > 0 else { return 0 }
-        let now = Self.monotonicNow()
-        if connection.input.isEmpty { connection.requestStartedAt = now }
-        connection.input += UnsafeRawBufferPointer(start: input, count: length)
-        connection.lastActivity = now
-        if connection.input.count >= HTTPConnection.maxBuffered, !connection.readPaused {
-            // As on a plain socket: read no further until answers go out (`flushTLS` resumes).
-            connection.readPaused = true
-            lws_rx_flow_control(wsi, 0)
-        }
-        frame(connection)
+        // Past its buffer limit the machine asks to stop reading (`lws_rx_flow_control`) until
+        // answers go out.
+        perform(connection.machine.received(UnsafeRawBufferPointer(start: input, count: length), now: Self.monotonicNow()),
+                on: connection)
         return 0
     }
 
     /// Writes what is ready through TLS, one record at a time while libwebsockets holds
     /// nothing back; closes the connection once the last byte has gone to the kernel.
     func flushTLS(_ connection: HTTPConnection, _ wsi: OpaquePointer) {
-        connection.releaseReadyAnswers()
         let pre = staffcast_lws_pre()
-        while !connection.output.isEmpty, lws_partial_buffered(wsi) == 0 {
-            let n = min(connection.output.count, Self.relayChunk)
-            connection.output.withUnsafeBufferPointer { (relayBuffer + pre).update(from: $0.baseAddress!, count: n) }
+        while !connection.machine.output.isEmpty, lws_partial_buffered(wsi) == 0 {
+            let n = min(connection.machine.output.count, Self.relayChunk)
+            connection.machine.output.withUnsafeBufferPointer { (relayBuffer + pre).update(from: $0.baseAddress!, count: n) }
             if lws_write(wsi, relayBuffer + pre, n, staffcast_lws_write_raw()) < n {
                 close(connection, reset: true)
                 return
             }
-            connection.output.removeFirst(n)
-            connection.lastWriteProgress = Self.monotonicNow()
-            connection.lastActivity = connection.lastWriteProgress
+            connection.machine.wrote(n, now: Self.monotonicNow())
         }
-        if !connection.output.isEmpty || lws_partial_buffered(wsi) != 0 {
-            // libwebsockets keeps what the socket did not take and calls back once it is sent.
-            lws_callback_on_writable(wsi)
-            return
-        }
-        if connection.readPaused, connection.input.count < HTTPConnection.maxBuffered {
-            connection.readPaused = false
-            lws_rx_flow_control(wsi, 1)
-        }
-        if connection.isFinished { close(connection, reset: false) }
+        let held = !connection.machine.output.isEmpty || lws_partial_buffered(wsi) != 0
+        // libwebsockets keeps what the socket did not take and calls back once it is sent.
+        if held { lws_callback_on_writable(wsi) }
+        perform(connection.machine.flushed(held: held, now: Self.monotonicNow()), on: connection)
     }
 
     /// Closes a TLS connection that speaks HTTP (libwebsockets sends close_notify and closes

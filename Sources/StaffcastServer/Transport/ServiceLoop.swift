@@ -14,8 +14,8 @@ import Synchronization
 /// other threads (database workers, the change feed, the ticker) hand work in with `post`,
 /// which appends under a lock and wakes the loop with `lws_cancel_service`.
 ///
-/// Plain HTTP is framed here (`HTTPRequestParser`) on the loop's own epoll set, which
-/// libwebsockets watches as a raw file; a WebSocket upgrade that the gatekeeper admits is handed
+/// HTTP runs on the loop's own epoll set, which libwebsockets watches as a raw file, by the rules
+/// of each connection's `HTTPConnectionMachine` (`+HTTPFront`); a WebSocket upgrade that the gatekeeper admits is handed
 /// to libwebsockets with the bytes already read (`lws_adopt_socket_vhost_readbuf`), and a
 /// refused one gets a whole HTTP/1.1 response (401, 429, 503) before the socket closes.
 final class ServiceLoop: @unchecked Sendable {
@@ -30,7 +30,6 @@ final class ServiceLoop: @unchecked Sendable {
     let api: HTTPAPI
     /// Looks up tokens the gatekeeper does not know yet, off this thread.
     let resolver: TokenResolver
-    let parser = HTTPRequestParser()
 
     // Shared with other threads.
     let inbox = Mutex<LoopInbox>(LoopInbox())
@@ -68,6 +67,10 @@ final class ServiceLoop: @unchecked Sendable {
     let relayBuffer: UnsafeMutablePointer<UInt8>
     var draining = false
     var exitRequested = false
+    /// When the client frame being handed to the engine arrived (wall clock; `MessageTracer`).
+    var frameReceivedAt = 0.0
+    /// The traced message whose writes this loop is waiting for (`MessageTracer`).
+    var writeTrace: LoopWriteTrace?
 
     init(index: Int, configuration: ServerConfiguration, publishedThrough: Int64, logger: Logger, metrics: ServerMetrics,
          gatekeeper: Gatekeeper, resolver: TokenResolver, runner: JobRunner, api: HTTPAPI) {
@@ -193,6 +196,7 @@ final class ServiceLoop: @unchecked Sendable {
             guard let id = Self.connectionID(user) else { return -1 }
             let final = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
             let bytes = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
+            frameReceivedAt = MessageTracer.now()
             perform(engine.received(id, bytes, final: final, binary: lws_frame_is_binary(wsi) != 0, now: Self.monotonicNow()))
             return 0
         case LWS_CALLBACK_RECEIVE_PONG:
@@ -221,155 +225,6 @@ final class ServiceLoop: @unchecked Sendable {
         }
     }
 
-    static func connectionID(_ user: UnsafeMutableRawPointer?) -> Int? {
-        guard let id = user?.load(as: Int.self), id != 0 else { return nil }
-        return id
-    }
-
-    func established(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
-        guard let admission = upgrading.removeValue(forKey: UInt(bitPattern: wsi)), let user else { return -1 }
-        // Connection ids are unique across loops: the loop's index in the low bits.
-        let id = nextConnection << 8 | index
-        nextConnection += 1
-        user.storeBytes(of: id, as: Int.self)
-        sockets[id] = (wsi, admission)
-        metrics.connectionsOpened.increment()
-        let now = Self.monotonicNow()
-        perform(engine.connectionOpened(id, identity: admission.identity, token: admission.digest,
-                                        peer: peer(of: wsi), now: now, wall: Date()))
-        // A revoke applied between the upgrade decision and now: close at once.
-        if !gatekeeper.isValid(admission.digest) {
-            perform(engine.committed(CommittedBatch(revokedTokens: [admission.digest]), now: now, wall: Date()))
-        }
-        logger.info("connection opened", metadata: ["conn": LogValue.number(id), "user_id": LogValue.id(admission.identity.userID),
-                                                    "peer": "\(peer(of: wsi))", "loop": LogValue.number(index)])
-        return 0
-    }
-
-    /// The client's address: the TCP peer of a TLS connection (whose WebSocket runs on the
-    /// relay's socket pair), or the socket's own peer.
-    func peer(of wsi: OpaquePointer) -> String {
-        if configuration.tlsEnabled, let relay = relaysByInner[lws_get_socket_fd(wsi)] { return relay.peer }
-        return LWSContext.peer(wsi)
-    }
-
-    func writable(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
-        guard let id = Self.connectionID(user) else { return -1 }
-        switch engine.writable(id, now: Self.monotonicNow()) {
-        case .idle:
-            return 0
-        case .ping(let more):
-            // Through lws's own ping framing (in this loop's scratch buffer), so that lws
-            // hands the peer's pong back as LWS_CALLBACK_RECEIVE_PONG.
-            let payload = writeBuffer + OutFrame.headroom
-            payload[0] = UInt8(ascii: "h")
-            payload[1] = UInt8(ascii: "b")
-            if lws_write(wsi, payload, 2, LWS_WRITE_PING) < 2 { return -1 }
-            if more { lws_callback_on_writable(wsi) }
-            return 0
-        case .frames(let frames, let more):
-            if frames.count == 1 {
-                if !write(wsi, frames[0].wire, frames[0].wireLength) { return -1 }
-            } else {
-                // Several frames, one write: they share one send() instead of one each.
-                var offset = OutFrame.headroom
-                for frame in frames {
-                    (writeBuffer + offset).update(from: frame.wire, count: frame.wireLength)
-                    offset += frame.wireLength
-                }
-                if !write(wsi, writeBuffer + OutFrame.headroom, offset - OutFrame.headroom) { return -1 }
-            }
-            metrics.deliveries.increment(by: Int64(frames.count))
-            if lws_partial_buffered(wsi) != 0 {
-                // The socket took part of it; lws keeps the rest and calls back once it is
-                // sent. Until then the engine's write-stall deadline runs.
-                engine.writeIncomplete(id)
-                lws_callback_on_writable(wsi)
-            } else if more {
-                lws_callback_on_writable(wsi)
-            }
-            return 0
-        case .close(let code, let reason):
-            var bytes = Array(reason.utf8.prefix(120))
-            lws_close_reason(wsi, lws_close_status(rawValue: UInt32(code)), &bytes, bytes.count)
-            return -1
-        }
-    }
-
-    /// Writes whole WebSocket frames as they are (`LWS_WRITE_RAW`: the frames carry their
-    /// headers, so shared frames are never written into). What the socket does not take now,
-    /// libwebsockets keeps and sends before the next writable callback.
-    func write(_ wsi: OpaquePointer, _ bytes: UnsafePointer<UInt8>, _ count: Int) -> Bool {
-        lws_write(wsi, UnsafeMutablePointer(mutating: bytes), count, staffcast_lws_write_raw()) >= count
-    }
-
-    func closed(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) {
-        if !relaysByInner.isEmpty {
-            let fd = lws_get_socket_fd(wsi)
-            if fd >= 0, relaysByInner[fd] != nil { relaysByInner[fd] = nil } // its number may be reused
-        }
-        guard let id = Self.connectionID(user), let socket = sockets.removeValue(forKey: id) else { return }
-        let state = engine.connection(id)
-        var closedBy = "client"
-        if case .closing(let code, let reason, _, _)? = state?.phase { closedBy = "server: \(code) \(reason)" }
-        let seconds = state.map { (Date().timeIntervalSince($0.openedAt) * 10).rounded() / 10 } ?? 0
-        engine.connectionClosed(id)
-        gatekeeper.release(socket.admission)
-        user?.storeBytes(of: 0, as: Int.self)
-        logger.info("connection closed", metadata: ["conn": LogValue.number(id), "user_id": LogValue.id(socket.admission.identity.userID),
-                                                    "seconds": LogValue.number(seconds), "closed_by": "\(closedBy)"])
-    }
-
-    // MARK: engine actions
-
-    func perform(_ actions: [EngineAction]) {
-        for action in actions {
-            switch action {
-            case .wantWritable(let id):
-                if let wsi = sockets[id]?.wsi { lws_callback_on_writable(wsi) }
-            case .drop(let id):
-                guard let wsi = sockets[id]?.wsi else { continue }
-                // Reset rather than close gracefully: a peer that does not read would hold the
-                // kernel's send queue (and libwebsockets' buffer) for minutes otherwise.
-                let fd = lws_get_socket_fd(wsi)
-                if fd >= 0 { sc_set_linger_zero(fd) }
-                // Over TLS the peer is the TCP socket behind the relay: reset that one too.
-                if fd >= 0, let relay = relaysByInner[fd] { resetRelay(relay) }
-                lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, staffcast_lws_kill_async())
-            case .run(let job):
-                if case .subscribe = job.request {
-                    // Gathered until the loop next drains its inbox, then answered in batches.
-                    if subscribes.isEmpty { post { $0.flushSubscribes() } }
-                    subscribes.append(job)
-                } else if !runner.submit(job, replyTo: self) {
-                    perform(engine.jobRefused(connection: job.connection, ref: job.ref, now: Self.monotonicNow()))
-                }
-            case .notice(let notice):
-                log(notice)
-            }
-        }
-    }
-
-    func log(_ notice: EngineNotice) {
-        switch notice {
-        case .slowClient(let id, let queued):
-            metrics.slowClientsClosed.increment()
-            logger.warning("closing slow client", metadata: ["conn": LogValue.number(id), "queued": LogValue.number(queued)])
-        case .writeStalled(let id):
-            metrics.slowClientsClosed.increment()
-            logger.warning("dropping a client that stopped reading", metadata: ["conn": LogValue.number(id)])
-        case .heartbeatTimeout(let id):
-            logger.info("closing silent connection", metadata: ["conn": LogValue.number(id)])
-        case .accessRevoked(let id, let event):
-            logger.info("subscription ended: access revoked", metadata: ["conn": LogValue.number(id), "event_id": LogValue.id(event)])
-        case .tokenRevoked(let id):
-            logger.info("closing connection: token revoked", metadata: ["conn": LogValue.number(id)])
-        case .frameRefused(let id, let code):
-            metrics.error(code: code.rawValue)
-            logger.info("frame refused", metadata: ["conn": LogValue.number(id), "code": "\(code)"])
-        }
-    }
-
     // MARK: time and shutdown
 
     /// Once a second: the engine's heartbeats and deadlines, and the HTTP deadlines.
@@ -382,18 +237,7 @@ final class ServiceLoop: @unchecked Sendable {
             if fd >= 0 { engine.socketQueued(id, bytes: Int(max(0, sc_send_queue(fd))) + relayQueued(fd), now: now) }
         }
         perform(engine.tick(now: now, wall: Date()))
-        for connection in Array(http.values) {
-            if writeStalled(connection, now: now) {
-                close(connection, reset: true)
-            } else if connection.isIdle {
-                let limit = connection.nextAnswer == 0 ? configuration.headerTimeout : configuration.idleTimeout
-                if now - connection.lastActivity >= limit { close(connection, reset: false) }
-            } else if !connection.input.isEmpty, connection.answers.isEmpty, !connection.closeAfterAnswers, !connection.awaitingToken,
-                      now - connection.requestStartedAt >= configuration.headerTimeout {
-                refuse(connection, HTTPResponse.error(StaffcastError(.invalid,
-                    "The request did not arrive in time (\(Int(configuration.headerTimeout)) s); send it whole.")), status: 408)
-            }
-        }
+        for connection in Array(http.values) { tick(connection, now: now) }
         for (fd, entry) in adopted where now - entry.at > configuration.headerTimeout {
             adopted[fd] = nil
             gatekeeper.release(entry.admission)
@@ -409,10 +253,7 @@ final class ServiceLoop: @unchecked Sendable {
             _ = sc_close(listenFD)
             listenFD = -1
         }
-        for connection in Array(http.values) {
-            connection.closeAfterAnswers = true
-            flush(connection)
-        }
+        for connection in Array(http.values) { perform(connection.machine.beginDrain(), on: connection) }
         perform(engine.beginDrain(now: Self.monotonicNow()))
     }
 

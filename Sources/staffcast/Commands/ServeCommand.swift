@@ -56,32 +56,27 @@ struct ServeCommand: ParsableCommand {
             }
             // Before the database: a taken port fails fast, without starting a cluster.
             try StaffcastServer.checkPortFree(configuration)
-            raiseFileLimit()
-            // From here a signal is held until the server is up, then stops it gracefully.
-            StopSignal.install()
-            let (target, logger) = try database.open(applicationName: "staffcast serve", settings: settings)
-            warnIfPrivileged(target.serverConninfo, logger: logger)
-            let server = StaffcastServer(configuration: configuration, conninfo: target.serverConninfo, logger: logger)
-            do {
-                try server.start()
-            } catch {
-                target.release(onlyIfStartedHere: false, logger: logger)
-                throw error
-            }
-            let host = configuration.host == "0.0.0.0" ? "127.0.0.1" : configuration.host
-            let secure = configuration.tlsEnabled ? "s" : ""
-            FileHandle.standardOutput.write(Data("""
-                staffcast \(StaffcastVersion.current) serving on \(configuration.host):\(server.port)\(secure.isEmpty ? "" : " (TLS)")
-                  WebSocket  ws\(secure)://\(host):\(server.port)/v1/ws   (subprotocol staffcast.v1)
-                  HTTP API   http\(secure)://\(host):\(server.port)/v1/…   health: /healthz  ready: /readyz
-                  database   \(target.displayName)
-                Stop with Ctrl-C (or SIGTERM).
+            raiseFileLimit(maxConnections: configuration.maxConnections, tls: configuration.tlsEnabled)
+            // From here a swift-service-lifecycle ServiceGroup owns SIGTERM and SIGINT: the first
+            // stops the server gracefully, in the order `ServerLifecycle` gives; a second exits at once.
+            let lifecycle = ServerLifecycle()
+            let startup = ServeStartup(
+                configuration: configuration, lifecycle: lifecycle,
+                open: { try database.open(applicationName: "staffcast serve", settings: settings) },
+                prepared: { target, logger in warnIfPrivileged(target.serverConninfo, logger: logger) },
+                banner: { server, target in
+                    let host = configuration.host == "0.0.0.0" ? "127.0.0.1" : configuration.host
+                    let secure = configuration.tlsEnabled ? "s" : ""
+                    FileHandle.standardOutput.write(Data("""
+                        staffcast \(StaffcastVersion.current) serving on \(configuration.host):\(server.port)\(secure.isEmpty ? "" : " (TLS)")
+                          WebSocket  ws\(secure)://\(host):\(server.port)/v1/ws   (subprotocol staffcast.v1)
+                          HTTP API   http\(secure)://\(host):\(server.port)/v1/…   health: /healthz  ready: /readyz
+                          database   \(target.displayName)
+                        Stop with Ctrl-C (or SIGTERM).
 
-                """.utf8))
-            StopSignal.wait()
-            logger.info("stop requested: stopping gracefully (a second signal exits at once)")
-            server.stop()
-            target.release(onlyIfStartedHere: false, logger: logger)
+                        """.utf8))
+                })
+            try runUntilStopped(lifecycle.services(startup: startup))
         }
     }
 
@@ -101,11 +96,16 @@ struct ServeCommand: ParsableCommand {
         }
     }
 
-    /// Each WebSocket is a file descriptor; allow as many as the system does.
-    private func raiseFileLimit() {
+    /// Each WebSocket is a file descriptor: allow what `max_connections` needs, up to what the
+    /// system allows (`FileLimitPolicy`: not simply the hard limit, which libwebsockets would
+    /// walk on every connection).
+    private func raiseFileLimit(maxConnections: Int, tls: Bool) {
         var limit = rlimit()
-        if getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 && limit.rlim_cur < limit.rlim_max {
-            limit.rlim_cur = limit.rlim_max
+        guard getrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit) == 0 else { return }
+        let target = FileLimitPolicy.target(current: UInt64(limit.rlim_cur), hard: UInt64(limit.rlim_max),
+                                            maxConnections: maxConnections, tls: tls)
+        if target > UInt64(limit.rlim_cur) {
+            limit.rlim_cur = rlim_t(target)
             _ = setrlimit(Int32(RLIMIT_NOFILE.rawValue), &limit)
         }
     }

@@ -21,6 +21,8 @@ struct OpenSummary {
     /// First connect() → last `subscribed` reply.
     var wallSeconds: Double?
     var timedOut = false
+    /// PostgreSQL's CPU while connecting (the subscribe snapshots).
+    var postgresCPU = 0.0
     var rssBeforeKiB = 0
     var rssAfterKiB = 0
     var serverCPU = 0.0
@@ -189,7 +191,7 @@ final class Bench {
         s.requested = n
         let since = currentBase(event: event)
         s.rssBeforeKiB = serverMemoryKiB()
-        let cpu0 = serverCPU(), self0 = Proc.selfCPUSeconds()
+        let cpu0 = serverCPU(), pg0 = postgresCPU(), self0 = Proc.selfCPUSeconds()
         let per = max(1, window / loops.count)
         var offset = 0
         for (i, l) in loops.enumerated() {
@@ -217,6 +219,7 @@ final class Bench {
         let stats = eachLoop { $0.open }
         s.serverCPU = serverCPU() - cpu0
         s.clientCPU = Proc.selfCPUSeconds() - self0
+        s.postgresCPU = postgresCPU() - pg0
         s.subscribed = stats.reduce(0) { $0 + $1.subscribed }
         s.failed = stats.reduce(0) { $0 + $1.failed }
         s.retries = stats.reduce(0) { $0 + $1.subscribeRetries }
@@ -233,7 +236,8 @@ final class Bench {
         log("  connected \(grouped(s.subscribed))/\(grouped(n)) subscribers in \(s.wallSeconds.map { d($0, 3) + " s" } ?? "—") (window \(window))"
             + (s.failed > 0 ? ", \(grouped(s.failed)) failed: \(s.failureText)" : "")
             + (s.timedOut ? ", gave up after \(Int(o.connectTimeout)) s" : "")
-            + "; CPU: server \(d(s.serverCPU, 2)) s, bench client \(d(s.clientCPU, 2)) s; server VmRSS \(grouped(s.rssBeforeKiB)) → \(grouped(s.rssAfterKiB)) KiB")
+            + "; CPU: server \(d(s.serverCPU, 2)) s (\(s.subscribed > 0 ? d(s.serverCPU * 1e6 / Double(s.subscribed), 0) + " µs" : "—") per connect + subscribe), "
+            + "PostgreSQL \(d(s.postgresCPU, 2)) s, bench client \(d(s.clientCPU, 2)) s; server VmRSS \(grouped(s.rssBeforeKiB)) → \(grouped(s.rssAfterKiB)) KiB")
         return s
     }
 
@@ -261,6 +265,7 @@ final class Bench {
         t.subscribers = eachLoop { $0.subscribedNow }.reduce(0, +)
         let base = currentBase()
         eachLoop { $0.resetTraffic(base: base, track: boundAhead != nil) }
+        let stages0 = o.target == .staffcast ? StageBudget.scrape(host: o.host, port: o.port, token: o.opsToken) : nil
         let cpu0 = serverCPU(), pg0 = postgresCPU(), self0 = Proc.selfCPUSeconds()
         // flatout-bounded: the lowest count, over the loops, of messages all its subscribers have.
         let limit: (() -> Int)? = boundAhead.map { ahead in { [loops] in (loops.map { $0.progress.value }.min() ?? 0) + ahead } }
@@ -335,6 +340,9 @@ final class Bench {
         log("  latency send→receipt p50 \(ms(t.sendToReceipt.percentileMs(0.5))) p99 \(ms(t.sendToReceipt.percentileMs(0.99))) "
             + "max \(ms(t.sendToReceipt.maxMs)); commit→receipt (sent_at, ms) p50 \(ms(t.commitToReceipt.percentileMs(0.5))) "
             + "p99 \(ms(t.commitToReceipt.percentileMs(0.99))) max \(ms(t.commitToReceipt.maxMs))")
+        if o.target == .staffcast, let stages = StageBudget.scrape(host: o.host, port: o.port, token: o.opsToken)?.since(stages0) {
+            log("  server stages, commit to first byte (sampled WebSocket sends): " + stages.text)
+        }
         log("  CPU: server \(d(t.serverCPU, 2)) s (\(t.deliveries > 0 ? d(t.serverCPU * 1e6 / Double(t.deliveries), 2) + " µs" : "—") per delivery), "
             + "PostgreSQL \(d(t.postgresCPU, 2)) s, bench client \(d(t.clientCPU, 2)) s"
             + (t.publisherProblems.isEmpty ? "" : "\n  problems: " + t.publisherProblems))
@@ -412,7 +420,8 @@ final class Bench {
         if s.failed > 0 { notes += "; \(grouped(s.failed)) failed: \(s.failureText)" }
         if s.timedOut { notes += "; gave up after \(Int(o.connectTimeout)) s" }
         if s.retries > 0 { notes += "; \(grouped(s.retries)) subscribes retried" }
-        notes += "; CPU: server \(d(s.serverCPU, 2)) s, bench client \(d(s.clientCPU, 2)) s (both while connecting)"
+        notes += "; CPU: server \(d(s.serverCPU, 2)) s (\(s.subscribed > 0 ? d(s.serverCPU * 1e6 / Double(s.subscribed), 0) : "—") µs each), "
+            + "PostgreSQL \(d(s.postgresCPU, 2)) s, bench client \(d(s.clientCPU, 2)) s (all while connecting)"
         notes += "; probe message reached \(grouped(reached))/\(grouped(t.subscribers)), \(t.lossText)"
         if !t.publisherProblems.isEmpty { notes += "; " + t.publisherProblems }
         if let wall, s.subscribed == n, reached == n {

@@ -11,9 +11,15 @@ import Synchronization
 final class HTTPAPI: @unchecked Sendable {
     typealias Respond = @Sendable (HTTPResponse) -> Void
 
-    /// The server it answers for (status, readiness); the server owns this object.
-    unowned let server: StaffcastServer
-    private let configuration: ServerConfiguration
+    /// The server's lifecycle state and readiness (read only).
+    let health: ServerHealth
+    /// The service loops, asked for snapshots (status, metrics, reach).
+    let loops: LoopDirectory
+    /// The bodies of status, metrics and reach.
+    let reports: StatusReports
+    /// The VAPID application server key (base64url), when push is configured.
+    let pushPublicKey: String?
+    let configuration: ServerConfiguration
     private let gatekeeper: Gatekeeper
     let workers: DatabaseWorkers
     private let sends: SendBatcher
@@ -22,17 +28,22 @@ final class HTTPAPI: @unchecked Sendable {
     /// Group commit of notifications; only this API creates them.
     private let notifications: NotificationBatcher
     let logger: Logger
-    private let metrics: ServerMetrics
+    let metrics: ServerMetrics
     /// Send rate per bearer token (the WebSocket has one per connection). Bounded: emptied
     /// past 10,000 tokens.
     private let sendBuckets = Mutex<[String: TokenBucket]>([:])
 
-    init(server: StaffcastServer, configuration: ServerConfiguration, gatekeeper: Gatekeeper, workers: DatabaseWorkers,
-         sends: SendBatcher, answers: AnswerBatcher, logger: Logger, metrics: ServerMetrics) {
+    init(configuration: ServerConfiguration, health: ServerHealth, loops: LoopDirectory, pushPublicKey: String?,
+         gatekeeper: Gatekeeper, workers: DatabaseWorkers, sends: SendBatcher, answers: AnswerBatcher, logger: Logger,
+         metrics: ServerMetrics) {
         self.sends = sends
         self.answers = answers
         notifications = NotificationBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
-        self.server = server
+        self.health = health
+        self.loops = loops
+        self.pushPublicKey = pushPublicKey
+        reports = StatusReports(configuration: configuration, health: health, workers: workers, gatekeeper: gatekeeper,
+                                metrics: metrics)
         self.configuration = configuration
         self.gatekeeper = gatekeeper
         self.workers = workers
@@ -89,72 +100,8 @@ final class HTTPAPI: @unchecked Sendable {
         let head = request.head
         let token = head.bearerToken
         switch route {
-        case .openAPI:
-            respond(HTTPResponse(status: 200, contentType: "application/yaml; charset=utf-8", body: PackageResources.openapi_yaml))
-        case .healthz:
-            respond(.json(200, ["status": "ok", "node": configuration.nodeID]))
-        case .readyz:
-            let r = server.readiness
-            respond(.json(r.ready ? 200 : 503, r))
-        case .metrics:
-            let opsToken = configuration.opsToken.flatMap { $0.isEmpty ? nil : $0 }
-            if configuration.metricsRequireToken, opsToken == nil || token != opsToken {
-                respond(.error(StaffcastError(.unauthorized, "/metrics needs the ops token as a bearer token.")))
-                return
-            }
-            server.collectLoops { [server] loops in
-                // Off the loop that completed the collection: the process metrics read /proc.
-                DispatchQueue.global().async {
-                    respond(.text(200, server.metricsText(loops), contentType: "text/plain; version=0.0.4; charset=utf-8"))
-                }
-            }
-        case .status:
-            runOnWorker(token, allowOpsToken: true, respond) { [server, workers] store, identity, done in
-                // An owner sees only their own events; the ops token sees every event.
-                let visible: Set<UUID>? = try identity.map { identity in
-                    let owned = try store.ownedEvents(identity.userID)
-                    guard !owned.isEmpty else { throw StaffcastError.forbidden("Status is for owners of an event or the ops token.") }
-                    return owned
-                }
-                let latency = try store.ping()
-                server.collectLoops { all in
-                    let loops = visible.map { only in all.map { $0.restricted(to: only) } } ?? all
-                    // Back to a worker for the events' facts: never query on a loop's thread.
-                    let events = Array(Set(loops.flatMap { $0.subscribers.keys }))
-                    let queued = workers.submit { session in
-                        let facts = (try? session.store().eventFacts(events)) ?? []
-                        done(.json(200, server.statusSnapshot(loops, facts: facts, databaseLatency: latency,
-                                                              serverWide: visible == nil)))
-                    }
-                    if !queued {
-                        done(.json(200, server.statusSnapshot(loops, facts: [], databaseLatency: latency, serverWide: visible == nil)))
-                    }
-                }
-            }
-        case .eventStatus(let eventID):
-            let node = configuration.nodeID
-            runOnWorker(token, allowOpsToken: true, respond) { [server] store, identity, done in
-                let roster = try store.roster(event: eventID, asUser: identity?.userID)
-                let elsewhere = try store.presence(event: eventID, excludingNode: node)
-                server.collectLoops { loops in
-                    done(.json(200, server.eventStatus(eventID, loops: loops, roster: roster, elsewhere: elsewhere)))
-                }
-            }
-        case .reach(let eventID):
-            let node = configuration.nodeID
-            // reach?teams=a,b: the audience a message to those teams would have.
-            let teams: [String]
-            do {
-                teams = try SendRequest(eventID: eventID, message: "-")
-                    .withTeams((head.query["teams"] ?? "").split(separator: ",").map(String.init)).teams
-            } catch {
-                respond(.error(error))
-                return
-            }
-            runAsUserThenLoops(token, respond) { [server] store, identity, done in
-                let facts = try store.reachFacts(as: identity.userID, event: eventID, excludingNode: node, teams: teams)
-                server.collectLoops { loops in done(.json(200, server.reach(eventID, facts: facts, loops: loops))) }
-            }
+        case .openAPI, .healthz, .readyz, .metrics, .status, .eventStatus, .reach:
+            ops(route, request, respond)
         case .sendMessage(let eventID):
             if let token, !token.isEmpty {
                 let now = ServiceLoop.monotonicNow()
@@ -179,7 +126,7 @@ final class HTTPAPI: @unchecked Sendable {
                 respond(.error(error))
                 return
             }
-            guard !server.isDraining else {
+            guard !health.isDraining else {
                 respond(.error(.unavailable("This server is shutting down; try again in a moment.")))
                 return
             }
@@ -355,7 +302,7 @@ final class HTTPAPI: @unchecked Sendable {
     /// from any thread.
     func runOnWorker(_ token: String?, allowOpsToken: Bool, _ respond: @escaping Respond,
                              _ work: @escaping @Sendable (Store, Identity?, @escaping Respond) throws -> Void) {
-        guard !server.isDraining else {
+        guard !health.isDraining else {
             respond(.error(.unavailable("This server is shutting down; try again in a moment.")))
             return
         }
@@ -388,5 +335,13 @@ final class HTTPAPI: @unchecked Sendable {
         if !accepted {
             respond(.error(.unavailable("The server is overloaded right now; nothing was done. Try again in a moment.")))
         }
+    }
+}
+
+extension HTTPAPI {
+    /// The request method as a metric label: one of the methods HTTP defines, else "other"
+    /// (a label must not take whatever a client sends).
+    static func methodLabel(_ method: String) -> String {
+        ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"].contains(method) ? method : "other"
     }
 }

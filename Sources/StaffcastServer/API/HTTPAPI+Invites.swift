@@ -34,7 +34,7 @@ extension HTTPAPI {
                 return
             }
             guard let name: String = decoded(respond, try Self.displayName(request.body)) else { return }
-            guard !server.isDraining else {
+            guard !health.isDraining else {
                 respond(.error(.unavailable("This server is shutting down; try again in a moment.")))
                 return
             }

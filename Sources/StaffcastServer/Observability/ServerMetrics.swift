@@ -51,6 +51,8 @@ final class ServerMetrics: @unchecked Sendable {
     let listenerLag: Seconds
     let sendBatchSize: Sizes
     let readBatchSize: Sizes
+    /// Stage times of a sample of sends (`staffcast_stage_seconds`).
+    let tracer: MessageTracer
     private let cpuSeconds: Gauge
 
     init() {
@@ -65,6 +67,7 @@ final class ServerMetrics: @unchecked Sendable {
         listenerLag = Seconds(histogram: r.makeValueHistogram(descriptor: Self.describe("staffcast_listener_lag_seconds", "From a message's commit to the listener reading it."), buckets: Self.secondsBuckets))
         sendBatchSize = Sizes(histogram: r.makeValueHistogram(descriptor: Self.describe("staffcast_send_batch_size", "Sends committed together in one transaction."), buckets: Self.sizeBuckets))
         readBatchSize = Sizes(histogram: r.makeValueHistogram(descriptor: Self.describe("staffcast_read_batch_size", "Read marks committed together in one transaction."), buckets: Self.sizeBuckets))
+        tracer = MessageTracer(registry: r)
         // A gauge: the kernel's total is what it is (a counter cannot be set); the _total name
         // is the one Prometheus's own clients use.
         cpuSeconds = r.makeGauge(descriptor: Self.describe("process_cpu_seconds_total", "User and system CPU time spent, in seconds."))
@@ -120,13 +123,5 @@ final class ServerMetrics: @unchecked Sendable {
             cpuSeconds.set(p.cpuSeconds)
         }
         return registry.emitToString()
-    }
-}
-
-extension HTTPAPI {
-    /// The request method as a metric label: one of the methods HTTP defines, else "other"
-    /// (a label must not take whatever a client sends).
-    static func methodLabel(_ method: String) -> String {
-        ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"].contains(method) ? method : "other"
     }
 }

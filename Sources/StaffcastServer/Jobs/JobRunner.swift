@@ -29,10 +29,19 @@ final class JobRunner: Sendable {
     func submit(_ job: DatabaseJob, replyTo loop: ServiceLoop) -> Bool {
         if case .send(let request) = job.request, request.schedule == nil {
             let ref = job.ref
+            // A sample of sends is traced through every stage (`MessageTracer`).
+            let tracer = metrics.tracer
+            let submitted = MessageTracer.now()
+            let received = tracer.sample(at: submitted) ? loop.frameReceivedAt : nil
             return sends.submit(sender: job.identity.userID, request, via: "websocket") { result in
                 let outcome: JobOutcome<OutFrame>
                 switch result {
-                case .success(let message): outcome = .reply(OutFrame(text: ServerFrame.sent(ref: ref, message: message).encoded()))
+                case .success(let message):
+                    if let received {
+                        tracer.committed(seq: message.seq, received: received, submitted: submitted,
+                                         sentAt: message.sentAt.timeIntervalSince1970, committed: MessageTracer.now())
+                    }
+                    outcome = .reply(OutFrame(text: ServerFrame.sent(ref: ref, message: message).encoded()))
                 case .failure(let e): outcome = .failed(e)
                 }
                 loop.post { $0.jobFinished(job, outcome) }

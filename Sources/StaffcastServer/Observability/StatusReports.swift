@@ -2,9 +2,17 @@ import Foundation
 import StaffcastCore
 import StaffcastPostgres
 
-/// `/v1/status`, `/v1/events/{id}/status` and `/metrics`, built from the loops' snapshots
-/// (`collectLoops`) and what the database knows.
-extension StaffcastServer {
+/// The bodies of `/v1/status`, `/v1/events/{id}/status`, `/v1/events/{id}/reach` and
+/// `/metrics`, built from the loops' snapshots (`LoopDirectory.collect`), what the database
+/// knows, and the server's health. Holds only what it reads; called on whichever thread
+/// completed the collection (never a database call here: the facts are passed in).
+struct StatusReports: Sendable {
+    let configuration: ServerConfiguration
+    let health: ServerHealth
+    let workers: DatabaseWorkers
+    let gatekeeper: Gatekeeper
+    let metrics: ServerMetrics
+
     struct StatusSnapshot: Encodable, Sendable {
         struct EventStatus: Encodable, Sendable {
             let event_id: String
@@ -50,10 +58,10 @@ extension StaffcastServer {
         for loop in loops { counts.merge(loop.subscribers, uniquingKeysWith: +) }
         let stats = loops.map(\.stats).reduce(EngineStats(), +)
         let byID = Dictionary(facts.map { ($0.eventID, $0) }, uniquingKeysWith: { a, _ in a })
-        let r = readiness
+        let r = health.readiness
         return StatusSnapshot(
             node: configuration.nodeID, version: StaffcastVersion.current,
-            uptime_seconds: Int(Date().timeIntervalSince(startedAt)), state: state.rawValue,
+            uptime_seconds: Int(Date().timeIntervalSince(health.startedAt)), state: health.state.rawValue,
             connections: serverWide ? loops.map(\.connections).reduce(0, +) : Set(loops.flatMap { $0.members.map(\.connectionID) }).count,
             subscriptions: counts.values.reduce(0, +),
             events: counts.sorted { $0.key.uuidString < $1.key.uuidString }.map { id, n in
@@ -120,19 +128,22 @@ extension StaffcastServer {
                                roster: roster.count, staff: members)
     }
 
+    /// Who of an event's roster is connected right now: on this server (the loops, live) or
+    /// on another (the presence table, a few seconds old).
+    func reach(_ eventID: UUID, facts: Store.ReachFacts, loops: [LoopSnapshot]) -> Reach {
+        let here = Set(loops.flatMap(\.members).filter { $0.eventID == eventID }.map(\.userID))
+        return Reach.compute(eventID: eventID, roster: facts.roster, connected: here.union(facts.connectedElsewhere),
+                             lastSeen: facts.lastSeen, zones: facts.zones)
+    }
+
     func metricsText(_ loops: [LoopSnapshot]) -> String {
         metrics.gauge("staffcast_connections", Double(loops.map(\.connections).reduce(0, +)))
         metrics.gauge("staffcast_subscriptions", Double(loops.map { $0.subscribers.values.reduce(0, +) }.reduce(0, +)))
         metrics.gauge("staffcast_database_jobs_queued", Double(workers.queued))
-        metrics.gauge("staffcast_listener_up", listenerState == .listening ? 1 : 0)
+        metrics.gauge("staffcast_listener_up", health.listenerState == .listening ? 1 : 0)
         metrics.gauge("staffcast_database_workers", Double(configuration.databaseWorkers))
         metrics.gauge("staffcast_service_loops", Double(loops.count))
         metrics.gauge("staffcast_valid_tokens", Double(gatekeeper.tokenCount))
         return metrics.text()
     }
-}
-
-/// The version staffcast reports in status and `--version`.
-public enum StaffcastVersion {
-    public static let current = "0.2.0"
 }

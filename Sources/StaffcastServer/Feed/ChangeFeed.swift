@@ -56,25 +56,45 @@ final class ChangeFeed: Sendable {
                       frame: OutFrame(text: ServerFrame.reminder(message: r.message, round: r.round).encoded()))
             })
         metrics.listenerBatches.increment()
+        // A traced message (`MessageTracer`): its wake-up, read and encode stages, and the
+        // loops' own from here.
+        let tracer = metrics.tracer
+        var trace: ChangeFeedTrace?
+        if !batch.messages.isEmpty, let t = tracer.take(anyOf: batch.messages.map(\.seq)),
+           let message = committed.messages.first(where: { $0.seq == t.seq }) {
+            let encoded = MessageTracer.now()
+            tracer.record(.wakeup, batch.readStartedAt - t.committed.committed)
+            tracer.record(.read, batch.readAt - batch.readStartedAt)
+            tracer.record(.encode, encoded - batch.readAt)
+            trace = ChangeFeedTrace(seq: t.seq, frame: ObjectIdentifier(message.frame))
+        }
         // Only live work counts: a storm's database answers wait behind live fan-out, not before it.
         while isRunning(), loops.contains(where: { $0.liveDepth > Self.maxInboxDepth }) { usleep(1_000) }
         guard !batch.messages.isEmpty else {
             for loop in loops { loop.postLive { $0.deliver(committed) } }
             return
         }
+        let posted = MessageTracer.now()
+        let traced = trace
         // Commit to fan-out, once per message: observed when the last loop has queued it.
         let sentAt = batch.messages.map(\.sentAt)
         let remaining = Countdown(loops.count)
         let latency = metrics.fanoutLatency
         for loop in loops {
             loop.postLive {
-                $0.deliver(committed)
+                $0.deliver(committed, trace: traced, posted: posted)
                 guard remaining.tick() else { return }
                 let now = Date()
                 for t in sentAt { latency.recordSeconds(now.timeIntervalSince(t)) }
             }
         }
     }
+}
+
+/// The traced message of a batch: which seq, and its frame (the same object on every loop).
+struct ChangeFeedTrace: Sendable {
+    var seq: Int64
+    var frame: ObjectIdentifier
 }
 
 /// Counts down from n across threads; `tick` is true for the call that reaches zero.

@@ -55,7 +55,7 @@ extension HTTPAPI {
                 respond(.error(StaffcastError.from(error, logger: logger)))
                 return
             }
-            guard !server.isDraining else {
+            guard !health.isDraining else {
                 respond(.error(.unavailable("This server is shutting down; try again in a moment.")))
                 return
             }

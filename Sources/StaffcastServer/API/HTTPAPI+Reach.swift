@@ -10,7 +10,7 @@ extension HTTPAPI {
         let token = head.bearerToken
         switch route {
         case .pushKey:
-            guard let key = server.pushPublicKey else {
+            guard let key = pushPublicKey else {
                 // Not a failure of the server: this one simply offers no push (no push_vapid_key).
                 respond(.error(.notFound("This server does not offer Web Push (no push_vapid_key configured).")))
                 return

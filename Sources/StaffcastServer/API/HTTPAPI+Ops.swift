@@ -1,0 +1,81 @@
+import Foundation
+import StaffcastCore
+
+/// The routes for operators and organisers watching a server: the OpenAPI description,
+/// health, readiness, metrics, status, an event's status and reach.
+extension HTTPAPI {
+    func ops(_ route: HTTPRoute, _ request: HTTPRequest, _ respond: @escaping Respond) {
+        let head = request.head
+        let token = head.bearerToken
+        switch route {
+        case .openAPI:
+            respond(HTTPResponse(status: 200, contentType: "application/yaml; charset=utf-8", body: PackageResources.openapi_yaml))
+        case .healthz:
+            respond(.json(200, ["status": "ok", "node": configuration.nodeID]))
+        case .readyz:
+            let r = health.readiness
+            respond(.json(r.ready ? 200 : 503, r))
+        case .metrics:
+            let opsToken = configuration.opsToken.flatMap { $0.isEmpty ? nil : $0 }
+            if configuration.metricsRequireToken, opsToken == nil || token != opsToken {
+                respond(.error(StaffcastError(.unauthorized, "/metrics needs the ops token as a bearer token.")))
+                return
+            }
+            loops.collect { [reports] loops in
+                // Off the loop that completed the collection: the process metrics read /proc.
+                DispatchQueue.global().async {
+                    respond(.text(200, reports.metricsText(loops), contentType: "text/plain; version=0.0.4; charset=utf-8"))
+                }
+            }
+        case .status:
+            runOnWorker(token, allowOpsToken: true, respond) { [loops, reports, workers] store, identity, done in
+                // An owner sees only their own events; the ops token sees every event.
+                let visible: Set<UUID>? = try identity.map { identity in
+                    let owned = try store.ownedEvents(identity.userID)
+                    guard !owned.isEmpty else { throw StaffcastError.forbidden("Status is for owners of an event or the ops token.") }
+                    return owned
+                }
+                let latency = try store.ping()
+                loops.collect { all in
+                    let loops = visible.map { only in all.map { $0.restricted(to: only) } } ?? all
+                    // Back to a worker for the events' facts: never query on a loop's thread.
+                    let events = Array(Set(loops.flatMap { $0.subscribers.keys }))
+                    let queued = workers.submit { session in
+                        let facts = (try? session.store().eventFacts(events)) ?? []
+                        done(.json(200, reports.statusSnapshot(loops, facts: facts, databaseLatency: latency,
+                                                              serverWide: visible == nil)))
+                    }
+                    if !queued {
+                        done(.json(200, reports.statusSnapshot(loops, facts: [], databaseLatency: latency, serverWide: visible == nil)))
+                    }
+                }
+            }
+        case .eventStatus(let eventID):
+            let node = configuration.nodeID
+            runOnWorker(token, allowOpsToken: true, respond) { [loops, reports] store, identity, done in
+                let roster = try store.roster(event: eventID, asUser: identity?.userID)
+                let elsewhere = try store.presence(event: eventID, excludingNode: node)
+                loops.collect { loops in
+                    done(.json(200, reports.eventStatus(eventID, loops: loops, roster: roster, elsewhere: elsewhere)))
+                }
+            }
+        case .reach(let eventID):
+            let node = configuration.nodeID
+            // reach?teams=a,b: the audience a message to those teams would have.
+            let teams: [String]
+            do {
+                teams = try SendRequest(eventID: eventID, message: "-")
+                    .withTeams((head.query["teams"] ?? "").split(separator: ",").map(String.init)).teams
+            } catch {
+                respond(.error(error))
+                return
+            }
+            runAsUserThenLoops(token, respond) { [loops, reports] store, identity, done in
+                let facts = try store.reachFacts(as: identity.userID, event: eventID, excludingNode: node, teams: teams)
+                loops.collect { loops in done(.json(200, reports.reach(eventID, facts: facts, loops: loops))) }
+            }
+        default:
+            respond(.error(.notFound("There is no such route.")))
+        }
+    }
+}
