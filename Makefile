@@ -39,11 +39,15 @@ run: build-release
 
 # First a smoke run of the fuzz targets (FUZZ_SMOKE_RUNS inputs each), then every test; the
 # tests run whatever the smoke run said, and either failing fails `make test`. (The tests run
-# last so that their summary closes the output.)
+# last so that their summary closes the output.) The tests run in parallel, each in a process
+# of its own (one worker per core): every test has its own database, servers on ports the
+# kernel picks and its own temporary folders; they share only the test cluster, whose set-up
+# is locked across processes. TEST_PARALLEL= runs them one after another instead.
+TEST_PARALLEL ?= --parallel
 test: build
 	@set -o pipefail; status=0; \
 	scripts/fuzz.sh $(FUZZ_SMOKE_RUNS) 2>&1 | tee .build/test.log || status=1; \
-	STAFFCAST_TEST_DATA_DIR="$(TEST_DATA_DIR)" swift test --skip-build 2>&1 | tee -a .build/test.log || status=$$?; \
+	STAFFCAST_TEST_DATA_DIR="$(TEST_DATA_DIR)" swift test --skip-build $(TEST_PARALLEL) 2>&1 | tee -a .build/test.log || status=$$?; \
 	$(MAKE) --no-print-directory test-cluster-stop; \
 	exit $$status
 
