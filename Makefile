@@ -9,7 +9,7 @@ LISTEN   ?= 0.0.0.0:8080
 # (once) and serves https:// and wss:// with them.
 TLS      ?=
 TEST_DATA_DIR := $(CURDIR)/.build/test-cluster
-# Fuzz inputs per target (two targets): make fuzz, and the smoke run in make test.
+# Fuzz inputs per target (three targets): make fuzz, and the smoke run in make test.
 FUZZ_RUNS ?= 600000
 FUZZ_SMOKE_RUNS ?= 20000
 
@@ -23,7 +23,7 @@ help:
 	@echo "              side-by-side table with nchan and NATS when installed (bench/peers.sh --install)"
 	@echo "make bench-peers - only the side-by-side table; make bench-three - three servers on one database"
 	@echo "make install - the release binary, a hardened systemd unit and /etc/staffcast/staffcast.yaml (PREFIX, DESTDIR)"
-	@echo "make fuzz   - libFuzzer on the frame decoder and HTTP framing, FUZZ_RUNS inputs each (README: Fuzzing)"
+	@echo "make fuzz   - libFuzzer on the frame decoder, HTTP framing and wss framing, FUZZ_RUNS inputs each (README: Fuzzing)"
 
 deps:
 	@scripts/install-deps.sh
@@ -39,11 +39,15 @@ run: build-release
 
 # First a smoke run of the fuzz targets (FUZZ_SMOKE_RUNS inputs each), then every test; the
 # tests run whatever the smoke run said, and either failing fails `make test`. (The tests run
-# last so that their summary closes the output.)
+# last so that their summary closes the output.) The tests run in parallel, each in a process
+# of its own (one worker per core): every test has its own database, servers on ports the
+# kernel picks and its own temporary folders; they share only the test cluster, whose set-up
+# is locked across processes. TEST_PARALLEL= runs them one after another instead.
+TEST_PARALLEL ?= --parallel
 test: build
 	@set -o pipefail; status=0; \
 	scripts/fuzz.sh $(FUZZ_SMOKE_RUNS) 2>&1 | tee .build/test.log || status=1; \
-	STAFFCAST_TEST_DATA_DIR="$(TEST_DATA_DIR)" swift test --skip-build 2>&1 | tee -a .build/test.log || status=$$?; \
+	STAFFCAST_TEST_DATA_DIR="$(TEST_DATA_DIR)" swift test --skip-build $(TEST_PARALLEL) 2>&1 | tee -a .build/test.log || status=$$?; \
 	$(MAKE) --no-print-directory test-cluster-stop; \
 	exit $$status
 
@@ -62,7 +66,7 @@ BENCH_BUILD := $(CURDIR)/.build-bench
 bench: deps
 	swift build -c release --scratch-path "$(BENCH_BUILD)" --product staffcast
 	swift build -c release --scratch-path "$(BENCH_BUILD)" --product staffcast-bench
-	@scripts/bench.sh "$$(swift build -c release --scratch-path "$(BENCH_BUILD)" --show-bin-path)"
+	@TLS="$(TLS)" scripts/bench.sh "$$(swift build -c release --scratch-path "$(BENCH_BUILD)" --show-bin-path)"
 	@# Issue 21: the same scenarios against nchan and NATS, side by side (bench/README.md: Peers).
 	@if bench/peers.sh --check; then \
 	  bench/peers.sh "$$(swift build -c release --scratch-path "$(BENCH_BUILD)" --show-bin-path)"; \
@@ -84,7 +88,7 @@ bench-three: deps
 	swift build -c release --scratch-path "$(BENCH_BUILD)" --product staffcast-bench
 	@bench/three-servers.sh "$$(swift build -c release --scratch-path "$(BENCH_BUILD)" --show-bin-path)"
 
-# libFuzzer, coverage-guided (scripts/fuzz.sh): two targets, FUZZ_RUNS inputs each, built with
+# libFuzzer, coverage-guided (scripts/fuzz.sh): three targets, FUZZ_RUNS inputs each, built with
 # swiftc alone into .build-fuzz (no SwiftPM, so it never races another build). Needs only the
 # Swift toolchain, not deps.
 fuzz:

@@ -81,9 +81,11 @@ let package = Package(
             .product(name: "UnixSignals", package: "swift-service-lifecycle"),
         ]),
         .systemLibrary(name: "CBenchEpoll", path: "bench/Sources/CBenchEpoll"),
-        .executableTarget(name: "staffcast-bench", dependencies: ["CBenchEpoll"], // self-contained: builds whatever state the server is in
+        .executableTarget(name: "staffcast-bench", dependencies: ["CBenchEpoll", "CStaffcastTLS"], // self-contained: builds whatever state the server is in
                           path: "bench/Sources/staffcast-bench"),
-        .testTarget(name: "StaffcastCoreTests", dependencies: ["StaffcastCore"]),
+        .testTarget(name: "StaffcastCoreTests", dependencies: [
+            "StaffcastCore", .product(name: "Crypto", package: "swift-crypto"), // SHA-1 for the WebSocket handshake's tests
+        ]),
         .testTarget(name: "StaffcastClientTests", dependencies: ["StaffcastCore", "StaffcastClient", "StaffcastQR"]),
         .testTarget(name: "StaffcastIntegrationTests", dependencies: [
             "StaffcastCore", "StaffcastPostgres", "StaffcastServer", "StaffcastClient",

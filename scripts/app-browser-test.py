@@ -12,24 +12,12 @@ worker's cache with its saved messages (RELOADED_OFFLINE) and, once the server i
 finds no serious or critical violation on the join page, the app and the emergency screen.
 Screenshots: .build/app-*.png. One line per step; exits non-zero with a reason on a failure.
 """
-import argparse, json, os, re, shutil, sys, time
+import argparse, json, os, re, sys, time
 
-def fail(msg):
-    print("FAIL: " + msg, flush=True)
-    sys.exit(1)
-
-try:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.common.keys import Keys
-    from selenium.webdriver.support.ui import Select, WebDriverWait
-except ImportError:
-    fail("python selenium is not installed: run scripts/install-deps.sh (pip install selenium)")
-try:
-    from axe_selenium_python import Axe
-except ImportError:
-    fail("python axe-selenium-python is not installed: run scripts/install-deps.sh (pip install axe-selenium-python)")
+from browser_test import Browser, fail, step
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--url", required=True)
@@ -39,21 +27,9 @@ ap.add_argument("--missed", type=int, required=True)
 ap.add_argument("--screenshots", required=True)
 args = ap.parse_args()
 
-chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-if not chromium or not os.path.exists(driver_path):
-    fail("chromium and chromedriver are required: run scripts/install-deps.sh (apt-get install chromium chromium-driver)")
-
-opts = webdriver.ChromeOptions()
-opts.binary_location = chromium
-for a in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=390,844", "--lang=en-GB"]:
-    opts.add_argument(a)
-opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-driver = webdriver.Chrome(service=Service(driver_path), options=opts)
 os.makedirs(args.screenshots, exist_ok=True)
-
-def step(msg):
-    print("ok: " + msg, flush=True)
+browser = Browser(390, 844, on_timeout=lambda: shot("failed"), text_limit=1500)
+driver, wait, set_viewport, axe_check = browser.driver, browser.wait, browser.set_viewport, browser.axe_check
 
 def marker(m):
     print(m, flush=True)
@@ -65,38 +41,6 @@ def shot(name):
 
 def js(script, *a):
     return driver.execute_script(script, *a)
-
-def wait(cond, what, timeout=30):
-    def safe(_):
-        try:
-            return cond()
-        except Exception:
-            return False
-    try:
-        return WebDriverWait(driver, timeout, poll_frequency=0.1).until(safe)
-    except Exception:
-        try:
-            shot("failed")
-        except Exception:
-            pass
-        fail("timed out waiting for " + what + "; page text:\n" + driver.find_element(By.TAG_NAME, "body").text[:1500])
-
-def set_viewport(w, h):
-    driver.set_window_size(w, h)
-    inner = js("return [window.innerWidth, window.innerHeight]")
-    driver.set_window_size(w + (w - inner[0]), h + (h - inner[1]))
-    wait(lambda: js("return [window.innerWidth, window.innerHeight]") == [w, h], "a %dx%d viewport" % (w, h), timeout=10)
-
-def axe_check(where):
-    axe = Axe(driver)
-    axe.inject()
-    results = axe.run()
-    bad = [v for v in results["violations"] if v.get("impact") in ("serious", "critical")]
-    if bad:
-        fail("axe-core on %s: %s" % (where, json.dumps([{"id": v["id"], "impact": v["impact"], "help": v["help"],
-              "nodes": [n["target"] for n in v["nodes"][:5]]} for v in bad])))
-    minor = ", ".join(v["id"] + " (" + str(v.get("impact")) + ")" for v in results["violations"])
-    step("axe-core on %s: no serious or critical violation%s" % (where, ("; minor: " + minor) if minor else ""))
 
 def items():
     # The list as the person sees it (newest first), read in one call (it may redraw between two).

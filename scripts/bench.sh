@@ -9,7 +9,8 @@
 # HTTP_CONNECTIONS, HTTP_PIPELINE, READSTORM_N, … (staffcast-bench --help), PORT (default 18080),
 # STAFFCAST_BIN (a server binary other than BIN_DIR/staffcast), SERVERS (default 1: with N > 1,
 # N servers on the one cluster, on PORT … PORT+N-1; the publisher uses the first and the
-# subscribers spread over all: bench/three-servers.sh), PERF_RECORD / PERF_STAT (a file:
+# subscribers spread over all: bench/three-servers.sh), TLS=1 (the server on a self-signed
+# certificate, every scenario over wss and https), PERF_RECORD / PERF_STAT (a file:
 # `perf record -g` / `perf stat` of the (first) server process during the bench). The server's log is kept in
 # ${TMPDIR:-/tmp}/staffcast-bench-serve.log.
 #
@@ -82,6 +83,13 @@ for key in max_connections_per_user max_connections; do
   fi
 done
 rm -f "$DATA/probe.yaml"
+# TLS=1: the same scenarios over wss/https (a throwaway certificate; the bench does not verify it).
+SCHEME=http
+if [ -n "${TLS:-}" ] && [ "${TLS:-}" != 0 ]; then
+  "$(dirname "$0")/tls-selfsigned.sh" "$DATA/tls"
+  printf 'tls_cert: "%s"\ntls_key: "%s"\n' "$DATA/tls/server.pem" "$DATA/tls/server.key" >> "$DATA/bench.yaml"
+  SCHEME=https
+fi
 
 # The admin commands log each start and stop of the embedded cluster: keep that out of the way.
 admin() {
@@ -195,7 +203,7 @@ if [ "$READSTORM" = yes ]; then READSTORM_ARGS=(--readstorm-tokens "$TOKENS" --r
 SERVER=$!
 ready=no
 for _ in $(seq 1 150); do
-  if curl -sf "http://127.0.0.1:$PORT/readyz" >/dev/null 2>&1; then ready=yes; break; fi
+  if curl -sfk "$SCHEME://127.0.0.1:$PORT/readyz" >/dev/null 2>&1; then ready=yes; break; fi
   kill -0 "$SERVER" 2>/dev/null || break
   sleep 0.2
 done
@@ -218,8 +226,8 @@ if [ "$SERVERS" -gt 1 ]; then
   done
   for i in $(seq 1 $((SERVERS - 1))); do
     p=$((PORT + i))
-    for _ in $(seq 1 150); do curl -sf "http://127.0.0.1:$p/readyz" >/dev/null 2>&1 && break; sleep 0.2; done
-    curl -sf "http://127.0.0.1:$p/readyz" >/dev/null 2>&1 || { echo "the server on :$p did not become ready:" >&2; tail -n 20 "$DATA/serve-$p.log" >&2; exit 1; }
+    for _ in $(seq 1 150); do curl -sfk "$SCHEME://127.0.0.1:$p/readyz" >/dev/null 2>&1 && break; sleep 0.2; done
+    curl -sfk "$SCHEME://127.0.0.1:$p/readyz" >/dev/null 2>&1 || { echo "the server on :$p did not become ready:" >&2; tail -n 20 "$DATA/serve-$p.log" >&2; exit 1; }
   done
   SUBSCRIBER_PORTS_ARGS=(--subscriber-ports "$ports")
   echo "$SERVERS servers on one database: ports $ports, pids $SERVER_PIDS"
@@ -244,7 +252,7 @@ if [ -n "${PERF_STAT:-}" ]; then
 fi
 if [ ${#PERF_PIDS[@]} -gt 0 ]; then sleep 1; fi
 status=0
-"$BENCH" --server "http://127.0.0.1:$PORT" --server-pid "$SERVER_PIDS" --postgres-pid "$PG_PID" --event "$EVENT" \
+"$BENCH" --server "$SCHEME://127.0.0.1:$PORT" --server-pid "$SERVER_PIDS" --postgres-pid "$PG_PID" --event "$EVENT" \
   --subscriber-token "$ST" --publisher-token "$PT" --ops-token "$OPS_TOKEN" "${READSTORM_ARGS[@]}" "${SUBSCRIBER_PORTS_ARGS[@]}" || status=$?
 for p in "${PERF_PIDS[@]}"; do kill -INT "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
 if ! kill -0 "$SERVER" 2>/dev/null; then

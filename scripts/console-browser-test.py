@@ -12,22 +12,10 @@ reason on the first failure.
 """
 import argparse, json, os, re, shutil, sys, time
 
-def fail(msg):
-    print("FAIL: " + msg, flush=True)
-    sys.exit(1)
-
-try:
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.common.keys import Keys
-    from selenium.webdriver.support.ui import Select, WebDriverWait
-except ImportError:
-    fail("python selenium is not installed: run scripts/install-deps.sh (pip install selenium)")
-try:
-    from axe_selenium_python import Axe
-except ImportError:
-    fail("python axe-selenium-python is not installed: run scripts/install-deps.sh (pip install axe-selenium-python)")
+from browser_test import Browser, fail, step
+from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
+from selenium.webdriver.support.ui import Select
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--url", required=True)
@@ -37,38 +25,11 @@ ap.add_argument("--screenshot", required=True)
 ap.add_argument("--extra", default="")
 args = ap.parse_args()
 
-chromium = shutil.which("chromium") or shutil.which("chromium-browser")
-driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
-if not chromium or not os.path.exists(driver_path):
-    fail("chromium and chromedriver are required: run scripts/install-deps.sh (apt-get install chromium chromium-driver)")
+def save_failure():
+    driver.save_screenshot(args.screenshot.replace(".png", "-failed.png"))
 
-opts = webdriver.ChromeOptions()
-opts.binary_location = chromium
-for a in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu", "--window-size=1280,1300",
-          "--lang=en-GB"]:
-    opts.add_argument(a)
-opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-driver = webdriver.Chrome(service=Service(driver_path), options=opts)
-
-def step(msg):
-    print("ok: " + msg, flush=True)
-
-def wait(cond, what, timeout=30):
-    # The page redraws its lists (live frames, a poll every 4 s), so an element found a moment
-    # ago may be stale: a condition that raises is simply "not yet".
-    def safe(_):
-        try:
-            return cond()
-        except Exception:
-            return False
-    try:
-        return WebDriverWait(driver, timeout, poll_frequency=0.1).until(safe)
-    except Exception:
-        try:
-            driver.save_screenshot(args.screenshot.replace(".png", "-failed.png"))
-        except Exception:
-            pass
-        fail("timed out waiting for " + what + "; page text:\n" + driver.find_element(By.TAG_NAME, "body").text[:2000])
+browser = Browser(1280, 1300, on_timeout=save_failure)
+driver, wait = browser.driver, browser.wait
 
 def check_console_errors(during_outage=False):
     # The page probes for optional APIs (templates, scheduling, reach) and a 404 from a server
@@ -330,12 +291,7 @@ try:
     os.makedirs(os.path.dirname(args.screenshot), exist_ok=True)
 
     # A desktop (1280x800) shows people and escalations without scrolling.
-    def set_viewport(w, h):
-        driver.set_window_size(w, h)
-        inner = driver.execute_script("return [window.innerWidth, window.innerHeight]")
-        driver.set_window_size(w + (w - inner[0]), h + (h - inner[1]))
-        wait(lambda: driver.execute_script("return [window.innerWidth, window.innerHeight]") == [w, h], "a %dx%d viewport" % (w, h), timeout=10)
-    set_viewport(1280, 800)
+    browser.set_viewport(1280, 800)
     driver.find_element(By.CSS_SELECTOR, "#messages button[data-open='%s']" % poll_id).click()
     wait(lambda: "Yes: 1" in driver.find_element(By.ID, "detail").text, "the receipts panel at 1280x800")
     for card in ["send-card", "messages-card", "people-card", "alerts-card", "detail"]:
@@ -348,26 +304,16 @@ try:
     driver.save_screenshot(args.screenshot)
     step("at 1280x800 send, messages, people and escalations are all on the first screen; screenshot " + args.screenshot)
 
-    def axe_check(where):
-        axe = Axe(driver)
-        axe.inject()
-        results = axe.run()
-        bad = [v for v in results["violations"] if v.get("impact") in ("serious", "critical")]
-        if bad:
-            fail("axe-core at %s: %s" % (where, json.dumps([{"id": v["id"], "impact": v["impact"], "help": v["help"],
-                  "nodes": [n["target"] for n in v["nodes"][:5]]} for v in bad])))
-        minor = ", ".join(v["id"] + " (" + str(v.get("impact")) + ")" for v in results["violations"])
-        step("axe-core at %s: no serious or critical violation%s" % (where, ("; minor: " + minor) if minor else ""))
-    axe_check("1280x800")
+    browser.axe_check("1280x800")
 
-    set_viewport(390, 844)
+    browser.set_viewport(390, 844)
     overflow = driver.execute_script("return document.documentElement.scrollWidth - window.innerWidth")
     if overflow > 1:
         fail("at phone width the page scrolls sideways by %d px" % overflow)
     phone = args.screenshot.replace(".png", "-phone.png")
     driver.save_screenshot(phone)
     step("phone width fits; screenshot " + phone)
-    axe_check("390x844")
+    browser.axe_check("390x844")
 
     # Reconnects by itself: the Swift test stops the server, sends a message meanwhile and
     # starts it again on the same port; the page must come back and catch up (since_seq).

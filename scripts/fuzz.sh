@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `make fuzz` (and the smoke run at the end of `make test`): libFuzzer, coverage-guided, with
-# AddressSanitizer, on the two parsers that take bytes straight from the network:
+# AddressSanitizer, on the three parsers that take bytes straight from the network:
 #
 #   frames  fuzz/FrameDecoderFuzz.swift  ClientFrameDecoder.decode (and JSONFields, SendRequest,
 #                                        ReplyRequest, TextRules behind it), plus SendRequest on
@@ -9,6 +9,8 @@
 #                                        it (parse, drop `consumed`, parse again), with the
 #                                        server's limits and tiny ones; HTTPRequestHead's
 #                                        bearerToken, keepAlive and isWebSocketUpgrade
+#   wsframe fuzz/WebSocketFrameFuzz.swift WebSocketFrameReader (and UTF8Validator): wss client
+#                                        bytes read whole, cut in two, and byte by byte
 #
 #   scripts/fuzz.sh [RUNS]     RUNS inputs per target (default FUZZ_RUNS, else 600,000)
 #
@@ -24,7 +26,7 @@
 # Memory: -rss_limit_mb (FUZZ_RSS_MB, 512) bounds it, and RSS may grow by at most
 # FUZZ_RSS_GROWTH_MB (64) between a tenth of the runs and the end (printed as "rss A -> B MB").
 #
-# Environment: FUZZ_RUNS, FUZZ_TARGETS ("frames http"), FUZZ_SEED (libFuzzer -seed; random by
+# Environment: FUZZ_RUNS, FUZZ_TARGETS ("frames http wsframe"), FUZZ_SEED (libFuzzer -seed; random by
 # default, printed), FUZZ_RSS_MB, FUZZ_RSS_GROWTH_MB, FUZZ_TIMEOUT (5), FUZZ_BUILD
 # (.build-fuzz), SWIFTC, ASAN_OPTIONS.
 set -euo pipefail
@@ -32,7 +34,7 @@ cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 RUNS=${1:-${FUZZ_RUNS:-600000}}
-TARGETS=${FUZZ_TARGETS:-frames http}
+TARGETS=${FUZZ_TARGETS:-frames http wsframe}
 RSS_MB=${FUZZ_RSS_MB:-512}
 GROWTH_MB=${FUZZ_RSS_GROWTH_MB:-64}
 TIMEOUT=${FUZZ_TIMEOUT:-5}
@@ -52,11 +54,14 @@ target_sources() {
               $CORE/Audience/{Team,Poll}.swift ;;
     http)   echo fuzz/HTTPParserFuzz.swift \
               $CORE/HTTP/{HTTPRequestParser,HTTPRequestHead}.swift $CORE/Model/Limits.swift ;;
-    *) echo "unknown fuzz target '$1' (frames, http)" >&2; return 1 ;;
+    wsframe) echo fuzz/WebSocketFrameFuzz.swift \
+              $CORE/WebSocket/{WebSocketFrameReader,UTF8Validator}.swift ;;
+    *) echo "unknown fuzz target '$1' (frames, http, wsframe)" >&2; return 1 ;;
   esac
 }
-# frames: beyond the 4,096-byte message limit; http: beyond the 8,192-byte head limit.
-max_len() { case "$1" in frames) echo 8192 ;; http) echo 12288 ;; esac; }
+# frames: beyond the 4,096-byte message limit; http: beyond the 8,192-byte head limit;
+# wsframe: many frames, and lengths in all three forms.
+max_len() { case "$1" in frames) echo 8192 ;; http) echo 12288 ;; wsframe) echo 4096 ;; esac; }
 
 mkdir -p "$BUILD/bin" "$BUILD/logs" "$BUILD/artifacts" "$BUILD/work"
 

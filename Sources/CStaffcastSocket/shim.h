@@ -156,14 +156,6 @@ static inline int sc_send_queue(int fd) {
     if (ioctl(fd, SIOCOUTQ, &n) < 0) return -errno;
     return n;
 }
-/// A connected pair of non-blocking local stream sockets (the TLS relay's plain side), or -errno.
-static inline int sc_socketpair(int *a, int *b) {
-    int sv[2];
-    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0, sv) < 0) return -errno;
-    *a = sv[0];
-    *b = sv[1];
-    return 0;
-}
 /// Gives memory that was freed back to the system (glibc keeps it in its arenas otherwise:
 /// hundreds of closed TLS handshakes left tens of MB resident for good). 1 if any was released.
 static inline int sc_malloc_trim(void) { return malloc_trim(0); }

@@ -6,17 +6,7 @@ import XCTest
 /// The terminal's state after a restart, deep in history and in the detail view (issue 20):
 /// restored emergencies, paging back, mark-all-read as one request, reply keys that answer
 /// what the screen shows.
-final class WatchStateHistoryTests: XCTestCase {
-    let event = UUID()
-    let me = Identity(userID: UUID(), displayName: "Sam")
-    let organiser = UUID()
-    let t0 = Date(timeIntervalSince1970: 1_800_000_000)
-
-    func message(_ seq: Int64, _ text: String = "hello", priority: Priority = .normal, type: MessageType = .broadcast,
-                 read: Bool = false) -> StaffMessage {
-        StaffMessage(id: UUID(), seq: seq, eventID: event, senderID: organiser, senderName: "Olivia", message: text,
-                     messageType: type, priority: priority, sentAt: t0, expiresAt: nil, read: read, readCount: 0)
-    }
+final class WatchStateHistoryTests: WatchStateTestCase {
 
     func state(history: [StaffMessage] = []) -> WatchState {
         var s = WatchState(eventID: event)

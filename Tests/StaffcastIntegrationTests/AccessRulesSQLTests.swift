@@ -6,18 +6,12 @@ import XCTest
 /// The access rules of docs/protocol.md (access levels) checked directly in PostgreSQL, acting as each user
 /// the way the server does (SET LOCAL ROLE staffcast_app + staffcast.user_id): row-level
 /// security refuses even if the server's own checks had a bug.
-final class AccessRulesSQLTests: IntegrationTestCase {
-    var conn: PGConnection!
+final class AccessRulesSQLTests: AccessRulesTestCase {
     var message: StaffMessage!
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        conn = try PGConnection(conninfo: fixture.conninfo)
         message = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "hello"))
-    }
-
-    func asUser<T>(_ user: UUID, _ body: (PGConnection) throws -> T) throws -> T {
-        try conn.transaction(asUser: user, "READ COMMITTED", body)
     }
 
     func visibleMessages(_ user: UUID) throws -> Int {
@@ -33,11 +27,6 @@ final class AccessRulesSQLTests: IntegrationTestCase {
         }
     }
 
-    func assertRLSRefuses(_ body: () throws -> Void, file: StaticString = #filePath, line: UInt = #line) {
-        XCTAssertThrowsError(try body(), file: file, line: line) { error in
-            XCTAssertEqual((error as? PostgresError)?.sqlState, "42501", "\(error)", file: file, line: line)
-        }
-    }
 
     func testEveryLevelReadsTheEventOutsidersNothing() throws {
         XCTAssertEqual(try visibleMessages(fixture.staff), 1)

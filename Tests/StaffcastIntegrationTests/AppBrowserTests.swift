@@ -19,12 +19,6 @@ final class AppBrowserTests: IntegrationTestCase {
     }
 
     func testAPhoneJoinsReadsRepliesAcknowledgesAndCatchesUp() throws {
-        let fm = FileManager.default
-        guard fm.isExecutableFile(atPath: "/usr/bin/chromedriver"),
-              ["/usr/bin/chromium", "/usr/bin/chromium-browser"].contains(where: fm.isExecutableFile(atPath:)) else {
-            XCTFail("the app's browser test needs Debian's chromium and chromium-driver: run scripts/install-deps.sh (or make test)")
-            return
-        }
         let owner = try server.api(fixture.ownerToken)
         let event = fixture.event.uuidString.lowercased()
         let invite = try JSONSerialization.jsonObject(with: owner.call("POST", "/v1/events/\(event)/invites",
@@ -35,24 +29,12 @@ final class AppBrowserTests: IntegrationTestCase {
         _ = try owner.call("POST", "/v1/events/\(event)/teams", body: Data(#"{"name":"Gate 3","kind":"zone"}"#.utf8),
                            contentType: "application/json")
 
-        let p = Process()
-        p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        p.arguments = ["python3", TestDatabase.packageRoot.appendingPathComponent("scripts/app-browser-test.py").path,
-                       "--url", server.http, "--invite", url, "--checkin", "\(server.http)/checkin/\(event)/Gate%203",
-                       "--missed", String(missed),
-                       "--screenshots", TestDatabase.packageRoot.appendingPathComponent(".build").path]
-        let output = OutputCollector()
-        let pipe = Pipe()
-        p.standardOutput = pipe
-        p.standardError = pipe
-        pipe.fileHandleForReading.readabilityHandler = { h in output.append(h.availableData) }
-        try p.run()
-        defer { if p.isRunning { p.terminate() } }
-        func reached(_ marker: String, _ timeout: TimeInterval = 120) -> Bool {
-            let ok = output.wait(for: marker, timeout: timeout)
-            if !ok { XCTFail("the script did not get to \(marker):\n\(output.text)") }
-            return ok
-        }
+        guard let browser = try BrowserScript.start("app-browser-test.py", [
+            "--url", server.http, "--invite", url, "--checkin", "\(server.http)/checkin/\(event)/Gate%203",
+            "--missed", String(missed), "--screenshots", TestDatabase.packageRoot.appendingPathComponent(".build").path]) else { return }
+        defer { browser.stop() }
+        let output = browser.output
+        func reached(_ marker: String, _ timeout: TimeInterval = 120) -> Bool { browser.reached(marker, timeout: timeout) }
 
         guard reached("JOINED") else { return }
         let phoneUser = try fixture.count("""
@@ -113,14 +95,7 @@ final class AppBrowserTests: IntegrationTestCase {
         guard reached("BACK_ONLINE") else { return }
         _ = try owner.sendMessage(event: fixture.event, message: "After the return", type: nil, priority: nil, expiresInMinutes: nil)
 
-        let deadline = Date().addingTimeInterval(180)
-        while p.isRunning && Date() < deadline { usleep(100_000) }
-        XCTAssertFalse(p.isRunning, "the browser script did not finish:\n\(output.text)")
-        p.waitUntilExit()
-        pipe.fileHandleForReading.readabilityHandler = nil
-        output.append(pipe.fileHandleForReading.readDataToEndOfFile())
-        XCTAssertEqual(p.terminationStatus, 0, output.text)
-        XCTAssertTrue(output.text.contains("\nOK"), output.text)
+        browser.finish(within: 180)
         print(output.text)
     }
 
@@ -170,12 +145,8 @@ final class AppBrowserTests: IntegrationTestCase {
 
     /// Polls `condition` until it holds or 15 s have passed.
     private func waitFor(_ what: String, _ condition: () throws -> Bool) throws -> Bool {
-        let deadline = Date().addingTimeInterval(15)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(100_000)
-        }
-        XCTFail("timed out waiting for \(what)")
-        return false
+        let held = try waitUntil(15, condition)
+        if !held { XCTFail("timed out waiting for \(what)") }
+        return held
     }
 }

@@ -15,9 +15,7 @@ final class AudienceTests: IntegrationTestCase {
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        other = try fixture.store.createUser(name: "Nora Nonmember")
-        try fixture.store.grant(event: fixture.event, user: other, level: .staff)
-        otherToken = try fixture.store.issueToken(user: other)
+        (other, otherToken) = try fixture.person("Nora Nonmember")
         try startServer()
         _ = try fixture.store.createTeam(as: fixture.owner, event: fixture.event, name: "Security", kind: .team)
         try fixture.store.addTeamMember(as: fixture.owner, event: fixture.event, team: "Security", member: fixture.staff)
@@ -48,10 +46,8 @@ final class AudienceTests: IntegrationTestCase {
     func testATeamMessageReachesMembersAndOrganisersOnlyEverywhere() throws {
         let member = try server.connect(fixture.staffToken)
         XCTAssertEqual(try member.subscribe(fixture.event).unread, 0)
-        let nonMember = try server.connect(otherToken)
-        _ = try nonMember.subscribe(fixture.event)
-        let admin = try server.connect(fixture.adminToken)
-        _ = try admin.subscribe(fixture.event)
+        let nonMember = try server.subscriber(otherToken, fixture.event)
+        let admin = try server.subscriber(fixture.adminToken, fixture.event)
 
         let owner = try server.connect(fixture.ownerToken)
         try owner.send(["op": "send", "ref": "t", "event_id": fixture.event.uuidString, "message": "Fight at gate 3",
@@ -140,8 +136,7 @@ final class AudienceTests: IntegrationTestCase {
             _ = try fixture.store.createTeam(as: fixture.owner, event: fixture.event, name: zone, kind: .zone)
         }
         try server.api(fixture.staffToken).checkIn(event: fixture.event, zone: "Gate 1")
-        let staff = try server.connect(fixture.staffToken)
-        _ = try staff.subscribe(fixture.event)
+        let staff = try server.subscriber(fixture.staffToken, fixture.event)
         XCTAssertEqual(try sendHTTP(fixture.ownerToken, ["message": "Queue at gate 2", "teams": ["Gate 2"]]).status, 201)
         XCTAssertEqual(try sendHTTP(fixture.ownerToken, ["message": "Gate 1: water arrives", "teams": ["Gate 1"]]).status, 201)
         XCTAssertEqual(try staff.expect("message").message?.message, "Gate 1: water arrives", "not the Gate 2 message")

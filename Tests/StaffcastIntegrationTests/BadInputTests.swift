@@ -75,6 +75,22 @@ final class BadInputTests: IntegrationTestCase {
         XCTAssertEqual(e.code, .invalid)
     }
 
+    func testTextThatIsNotUTF8ClosesWith1007AndStoresNothing() throws {
+        // RFC 6455 8.1 (libwebsockets' LWS_SERVER_OPTION_VALIDATE_UTF8; the same rule as wss,
+        // TLSTests.testWSSFramingRulesAndTheirCloseCodes).
+        let bytes = Array(#"{"op":"send","event_id":"\#(event)","message":"caf"#.utf8) + [0xC3, 0x28] + Array(#""}"#.utf8)
+        try owner.client.sendFrame(opcode: 0x1, payload: bytes)
+        var code: UInt16?
+        do {
+            while try owner.nextOrNil(timeout: 5) != nil {}
+        } catch ClientError.closed(let c, _) {
+            code = c
+        }
+        XCTAssertEqual(code, 1007)
+        XCTAssertEqual(fixture.messageCount, 0)
+        _ = try server.connect(fixture.ownerToken) // the server is fine
+    }
+
     func testAnOutsiderCannotTellAHiddenEventFromAnUnknownOne() throws {
         let outsider = try server.connect(fixture.outsiderToken)
         let unknown = UUID().uuidString

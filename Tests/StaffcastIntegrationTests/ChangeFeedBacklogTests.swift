@@ -6,9 +6,8 @@ import XCTest
 /// The change feed under backlog (issue 8 §4): access and token changes are applied before
 /// messages, so a message committed after a revoke must never be handed on in a read that does
 /// not also hold the revoke — even when more access changes are pending than one read takes.
-final class ChangeFeedBacklogTests: XCTestCase {
+final class ChangeFeedBacklogTests: IntegrationTestCase {
     func testAMessageAfterARevokeIsNeverReadBeforeTheRevokeBehindABacklog() throws {
-        let fixture = try Fixture(conninfo: try TestDatabase.create())
         let conn = try PGConnection(conninfo: fixture.conninfo)
         let store = Store(conn)
         var cursors = try store.currentCursors()

@@ -19,8 +19,7 @@ final class EditRetractTests: IntegrationTestCase {
 
     func testEditOverTheWebSocketIsLiveAndShownInHistoryAndCatchUp() throws {
         let m = try send("Gates open at gate 3")
-        let staff = try server.connect(fixture.staffToken)
-        _ = try staff.subscribe(fixture.event)
+        let staff = try server.subscriber(fixture.staffToken, fixture.event)
         let admin = try server.connect(fixture.adminToken)
         try admin.send(["op": "edit", "ref": "e1", "message_id": m.id.uuidString, "message": "Gates open at gate 4"])
         guard case .messageUpdated(let ref, let edited) = try admin.expect("message_updated") else { return XCTFail() }
@@ -116,8 +115,7 @@ final class EditRetractTests: IntegrationTestCase {
         // Subscribers of another event get nothing of it.
         let other = try fixture.store.createEvent(name: "Other", startsAt: nil)
         try fixture.store.grant(event: other, user: fixture.outsider, level: .staff)
-        let otherSocket = try server.connect(fixture.outsiderToken)
-        _ = try otherSocket.subscribe(other)
+        let otherSocket = try server.subscriber(fixture.outsiderToken, other)
         _ = try server.api(fixture.ownerToken).editMessage(m.id, text: "Gates open now")
         try otherSocket.expectSilence(1.5)
     }

@@ -15,9 +15,7 @@ final class EmailTests: IntegrationTestCase {
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        li = try fixture.store.createUser(name: "Li Staff", email: "li@example.org")
-        try fixture.store.grant(event: fixture.event, user: li, level: .staff)
-        liToken = try fixture.store.issueToken(user: li)
+        (li, liToken) = try fixture.person("Li Staff", email: "li@example.org")
         try fixture.store.setEmail(user: fixture.staff, email: "sam@example.org")
         smtp = try Counterpart(["smtp"])
         let port = smtp.port
@@ -36,15 +34,6 @@ final class EmailTests: IntegrationTestCase {
     }
 
     func id(_ u: UUID) -> String { u.uuidString.lowercased() }
-
-    func waitUntil(_ timeout: TimeInterval, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(100_000)
-        }
-        return try condition()
-    }
 
     func testAnUnreadEmergencyIsEmailedOnceAndNothingElseIs() throws {
         // Li is connected and reads the emergency at once; Sam is not connected.

@@ -8,13 +8,11 @@ import XCTest
 /// last-seen times; staff see only the rounds that named them and their own last-seen rows;
 /// outsiders nothing; nobody acting as a user writes any of them, and the audit triggers
 /// still write as the send and the read happen.
-final class EmergencyAccessSQLTests: IntegrationTestCase {
-    var conn: PGConnection!
+final class EmergencyAccessSQLTests: AccessRulesTestCase {
     var message: StaffMessage!
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        conn = try PGConnection(conninfo: fixture.conninfo)
         // Sent as the owner under row-level security: the trigger makes the escalation row.
         message = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "Evacuate hall B",
                                                                        messageType: "emergency", escalateAfterMinutes: 5))
@@ -27,13 +25,11 @@ final class EmergencyAccessSQLTests: IntegrationTestCase {
     }
 
     func count(_ user: UUID, _ table: String) throws -> Int {
-        try conn.transaction(asUser: user) { try $0.query("SELECT count(*) FROM \(table)").int(0, 0) ?? -1 }
+        try asUser(user) { try $0.query("SELECT count(*) FROM \(table)").int(0, 0) ?? -1 }
     }
 
     func assertRLSRefuses(_ user: UUID, _ sql: String, _ params: [String?] = [], file: StaticString = #filePath, line: UInt = #line) {
-        XCTAssertThrowsError(try conn.transaction(asUser: user) { try $0.query(sql, params) }, file: file, line: line) { error in
-            XCTAssertEqual((error as? PostgresError)?.sqlState, "42501", "\(error)", file: file, line: line)
-        }
+        assertRLSRefuses({ _ = try asUser(user) { try $0.query(sql, params) } }, file: file, line: line)
     }
 
     func testTheSendMadeItsEscalationRowWithTheAudienceOfThatMoment() throws {

@@ -7,7 +7,7 @@ import XCTest
 /// libwebsockets' own poll(). With each, a real `staffcast serve` answers HTTP and WebSockets
 /// on a few hundred connections at once, delivers a message to every subscriber, gives back
 /// every descriptor once the clients close, and stops gracefully on SIGTERM (1001, exit 0).
-final class EventLoopTests: XCTestCase {
+final class EventLoopTests: IntegrationTestCase {
     func testLibevLoopsServeHundredsOfConnectionsAndStopCleanly() throws {
         try serveAndStop(eventLoop: "ev")
     }
@@ -32,7 +32,6 @@ final class EventLoopTests: XCTestCase {
     static let httpConnections = 100
 
     private func serveAndStop(eventLoop: String) throws {
-        let fixture = try Fixture(conninfo: try TestDatabase.create())
         let file = try configFile("event_loop: \(eventLoop)\nservice_threads: 2\nmax_connections_per_user: 1000\n")
         defer { try? FileManager.default.removeItem(atPath: file) }
         let serve = try StaffcastProcess(["serve", "--config", file, "--listen", "127.0.0.1:0",

@@ -35,8 +35,7 @@ final class ExternalOwnerTests: XCTestCase {
         let fixture = try Fixture(conninfo: ownerURL)
         let server = try TestServer(conninfo: ownerURL.replacingOccurrences(of: "user=\(owner) ", with: "user=staffcast_server "))
         defer { server.stop() }
-        let staff = try server.connect(fixture.staffToken)
-        _ = try staff.subscribe(fixture.event)
+        let staff = try server.subscriber(fixture.staffToken, fixture.event)
         let r = try server.api(fixture.ownerToken).raw("POST", "/v1/events/\(fixture.event.uuidString.lowercased())/messages",
                                                        body: Data("served as the login".utf8), contentType: "text/plain")
         XCTAssertEqual(r.status, 201, String(decoding: r.body, as: UTF8.self))

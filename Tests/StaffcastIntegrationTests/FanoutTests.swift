@@ -10,10 +10,8 @@ final class FanoutTests: IntegrationTestCase {
     func testTwoServersOnOneDatabaseDeliverEachOthersMessages() throws {
         let a = try startServer()
         let b = try startServer()
-        let staffOnB = try b.connect(fixture.staffToken)
-        _ = try staffOnB.subscribe(fixture.event)
-        let staffOnA = try a.connect(fixture.staffToken)
-        _ = try staffOnA.subscribe(fixture.event)
+        let staffOnB = try b.subscriber(fixture.staffToken, fixture.event)
+        let staffOnA = try a.subscriber(fixture.staffToken, fixture.event)
 
         let ownerOnA = try a.connect(fixture.ownerToken)
         try ownerOnA.send(["op": "send", "event_id": fixture.event.uuidString, "message": "from A"])
@@ -32,8 +30,7 @@ final class FanoutTests: IntegrationTestCase {
     func testRevokeEndsALiveSubscriptionWithinTwoSeconds() throws {
         let a = try startServer()
         let b = try startServer()
-        let staff = try b.connect(fixture.staffToken)
-        _ = try staff.subscribe(fixture.event)
+        let staff = try b.subscriber(fixture.staffToken, fixture.event)
         let started = Date()
         try fixture.store.revoke(event: fixture.event, user: fixture.staff)
         guard case .accessRevoked(let event) = try staff.expect("access_revoked", timeout: 2) else { return XCTFail() }
@@ -75,7 +72,7 @@ final class FanoutTests: IntegrationTestCase {
             }
         }
         sender.start()
-        usleep(50_000)
+        XCTAssertTrue(waitUntil(5) { fixture.messageCount > 0 }, "the flow did not start") // subscribe mid-flow
         let staff = try server.connect(fixture.staffToken)
         let (history, _) = try staff.subscribe(fixture.event, sinceSeq: 0)
         var seen = history.map(\.message)
@@ -88,8 +85,7 @@ final class FanoutTests: IntegrationTestCase {
 
     func testASlowClientIsClosedAndTheServerStaysBounded() throws {
         let server = try startServer { $0.outboundMaxFrames = 16 }
-        let slow = try server.connect(fixture.staffToken)
-        _ = try slow.subscribe(fixture.event)
+        let slow = try server.subscriber(fixture.staffToken, fixture.event)
         // 100 messages committed at once arrive in one batch: more than the slow client's queue.
         try fixture.store.conn.transaction { tx in
             for i in 0..<100 {
@@ -114,8 +110,7 @@ final class FanoutTests: IntegrationTestCase {
 
     func testGracefulStopClosesClientsWith1001() throws {
         let server = try startServer()
-        let staff = try server.connect(fixture.staffToken)
-        _ = try staff.subscribe(fixture.event)
+        let staff = try server.subscriber(fixture.staffToken, fixture.event)
         let stopped = DispatchSemaphore(value: 0)
         let core = server.server
         Thread { core.stop(); stopped.signal() }.start()
@@ -139,8 +134,7 @@ final class FanoutTests: IntegrationTestCase {
             let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
             return try XCTUnwrap((object["staff"] as? [[String: Any]])?.first { $0["display_name"] as? String == "Sam Staff" })
         }
-        let staffOnB = try b.connect(fixture.staffToken)
-        _ = try staffOnB.subscribe(fixture.event)
+        let staffOnB = try b.subscriber(fixture.staffToken, fixture.event)
         var deadline = Date().addingTimeInterval(8)
         while Date() < deadline, try sam()["connected"] as? Bool != true { usleep(200_000) }
         XCTAssertEqual(try sam()["connected"] as? Bool, true)

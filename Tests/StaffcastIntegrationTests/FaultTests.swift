@@ -32,29 +32,16 @@ final class FaultTests: XCTestCase {
         let f = try Fixture(conninfo: conninfo)
         var subs = [f.staffToken]
         for i in 1..<subscribers {
-            let u = try f.store.createUser(name: "Staff \(i)")
-            try f.store.grant(event: f.event, user: u, level: .staff)
-            subs.append(try f.store.issueToken(user: u))
+            subs.append(try f.person("Staff \(i)").token)
         }
         var sends = [f.ownerToken, f.adminToken]
         for i in 2..<max(2, senders) {
-            let u = try f.store.createUser(name: "Admin \(i)")
-            try f.store.grant(event: f.event, user: u, level: .admin)
-            sends.append(try f.store.issueToken(user: u))
+            sends.append(try f.person("Admin \(i)", level: .admin).token)
         }
         return Crowd(fixture: f, subscriberTokens: subs, senderTokens: Array(sends.prefix(senders)))
     }
 
     static func total(_ senders: [RecordingSender]) -> Int { senders.reduce(0) { $0 + $1.acked.count } }
-
-    static func waitUntil(_ seconds: TimeInterval, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(50_000)
-        }
-        return condition()
-    }
 
     /// Every acknowledged message is in the table, and every subscriber got each exactly once
     /// and nothing twice.
@@ -67,7 +54,7 @@ final class FaultTests: XCTestCase {
                                                                 [ids]).int(0, 0)
         XCTAssertEqual(stored, acked.count, "an acknowledged message is missing from the table", file: file, line: line)
         // Give the subscribers time to catch up with everything acknowledged.
-        _ = Self.waitUntil(30) { subscribers.allSatisfy { s in let got = s.received; return acked.keys.allSatisfy { got[$0] != nil } } }
+        _ = waitUntil(30) { subscribers.allSatisfy { s in let got = s.received; return acked.keys.allSatisfy { got[$0] != nil } } }
         for (i, s) in subscribers.enumerated() {
             let got = s.received
             let missing = acked.keys.filter { got[$0] == nil }
@@ -93,20 +80,20 @@ final class FaultTests: XCTestCase {
         let port = serve.port
         let subscribers = crowd.subscriberTokens.map { RecordingSubscriber(url: serve.ws, token: $0, event: crowd.fixture.event) }
         subscribers.forEach { $0.start() }
-        XCTAssertTrue(Self.waitUntil(20) { subscribers.allSatisfy { $0.subscribedCount >= 1 } }, "not all subscribed")
+        XCTAssertTrue(waitUntil(20) { subscribers.allSatisfy { $0.subscribedCount >= 1 } }, "not all subscribed")
         let senders = crowd.senderTokens.enumerated().map {
             RecordingSender(url: serve.ws, token: $1, event: crowd.fixture.event, name: "sender\($0)")
         }
         senders.forEach { $0.start() }
 
-        XCTAssertTrue(Self.waitUntil(30) { Self.total(senders) >= 60 }, "no burst before the kill")
+        XCTAssertTrue(waitUntil(30) { Self.total(senders) >= 60 }, "no burst before the kill")
         serve.kill9()
         let ackedBeforeKill = Self.total(senders)
-        usleep(300_000)
+        usleep(300_000) // a moment with no server at all: every client sees its connection fail
         serve = try ServeProcess(port: port, databaseURL: login, migrateURL: conninfo, config: Self.config)
-        XCTAssertTrue(Self.waitUntil(30) { Self.total(senders) >= ackedBeforeKill + 60 }, "no sends acknowledged after the restart")
+        XCTAssertTrue(waitUntil(30) { Self.total(senders) >= ackedBeforeKill + 60 }, "no sends acknowledged after the restart")
         senders.forEach { $0.pause() }
-        usleep(2_000_000) // answers in flight arrive
+        XCTAssertTrue(waitUntil(10) { senders.allSatisfy(\.settled) }, "answers to the sends in flight never came")
         senders.forEach { $0.stop() }
 
         try assertExactlyOnce(senders, subscribers, owner: conninfo)
@@ -127,47 +114,52 @@ final class FaultTests: XCTestCase {
         return (cluster, try crowd(cluster.conninfo), dir)
     }
 
+    /// A server for senders that go as fast as they can (`maxInFlight` sends each).
+    static func unlimitedServer(_ cluster: EmbeddedCluster, maxInFlight: Int) throws -> TestServer {
+        try TestServer(conninfo: cluster.conninfo) {
+            $0.sendBurst = 100_000
+            $0.sendRatePerSecond = 100_000
+            $0.maxInFlightPerConnection = maxInFlight
+        }
+    }
+
     func testAPostgreSQLRestartUnderLoadIsAClear503AndTheServerRecoversLosingAndDoublingNothing() throws {
         let (cluster, crowd, dir) = try Self.ownCluster()
         defer {
             try? cluster.stop()
             try? FileManager.default.removeItem(atPath: dir)
         }
-        let server = try TestServer(conninfo: cluster.conninfo) {
-            $0.sendBurst = 100_000
-            $0.sendRatePerSecond = 100_000
-            $0.maxInFlightPerConnection = 64
-        }
+        let server = try Self.unlimitedServer(cluster, maxInFlight: 64)
         defer { server.stop() }
         let event = crowd.fixture.event
         let subscribers = crowd.subscriberTokens.map { RecordingSubscriber(url: server.ws, token: $0, event: event) }
         subscribers.forEach { $0.start() }
-        XCTAssertTrue(Self.waitUntil(20) { subscribers.allSatisfy { $0.subscribedCount >= 1 } }, "not all subscribed")
+        XCTAssertTrue(waitUntil(20) { subscribers.allSatisfy { $0.subscribedCount >= 1 } }, "not all subscribed")
         let senders = crowd.senderTokens.enumerated().map { RecordingSender(url: server.ws, token: $1, event: event, name: "sender\($0)") }
         senders.forEach { $0.start() }
-        XCTAssertTrue(Self.waitUntil(30) { Self.total(senders) >= 60 }, "no burst before the restart")
+        XCTAssertTrue(waitUntil(30) { Self.total(senders) >= 60 }, "no burst before the restart")
 
         try cluster.stop()
         let ackedBeforeStop = Self.total(senders)
         // While it is down: sends are refused with unavailable (WebSocket) and 503 (HTTP),
         // saying nothing was stored; the process serves and says it is not ready.
-        XCTAssertTrue(Self.waitUntil(10) { senders.contains { ($0.refused["unavailable"] ?? 0) > 0 } },
+        XCTAssertTrue(waitUntil(10) { senders.contains { ($0.refused["unavailable"] ?? 0) > 0 } },
                       "no send was refused with unavailable while the database was down: \(senders.map(\.refused))")
         let path = "/v1/events/\(event.uuidString.lowercased())/messages"
         let r = try server.api(crowd.fixture.ownerToken).raw("POST", path, body: Data("while down".utf8), contentType: "text/plain")
         XCTAssertEqual(r.status, 503)
         XCTAssertTrue(String(decoding: r.body, as: UTF8.self).contains("nothing was stored"), String(decoding: r.body, as: UTF8.self))
-        XCTAssertTrue(Self.waitUntil(10) { (try? server.api(nil).raw("GET", "/readyz").status) == 503 })
+        XCTAssertTrue(waitUntil(10) { (try? server.api(nil).raw("GET", "/readyz").status) == 503 })
         XCTAssertEqual(try server.api(nil).raw("GET", "/healthz").status, 200)
-        usleep(1_000_000)
+        usleep(1_000_000) // down a while longer, senders still trying: what is tested
 
         try cluster.ensureRunning(detached: true)
         // It recovers by itself: ready again, and sends are acknowledged again.
-        XCTAssertTrue(Self.waitUntil(30) { (try? server.api(nil).raw("GET", "/readyz").status) == 200 }, "not ready again")
+        XCTAssertTrue(waitUntil(30) { (try? server.api(nil).raw("GET", "/readyz").status) == 200 }, "not ready again")
         let ackedWhileDown = Self.total(senders)
-        XCTAssertTrue(Self.waitUntil(30) { Self.total(senders) >= ackedWhileDown + 60 }, "no sends acknowledged after the restart")
+        XCTAssertTrue(waitUntil(30) { Self.total(senders) >= ackedWhileDown + 60 }, "no sends acknowledged after the restart")
         senders.forEach { $0.pause() }
-        usleep(2_000_000)
+        XCTAssertTrue(waitUntil(10) { senders.allSatisfy(\.settled) }, "answers to the sends in flight never came")
         senders.forEach { $0.stop() }
 
         try assertExactlyOnce(senders, subscribers, owner: cluster.conninfo)
@@ -182,23 +174,19 @@ final class FaultTests: XCTestCase {
             try? cluster.stop()
             try? FileManager.default.removeItem(atPath: dir)
         }
-        let server = try TestServer(conninfo: cluster.conninfo) {
-            $0.sendBurst = 100_000
-            $0.sendRatePerSecond = 100_000
-            $0.maxInFlightPerConnection = 256
-        }
+        let server = try Self.unlimitedServer(cluster, maxInFlight: 256)
         defer { server.stop() }
         // Wide windows, no spacing: batches of group commit in flight when PostgreSQL dies.
         let senders = crowd.senderTokens.enumerated().map {
             RecordingSender(url: server.ws, token: $1, event: crowd.fixture.event, name: "batch\($0)", window: 128, spacing: 0)
         }
         senders.forEach { $0.start() }
-        XCTAssertTrue(Self.waitUntil(30) { Self.total(senders) >= 200 }, "no batch in flight")
+        XCTAssertTrue(waitUntil(30) { Self.total(senders) >= 200 }, "no batch in flight")
         // Immediate: a crash as far as PostgreSQL knows; uncommitted work is gone on restart.
         try cluster.stop(mode: "immediate")
-        usleep(1_000_000)
+        usleep(1_000_000) // the senders go on for a moment against the dead database: part of the scenario
         senders.forEach { $0.pause() }
-        usleep(500_000)
+        XCTAssertTrue(waitUntil(10) { senders.allSatisfy(\.settled) }, "answers to the sends in flight never came")
         senders.forEach { $0.stop() }
         try cluster.ensureRunning(detached: true)
 

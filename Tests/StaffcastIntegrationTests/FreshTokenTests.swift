@@ -8,20 +8,14 @@ import XCTest
 /// call that issued it returned (docs/protocol.md, "Fresh tokens"): a server that has not read
 /// it from the token change log yet looks it up once, off its loops, instead of answering 401.
 /// Wrong tokens still get 401, and guessing stays bounded per address.
-final class FreshTokenTests: XCTestCase {
-    var fixture: Fixture!
+final class FreshTokenTests: IntegrationTestCase {
     var a: TestServer!
     var b: TestServer!
 
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-        a = try TestServer(conninfo: fixture.conninfo)
-        b = try TestServer(conninfo: fixture.conninfo)
-    }
-
-    override func tearDown() {
-        a?.stop()
-        b?.stop()
+        try super.setUpWithError()
+        a = try startServer()
+        b = try startServer()
     }
 
     func httpStatus(_ server: TestServer, _ token: String) throws -> Int {
@@ -64,8 +58,7 @@ final class FreshTokenTests: XCTestCase {
             XCTAssertEqual(try upgradeStatus(other, token), 101, "joiner \(i) over WebSocket")
             XCTAssertEqual(try httpStatus(i % 2 == 0 ? a! : b!, token), 200, "joiner \(i) over HTTP")
             // And a real client: hello, then subscribe.
-            let socket = try other.connect(token)
-            _ = try socket.subscribe(fixture.event)
+            let socket = try other.subscriber(token, fixture.event)
             socket.close()
         }
     }

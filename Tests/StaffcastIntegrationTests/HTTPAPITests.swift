@@ -45,8 +45,7 @@ final class HTTPAPITests: IntegrationTestCase {
     }
 
     func testSendIsLiveOnTheWebSocket() throws {
-        let staff = try server.connect(fixture.staffToken)
-        _ = try staff.subscribe(fixture.event)
+        let staff = try server.subscriber(fixture.staffToken, fixture.event)
         let r = try server.api(fixture.ownerToken).raw("POST", messagesPath, body: Data("via http".utf8), contentType: "text/plain")
         XCTAssertEqual(r.status, 201)
         XCTAssertEqual(try staff.expect("message").message?.message, "via http")

@@ -30,12 +30,8 @@ final class InviteTests: IntegrationTestCase {
 
     /// Waits until the server's in-memory table accepts `token` (it follows token_changes).
     func waitUntilAccepted(_ token: String) throws {
-        let deadline = Date().addingTimeInterval(5)
-        while Date() < deadline {
-            if try server.api(token).raw("GET", "/v1/me/events").status == 200 { return }
-            usleep(100_000)
-        }
-        XCTFail("the redeemed token was not accepted within 5 s")
+        XCTAssertTrue(try waitUntil(5) { try server.api(token).raw("GET", "/v1/me/events").status == 200 },
+                      "the redeemed token was not accepted within 5 s")
     }
 
     func testCreateRedeemAndTheNewStaffMemberReceivesMessages() throws {
@@ -322,7 +318,7 @@ final class InviteTests: IntegrationTestCase {
         p.standardError = FileHandle.nullDevice
         try p.run()
         defer { if p.isRunning { p.terminate(); p.waitUntilExit() } }
-        usleep(1_000_000)
+        XCTAssertTrue(waitUntil(8) { server.subscribers(fixture.event) == 1 }, "watch did not subscribe")
         _ = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "Hello joiners"))
         let deadline = Date().addingTimeInterval(8)
         var seen = ""

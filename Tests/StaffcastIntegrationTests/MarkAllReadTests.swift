@@ -23,8 +23,7 @@ final class MarkAllReadTests: IntegrationTestCase {
         let fire = try send("Fire at gate 4", type: "emergency")
         let urgent = try send("Evacuate hall B", priority: "urgent")
         let after = try send("Sent after the client looked") // beyond through_seq: stays unread
-        let owner = try server.connect(fixture.ownerToken)
-        _ = try owner.subscribe(fixture.event)
+        let owner = try server.subscriber(fixture.ownerToken, fixture.event)
         let staff = try server.connect(fixture.staffToken)
         XCTAssertEqual(try staff.subscribe(fixture.event).unread, 203)
         try staff.send(["op": "mark_all_read", "event_id": fixture.event.uuidString.lowercased(), "through_seq": urgent.seq, "ref": "all"])

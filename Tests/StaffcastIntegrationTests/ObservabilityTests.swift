@@ -7,9 +7,8 @@ import XCTest
 /// JSON fields, the promised lines at info; Prometheus text with HELP and TYPE for every
 /// metric, the delivery histogram observed, separate method and route labels, process and
 /// build metrics, and every metric of docs/operations.md present.
-final class ObservabilityTests: XCTestCase {
+final class ObservabilityTests: IntegrationTestCase {
     func testASendIsLoggedWithTheLowerCaseIdAndTypedJSONFields() throws {
-        let fixture = try Fixture(conninfo: try TestDatabase.create())
         let serve = try StaffcastProcess(["serve", "--listen", "127.0.0.1:0", "--database-url", TestDatabase.serverLogin(fixture.conninfo),
                                           "--log-json", "--log-level", "info"])
         defer { serve.stop() }
@@ -42,11 +41,8 @@ final class ObservabilityTests: XCTestCase {
     }
 
     func testMetricsHaveHelpAndTypeAndTheDeliveryHistogramMoves() throws {
-        let fixture = try Fixture(conninfo: try TestDatabase.create())
-        let server = try TestServer(conninfo: fixture.conninfo)
-        defer { server.stop() }
-        let staff = try server.connect(fixture.staffToken)
-        _ = try staff.subscribe(fixture.event)
+        let server = try startServer()
+        let staff = try server.subscriber(fixture.staffToken, fixture.event)
         _ = try server.api(fixture.ownerToken).sendMessage(event: fixture.event, message: "Gates open", type: nil, priority: nil,
                                                            expiresInMinutes: nil)
         _ = try staff.expect("message")

@@ -6,24 +6,14 @@ import XCTest
 /// route — valid ones, and invalid ones at the edges of each schema — with real ids of a real
 /// event, and checks each answer: no 5xx, a documented status, a documented content type and a
 /// body that matches its schema, 405 for methods a path does not take.
-final class OpenAPIConformanceTests: XCTestCase {
-    var server: TestServer!
-    var fixture: Fixture!
-
+final class OpenAPIConformanceTests: IntegrationTestCase {
     override func setUpWithError() throws {
-        let db = try TestDatabase.create()
-        fixture = try Fixture(conninfo: db)
+        try super.setUpWithError()
         // The generator sends far faster than people do: lift the send limits it would hit.
-        server = try TestServer(conninfo: db) { c in
+        try startServer { c in
             c.sendBurst = 1_000_000
             c.sendRatePerSecond = 1_000_000
         }
-    }
-
-    override func tearDown() {
-        server?.stop()
-        server = nil
-        fixture = nil
     }
 
     func testTheServedDescriptionIsTheOneInDocs() throws {

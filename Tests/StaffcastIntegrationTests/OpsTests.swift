@@ -36,8 +36,7 @@ final class OpsTests: IntegrationTestCase {
                 .compactMap { Double($0.split(separator: " ").last ?? "") }.reduce(0, +)
         }
         let before = String(decoding: try api.call("GET", "/metrics"), as: UTF8.self)
-        let staff = try server.connect(fixture.staffToken)
-        _ = try staff.subscribe(fixture.event)
+        let staff = try server.subscriber(fixture.staffToken, fixture.event)
         let owner = try server.connect(fixture.ownerToken)
         for i in 0..<3 {
             try owner.send(["op": "send", "event_id": fixture.event.uuidString, "message": "m\(i)", "priority": "high"])
@@ -62,8 +61,7 @@ final class OpsTests: IntegrationTestCase {
     }
 
     func testStatusCountsSubscribersPerEvent() throws {
-        let staff = try server.connect(fixture.staffToken)
-        _ = try staff.subscribe(fixture.event)
+        let staff = try server.subscriber(fixture.staffToken, fixture.event)
         let data = try server.api("ops-secret").call("GET", "/v1/status")
         let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         XCTAssertEqual(object["connections"] as? Int, 1)
@@ -83,8 +81,7 @@ final class OpsTests: IntegrationTestCase {
         }
         XCTAssertEqual(try member("Sam Staff")["connected"] as? Bool, false)
         _ = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "one"))
-        let staff = try server.connect(fixture.staffToken)
-        _ = try staff.subscribe(fixture.event)
+        let staff = try server.subscriber(fixture.staffToken, fixture.event)
         var sam = try member("Sam Staff")
         XCTAssertEqual(sam["connected"] as? Bool, true)
         XCTAssertNotNil(sam["connected_since"] as? String)
@@ -94,8 +91,7 @@ final class OpsTests: IntegrationTestCase {
         let deadline = Date().addingTimeInterval(3)
         while Date() < deadline, try member("Sam Staff")["connected"] as? Bool == true { usleep(100_000) }
         XCTAssertEqual(try member("Sam Staff")["connected"] as? Bool, false)
-        let again = try server.connect(fixture.staffToken)
-        _ = try again.subscribe(fixture.event)
+        let again = try server.subscriber(fixture.staffToken, fixture.event)
         // Wait for a heartbeat round trip (interval 1 s here) to be recorded.
         let until = Date().addingTimeInterval(3)
         while Date() < until { _ = try again.nextOrNil(timeout: 0.2) }
@@ -113,10 +109,8 @@ final class OpsTests: IntegrationTestCase {
         let otherOwner = try fixture.store.createUser(name: "Other Owner")
         try fixture.store.grant(event: other, user: otherOwner, level: .owner)
         try fixture.store.grant(event: other, user: fixture.staff, level: .staff)
-        let staffOnOther = try server.connect(fixture.staffToken)
-        _ = try staffOnOther.subscribe(other)
-        let staffHere = try server.connect(fixture.staffToken)
-        _ = try staffHere.subscribe(fixture.event)
+        let staffOnOther = try server.subscriber(fixture.staffToken, other)
+        let staffHere = try server.subscriber(fixture.staffToken, fixture.event)
         let mine = String(decoding: try server.api(fixture.ownerToken).call("GET", "/v1/status"), as: UTF8.self)
         XCTAssertTrue(mine.contains(fixture.event.uuidString.lowercased()))
         XCTAssertFalse(mine.contains(other.uuidString.lowercased()), "another organiser's event leaked: \(mine)")

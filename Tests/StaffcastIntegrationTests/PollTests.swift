@@ -13,9 +13,7 @@ final class PollTests: IntegrationTestCase {
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        li = try fixture.store.createUser(name: "=cmd()")
-        try fixture.store.grant(event: fixture.event, user: li, level: .staff)
-        liToken = try fixture.store.issueToken(user: li)
+        (li, liToken) = try fixture.person("=cmd()")
         try startServer()
     }
 
@@ -25,10 +23,8 @@ final class PollTests: IntegrationTestCase {
     }
 
     func testAnswersReanswersTalliesAndTheUnansweredListAgree() throws {
-        let admin = try server.connect(fixture.adminToken)
-        _ = try admin.subscribe(fixture.event)
-        let sam = try server.connect(fixture.staffToken)
-        _ = try sam.subscribe(fixture.event)
+        let admin = try server.subscriber(fixture.adminToken, fixture.event)
+        let sam = try server.subscriber(fixture.staffToken, fixture.event)
         let r = try send(["message": "Is there water at your gate?", "poll": ["options": ["Yes", "No", "Running low"]]])
         XCTAssertEqual(r.status, 201, String(decoding: r.body, as: UTF8.self))
         let poll = try JSONDecoder().decode(StaffMessage.self, from: r.body)

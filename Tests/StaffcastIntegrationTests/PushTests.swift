@@ -59,15 +59,6 @@ final class PushTests: IntegrationTestCase {
 
     func path(_ request: [String: Any], _ prefix: String) -> Bool { (request["path"] as? String)?.hasPrefix(prefix) == true }
 
-    func waitUntil(_ timeout: TimeInterval, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(100_000)
-        }
-        return try condition()
-    }
-
     func testTheKeyIsMadeOnceAndServed() throws {
         XCTAssertTrue(FileManager.default.fileExists(atPath: keyFile), "push_vapid_key is made on first start")
         let attributes = try FileManager.default.attributesOfItem(atPath: keyFile)

@@ -93,12 +93,11 @@ final class ReadStormTests: IntegrationTestCase {
         defer { server.stop() }
         // 60 staff members, one connection each.
         var tokens: [(UUID, String)] = []
+        let known = server.validTokens
         for i in 0..<60 {
-            let user = try fixture.store.createUser(name: "Staff \(i)")
-            try fixture.store.grant(event: fixture.event, user: user, level: .staff)
-            tokens.append((user, try fixture.store.issueToken(user: user)))
+            tokens.append(try fixture.person("Staff \(i)"))
         }
-        Thread.sleep(forTimeInterval: 1.5) // the new tokens reach the server's table
+        XCTAssertTrue(waitUntil(10) { server.validTokens >= known + 60 }, "the new tokens never reached the server's table")
         let message = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "Emergency",
                                                                             messageType: "emergency", priority: "urgent"))
         let sockets = try tokens.map { try server.connect($0.1) }

@@ -8,17 +8,17 @@ import XCTest
 /// (every packet dropped, nothing refused: TCP and libpq notice nothing for a long time), and
 /// 200 again once it answers; an unauthenticated answer holds short words only. The database
 /// is reached through a `SilentProxy`, so the shared test cluster itself is never paused.
-final class ReadinessTests: XCTestCase {
-    var fixture: Fixture!
+final class ReadinessTests: IntegrationTestCase {
     var proxy: SilentProxy!
 
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
+        try super.setUpWithError()
         proxy = try SilentProxy(forwardingTo: fixture.conninfo)
     }
 
     override func tearDown() {
         proxy?.stop()
+        super.tearDown()
     }
 
     func readyz(_ server: TestServer) throws -> RawHTTPResponse {
@@ -59,7 +59,7 @@ final class ReadinessTests: XCTestCase {
             XCTAssertFalse(down.bodyText.contains(secret), "an unauthenticated answer shows '\(secret)': \(down.bodyText)")
         }
         // It stays down while silent, and the process itself still serves.
-        usleep(1_500_000)
+        usleep(1_500_000) // several probe intervals of silence: that it stays 503 through them is tested
         XCTAssertEqual(try readyz(server).status, 503)
         XCTAssertEqual(try RawSocket.get(port: server.port, "/healthz", timeout: 5).status, 200)
 

@@ -18,16 +18,13 @@ final class RepliesTests: IntegrationTestCase {
 
     func testAReplyIsAcknowledgedAndLiveToSubscribedOrganisersOnly() throws {
         let m = try send("Shift starts at 9 at gate 3")
-        let owner = try server.connect(fixture.ownerToken)
-        _ = try owner.subscribe(fixture.event)
-        let admin = try server.connect(fixture.adminToken)
-        _ = try admin.subscribe(fixture.event)
+        let owner = try server.subscriber(fixture.ownerToken, fixture.event)
+        let admin = try server.subscriber(fixture.adminToken, fixture.event)
         let otherStaff = try fixture.store.createUser(name: "Sue Staff")
         try fixture.store.grant(event: fixture.event, user: otherStaff, level: .staff)
         let sue = try server.connect(fixture.staffToken) // another staff connection: gets no replies
         _ = try sue.subscribe(fixture.event)
-        let staff = try server.connect(fixture.staffToken)
-        _ = try staff.subscribe(fixture.event)
+        let staff = try server.subscriber(fixture.staffToken, fixture.event)
 
         try staff.send(["op": "reply", "ref": "r1", "message_id": m.id.uuidString, "status": "running_late", "text": "10 min"])
         guard case .replied(let ref, let mine) = try staff.expect("replied") else { return XCTFail() }

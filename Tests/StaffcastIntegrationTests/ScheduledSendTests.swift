@@ -25,8 +25,7 @@ final class ScheduledSendTests: IntegrationTestCase {
 
     func testScheduledOverWebSocketIsAnsweredThenSentAtItsTime() throws {
         let server = try start()
-        let staff = try server.connect(fixture.staffToken)
-        _ = try staff.subscribe(fixture.event)
+        let staff = try server.subscriber(fixture.staffToken, fixture.event)
         let owner = try server.connect(fixture.ownerToken)
         try owner.send(["op": "send", "ref": "s1", "event_id": eventID, "message": "Doors open soon", "priority": "high",
                         "send_at": inSeconds(2)])
@@ -69,8 +68,11 @@ final class ScheduledSendTests: IntegrationTestCase {
         XCTAssertEqual(r.status, 202)
         let scheduled = try JSONDecoder().decode(ScheduledMessage.self, from: r.body)
         _ = try server.api(fixture.ownerToken).cancelScheduled(scheduled.id)
-        Thread.sleep(forTimeInterval: 4)
-        XCTAssertEqual(fixture.messageCount, 0)
+        // A witness due just after it: once the witness went out, the cancelled one's time has passed.
+        XCTAssertEqual(try post(server, fixture.ownerToken, ["message": "Witness", "send_at": inSeconds(2.5)]).status, 202)
+        XCTAssertTrue(waitUntil(10) { fixture.messageCount > 0 }, "the witness never went out")
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM staff_messages WHERE message = 'Not needed'"), 0)
+        XCTAssertEqual(fixture.messageCount, 1)
     }
 
     func testBeforeStartNeedsAStartAndTheFutureIsRequired() throws {
@@ -104,9 +106,7 @@ final class ScheduledSendTests: IntegrationTestCase {
 
     func testOnlyAdminsAndOwnersScheduleListAndCancel() throws {
         let other = try fixture.store.createEvent(name: "Other", startsAt: nil)
-        let otherOwner = try fixture.store.createUser(name: "Other Owner")
-        try fixture.store.grant(event: other, user: otherOwner, level: .owner)
-        let otherToken = try fixture.store.issueToken(user: otherOwner)
+        let otherToken = try fixture.person("Other Owner", level: .owner, event: other).token
         let server = try start()
         let staff = try server.connect(fixture.staffToken)
         XCTAssertEqual(try staff.expectError(["op": "send", "event_id": eventID, "message": "x", "send_at": inSeconds(600)]).code, .forbidden)
@@ -134,8 +134,7 @@ final class ScheduledSendTests: IntegrationTestCase {
     func testTwoServersSendEachExactlyOnce() throws {
         let a = try start()
         let b = try start()
-        let staff = try a.connect(fixture.staffToken)
-        _ = try staff.subscribe(fixture.event)
+        let staff = try a.subscriber(fixture.staffToken, fixture.event)
         let when = inSeconds(2.5)
         let n = 20
         for i in 0..<n {
@@ -159,20 +158,23 @@ final class ScheduledSendTests: IntegrationTestCase {
         let r = try post(server, fixture.ownerToken, ["message": "While we were down", "send_at": inSeconds(3)])
         XCTAssertEqual(r.status, 202)
         server.stop()
-        // Every server was down at its time, and stays down for a while past it.
-        Thread.sleep(forTimeInterval: 3.5)
+        // Every server was down at its time, and stays down for a while past it (moved into the past).
         try fixture.store.conn.execute("UPDATE scheduled_messages SET send_at = send_at - interval '10 minutes'")
         XCTAssertEqual(fixture.messageCount, 0)
         server = try start()
         let staff = try server.connect(fixture.staffToken)
-        _ = try staff.subscribe(fixture.event) // may already hold it in history
-        let deadline = Date().addingTimeInterval(10)
-        while fixture.messageCount == 0 && Date() < deadline { Thread.sleep(forTimeInterval: 0.2) }
+        let history = try staff.subscribe(fixture.event).history // may already hold it
+        waitUntil(10) { fixture.messageCount > 0 }
         XCTAssertEqual(fixture.messageCount, 1)
         let list = try server.api(fixture.ownerToken).scheduled(event: fixture.event)
         XCTAssertEqual(list.first?.status, .sent)
         XCTAssertEqual(list.first?.late, true)
-        Thread.sleep(forTimeInterval: 2)
+        // Staff see it once: in the history or live, and nothing more within 2 s.
+        var seen = history.filter { $0.message == "While we were down" }.count
+        while let frame = try staff.nextOrNil(timeout: 2) {
+            if frame.message?.message == "While we were down" { seen += 1 }
+        }
+        XCTAssertEqual(seen, 1)
         XCTAssertEqual(fixture.messageCount, 1, "sent once")
     }
 
@@ -181,8 +183,10 @@ final class ScheduledSendTests: IntegrationTestCase {
         let r = try post(server, fixture.adminToken, ["message": "From a former admin", "send_at": inSeconds(2)])
         XCTAssertEqual(r.status, 202)
         _ = try fixture.store.revoke(event: fixture.event, user: fixture.admin)
-        Thread.sleep(forTimeInterval: 4)
+        // Dropped (with a note) when it falls due: after that it can never go out.
+        XCTAssertTrue(try waitUntil(10) {
+            try fixture.count("SELECT count(*) FROM scheduled_messages WHERE status = 'cancelled' AND note IS NOT NULL") == 1
+        })
         XCTAssertEqual(fixture.messageCount, 0)
-        XCTAssertEqual(try fixture.count("SELECT count(*) FROM scheduled_messages WHERE status = 'cancelled' AND note IS NOT NULL"), 1)
     }
 }

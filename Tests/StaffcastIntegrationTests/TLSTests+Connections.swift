@@ -121,7 +121,7 @@ extension TLSTests {
         XCTAssertEqual(ready, "READY")
         guard ready == "READY" else { return }
         // ~160 KB of live messages: far more than the client's window, so they stick in the
-        // server's TCP socket (and the relay behind it) and stop moving.
+        // server's TCP socket and stop moving.
         for i in 0..<40 {
             _ = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event,
                                                                        message: "\(i) " + String(repeating: "y", count: 4_000)))
@@ -132,7 +132,7 @@ extension TLSTests {
         XCTAssertEqual(parts.first, "RESET", "expected a TCP reset, got: \(verdict)")
         let at = Double(parts.last ?? "") ?? .infinity
         // The stall deadline, a tick, the change feed's delivery, and slack for a loaded machine
-        // (before: a FIN after the relay's 10 s close grace on top of the deadline).
+        // (with the socket-pair relay this once was: a FIN after a 10 s close grace on top of the deadline).
         XCTAssertLessThan(at - floodEnd, stall + 6, "reset \(at - floodEnd) s after the messages were sent")
     }
 

@@ -86,7 +86,7 @@ final class TLSTests: IntegrationTestCase {
     }
 
     func testLargeBodyOverTLSIsAnsweredNotStalled() throws {
-        // Bigger than one relay read and one TLS record: the relay's flow control carries it.
+        // Bigger than one read and one TLS record: written out a record at a time.
         let text = String(repeating: "x", count: 60_000)
         let body = try JSONSerialization.data(withJSONObject: ["message": text])
         let r = try api(fixture.ownerToken).raw("POST", messagesPath, body: body, contentType: "application/json")
@@ -128,7 +128,7 @@ final class TLSTests: IntegrationTestCase {
         _ = try socket.expect("hello")
         server.stop()
         server = nil
-        // The close frame crossed the relay and TLS before the loop ended.
+        // The close frame went out through TLS before the loop ended.
         var code: UInt16?
         let deadline = Date().addingTimeInterval(10)
         while code == nil, Date() < deadline {

@@ -97,8 +97,7 @@ final class TeamsTests: IntegrationTestCase {
         }) { XCTAssertEqual(($0 as? PostgresError)?.sqlState, "42501", "\($0)") }
 
         // Reach shows each zone's members and who of them is connected.
-        let staff = try server.connect(fixture.staffToken)
-        _ = try staff.subscribe(fixture.event)
+        let staff = try server.subscriber(fixture.staffToken, fixture.event)
         var reach = try server.api(fixture.ownerToken).reach(event: fixture.event)
         let deadline = Date().addingTimeInterval(5)
         while reach.zones.first(where: { $0.name == "Gate 1" })?.connected != 1, Date() < deadline {

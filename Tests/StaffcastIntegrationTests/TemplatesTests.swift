@@ -46,8 +46,7 @@ final class TemplatesTests: IntegrationTestCase {
     func testSendByTemplateOverWebSocketAndHTTPWithOverridesAndTheGuard() throws {
         XCTAssertEqual(try create(fixture.ownerToken, ["name": "gates-open", "message": "Gates are open", "priority": "high",
                                                        "message_type": "alert"]).status, 201)
-        let staff = try server.connect(fixture.staffToken)
-        _ = try staff.subscribe(fixture.event)
+        let staff = try server.subscriber(fixture.staffToken, fixture.event)
         let owner = try server.connect(fixture.ownerToken)
         try owner.send(["op": "send", "ref": "t1", "event_id": fixture.event.uuidString, "template": "gates-open"])
         guard case .sent(_, let sent) = try owner.expect("sent") else { return XCTFail() }

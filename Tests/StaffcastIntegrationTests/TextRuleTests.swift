@@ -6,13 +6,11 @@ import XCTest
 /// One rule for Unicode controls (docs/protocol.md, "Text"): U+0085 and the other C1 controls,
 /// and U+2028/U+2029, are refused with `invalid` like NUL or ESC, over WebSocket and HTTP,
 /// and nothing is stored.
-final class TextRuleTests: XCTestCase {
+final class TextRuleTests: IntegrationTestCase {
     static let refused = ["next\u{85}line", "line\u{2028}separator", "paragraph\u{2029}separator", "csi\u{9B}31m", "c1\u{80}", "c1\u{9F}"]
 
     func testC1ControlsAndLineSeparatorsAreInvalidAndStoreNothing() throws {
-        let fixture = try Fixture(conninfo: try TestDatabase.create())
-        let server = try TestServer(conninfo: fixture.conninfo)
-        defer { server.stop() }
+        let server = try startServer()
         let event = fixture.event.uuidString.lowercased()
         let owner = try server.connect(fixture.ownerToken)
         for text in Self.refused {

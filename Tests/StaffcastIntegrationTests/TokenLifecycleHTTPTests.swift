@@ -44,8 +44,7 @@ final class TokenLifecycleHTTPTests: IntegrationTestCase {
         let tablet = try fixture.store.issueToken(user: fixture.staff, label: "gate 3 tablet", expiresIn: 3_600)
         let deadline = Date().addingTimeInterval(5)
         while try server.api(tablet).raw("GET", "/v1/me/events").status != 200 && Date() < deadline { usleep(50_000) }
-        let socket = try server.connect(tablet)
-        _ = try socket.subscribe(fixture.event)
+        let socket = try server.subscriber(tablet, fixture.event)
         let other = try server.connect(fixture.staffToken)
 
         let r = try server.api(fixture.ownerToken).raw("GET", path(fixture.staff))
@@ -133,8 +132,7 @@ final class TokenLifecycleHTTPTests: IntegrationTestCase {
     }
 
     func testDeletingAUserEndsTheirSessionsWithin2sAndTheyCannotComeBack() throws {
-        let socket = try server.connect(fixture.staffToken)
-        _ = try socket.subscribe(fixture.event)
+        let socket = try server.subscriber(fixture.staffToken, fixture.event)
         let started = Date()
         let r = try CommandLineTests.execute(["admin", "user", "delete", "--user", fixture.staff.uuidString.lowercased(),
                                               "--database-url", fixture.conninfo])

@@ -18,8 +18,7 @@ final class TokenRevocationTests: IntegrationTestCase {
         let a = try start()
         let b = try start()
         let onA = try a.connect(token)
-        let onB = try b.connect(token)
-        _ = try onB.subscribe(fixture.event)
+        let onB = try b.subscriber(token, fixture.event)
         let other = try b.connect(fixture.staffToken) // another token of the same user stays
         let started = Date()
         XCTAssertEqual(try fixture.store.revokeTokens(user: fixture.staff), 2)
@@ -66,8 +65,9 @@ final class TokenRevocationTests: IntegrationTestCase {
 
     func testAnExpiringTokenClosesItsSocketAndIsRefusedAfterwards() throws {
         let a = try start()
+        let known = a.validTokens
         let token = try fixture.store.issueToken(user: fixture.staff, expiresIn: 2)
-        usleep(1_200_000) // the new token reaches the server's table
+        XCTAssertTrue(waitUntil(2) { a.validTokens > known }, "the new token never reached the server's table")
         let socket = try a.connect(token)
         do {
             while try socket.nextOrNil(timeout: 4) != nil {}

@@ -7,13 +7,8 @@ import XCTest
 /// Tokens as servers keep them in memory (docs/protocol.md): loaded from one snapshot, followed
 /// through the token change log, expiring, revoked per user or one at a time, and the
 /// `staffcast admin token` commands.
-final class TokenTests: XCTestCase {
-    var fixture: Fixture!
+final class TokenTests: IntegrationTestCase {
     var store: Store { fixture.store }
-
-    override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-    }
 
     func digest(_ token: String) -> TokenDigest { TokenHasher.digest(of: token) }
 

@@ -5,29 +5,7 @@ import XCTest
 
 /// Row-level security of the toolbox's tables (sql/008), checked directly in PostgreSQL as
 /// each user, the way the server acts (SET LOCAL ROLE staffcast_app + staffcast.user_id).
-final class ToolboxAccessRulesSQLTests: IntegrationTestCase {
-    var conn: PGConnection!
-
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        conn = try PGConnection(conninfo: fixture.conninfo)
-    }
-
-    // XCTest keeps every test case object until the run ends: let go of the connections.
-    override func tearDown() {
-        conn = nil
-        super.tearDown()
-    }
-
-    func asUser<T>(_ user: UUID, _ body: (PGConnection) throws -> T) throws -> T {
-        try conn.transaction(asUser: user, "READ COMMITTED", body)
-    }
-
-    func assertRLSRefuses(_ body: () throws -> Void, file: StaticString = #filePath, line: UInt = #line) {
-        XCTAssertThrowsError(try body(), file: file, line: line) { error in
-            XCTAssertEqual((error as? PostgresError)?.sqlState, "42501", "\(error)", file: file, line: line)
-        }
-    }
+final class ToolboxAccessRulesSQLTests: AccessRulesTestCase {
 
     func schedule(_ user: UUID, sender: UUID? = nil, event: UUID? = nil, status: String = "pending") throws {
         _ = try asUser(user) {

@@ -69,7 +69,7 @@ final class TransportTests: IntegrationTestCase {
             + post(fixture.ownerToken, "pipelined with a valid token")
         let socket = try RawSocket(port: server.port)
         try socket.sendOnce(pipeline)
-        usleep(300_000)
+        usleep(300_000) // the server is busy with the pipeline: another connection must still be answered
         assertHealthzAnswers(server, "while a pipelined connection is served")
 
         var responses: [RawHTTPResponse] = []
@@ -153,7 +153,7 @@ final class TransportTests: IntegrationTestCase {
         let socket = try RawSocket(port: server.port)
         try socket.send(chunkedHead(server))
         for chunk in Self.chunkedEncoding(Self.splitInsideMultibyte(Self.sendBody(text))) {
-            usleep(300_000)
+            usleep(300_000) // the pauses between pieces are what is tested
             // The size line and the data in separate writes too.
             let lineEnd = (chunk.firstRange(of: [13, 10])?.upperBound ?? chunk.count)
             // A server that refused at the head (411) may have closed already: stop writing then.
@@ -176,7 +176,7 @@ final class TransportTests: IntegrationTestCase {
         let head = Array(request[..<headEnd])
         let socket = try RawSocket(port: server.port)
         try socket.send(Array(head[..<(head.count / 2)]))
-        usleep(300_000)
+        usleep(300_000) // a head and a body in pieces with pauses between them is what is tested
         try socket.send(Array(head[(head.count / 2)...]))
         for piece in Self.splitInsideMultibyte(Array(request[headEnd...])) {
             usleep(300_000)
@@ -297,8 +297,7 @@ final class TransportTests: IntegrationTestCase {
         XCTAssertTrue(subscribed, "the stalled reader's subscribe was not answered")
 
         // The normal subscriber, read all along on its own thread.
-        let normal = try server.connect(fixture.adminToken)
-        _ = try normal.subscribe(fixture.event)
+        let normal = try server.subscriber(fixture.adminToken, fixture.event)
         let received = Guarded<[Int64]>([])
         let readerError = Guarded<String?>(nil)
         let readerDone = DispatchSemaphore(value: 0)
@@ -533,8 +532,7 @@ final class TransportTests: IntegrationTestCase {
         }
         var subscribers: [TestSocket] = []
         for _ in 0..<60 {
-            let s = try server.connect(fixture.staffToken)
-            _ = try s.subscribe(fixture.event)
+            let s = try server.subscriber(fixture.staffToken, fixture.event)
             subscribers.append(s)
         }
         let owner = try server.connect(fixture.ownerToken)
@@ -585,8 +583,7 @@ final class TransportTests: IntegrationTestCase {
         }
         var subscribers: [TestSocket] = []
         for _ in 0..<subscriberCount {
-            let s = try server.connect(fixture.staffToken)
-            _ = try s.subscribe(fixture.event)
+            let s = try server.subscriber(fixture.staffToken, fixture.event)
             subscribers.append(s)
         }
 

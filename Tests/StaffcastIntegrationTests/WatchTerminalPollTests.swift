@@ -6,8 +6,7 @@ import XCTest
 /// Polls in the real terminal client (tmux, 80x24): staff answer with a key.
 extension WatchTerminalTests {
     func testStaffAnswerAPollWithAKey() throws {
-        let owner = try server.connect(fixture.ownerToken)
-        _ = try owner.subscribe(fixture.event)
+        let owner = try server.subscriber(fixture.ownerToken, fixture.event)
         var request = try SendRequest(eventID: fixture.event, message: "Water at your gate?")
         request.poll = try Poll(options: ["Yes", "No", "Running low"])
         let m = try fixture.store.send(as: fixture.owner, request)

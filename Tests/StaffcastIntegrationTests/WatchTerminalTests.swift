@@ -5,26 +5,21 @@ import StaffcastCore
 import XCTest
 
 /// The real `staffcast watch` binary in a real terminal (tmux, 80x24), against a real server.
-final class WatchTerminalTests: XCTestCase {
-    var fixture: Fixture!
-    var server: TestServer!
+final class WatchTerminalTests: IntegrationTestCase {
     let socketName = "sc-test-\(UUID().uuidString.prefix(8))"
     var home = ""
 
     override func setUpWithError() throws {
-        fixture = try Fixture(conninfo: try TestDatabase.create())
-        server = try TestServer(conninfo: fixture.conninfo)
+        try super.setUpWithError()
+        try startServer()
         home = NSTemporaryDirectory() + "sc-home-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
     }
 
     override func tearDown() {
         _ = try? tmux(["kill-server"])
-        server?.stop()
         try? FileManager.default.removeItem(atPath: home)
-        // XCTest keeps every test case object until the run ends: let go of the connections.
-        server = nil
-        fixture = nil
+        super.tearDown()
     }
 
     @discardableResult
@@ -34,6 +29,9 @@ final class WatchTerminalTests: XCTestCase {
         let outcome = try ProcessRunner.run("/usr/bin/tmux", ["-L", socketName] + args)
         return outcome.output
     }
+
+    /// Whether the tmux session still runs (it ends when `watch` quits).
+    var sessionAlive: Bool { (try? ProcessRunner.run("/usr/bin/tmux", ["-L", socketName, "has-session"]))?.status == 0 }
 
     func startWatch(port: Int? = nil) throws {
         let command = "env -u NO_COLOR HOME=\(home) TERM=xterm-256color \(CommandLineTests.binary) watch --server http://127.0.0.1:\(port ?? server.port) --token \(fixture.staffToken) --event \(fixture.event.uuidString.lowercased())"
@@ -49,12 +47,7 @@ final class WatchTerminalTests: XCTestCase {
     var shown: String { (try? screen()) ?? "(no screen)" }
 
     func waitForScreen(timeout: TimeInterval = 8, colors: Bool = false, _ condition: (String) -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if let s = try? screen(colors: colors), condition(s) { return true }
-            usleep(100_000)
-        }
-        return false
+        waitUntil(timeout) { (try? screen(colors: colors)).map(condition) ?? false }
     }
 
     func send(_ text: String, priority: Priority = .normal) throws -> StaffMessage {
@@ -70,9 +63,9 @@ final class WatchTerminalTests: XCTestCase {
         let alarmLine = try XCTUnwrap(colored.split(separator: "\n").first { $0.contains("URGENT · Olivia") })
         XCTAssertTrue(alarmLine.contains("41m"), "the alarm is red: \(alarmLine)")
         XCTAssertFalse(try screen().contains("Coffee in the lounge"), "the alarm takes the screen")
-        sleep(6)
+        sleep(6) // past the 5 s a banner stays: what is tested is that this one does not leave
         try tmux(["send-keys", "d", "Enter", "q"]) // keys pressed by habit do not acknowledge
-        usleep(500_000)
+        usleep(500_000) // time for the keys to act, were they to
         XCTAssertTrue(try screen().contains("Press Shift+A"), "the alarm stays:\n\(shown)")
         XCTAssertTrue(try screen().contains("acknowledge this message"), shown)
         try tmux(["send-keys", "A"])
@@ -143,7 +136,7 @@ final class WatchTerminalTests: XCTestCase {
         XCTAssertEqual(text.components(separatedBy: ": Before the restart").count - 1, 1, text)
         // And after the client itself restarts, nothing is doubled either.
         try tmux(["send-keys", "q"])
-        usleep(500_000)
+        XCTAssertTrue(waitUntil(5) { !sessionAlive }, "watch did not quit:\n\(shown)")
         try startWatch(port: port)
         XCTAssertTrue(waitForScreen { $0.contains(": Before the restart") && $0.contains(": Sent while the server was down") }, shown)
         let restarted = try screen()
@@ -183,7 +176,7 @@ final class WatchTerminalTests: XCTestCase {
         XCTAssertTrue(waitForScreen { $0.contains("Tuşlar") && $0.contains("tüm mesajları okundu işaretler") }, shown)
         try tmux(["send-keys", "q"])
         try tmux(["send-keys", "q"])
-        usleep(500_000)
+        XCTAssertTrue(waitUntil(5) { !sessionAlive }, "watch did not quit:\n\(shown)")
         _ = try? tmux(["kill-server"])
         let english = "env -u NO_COLOR LANG=tr_TR.UTF-8 HOME=\(home) TERM=xterm-256color \(CommandLineTests.binary) watch --lang en --server http://127.0.0.1:\(server.port) --token \(fixture.staffToken) --event \(fixture.event.uuidString.lowercased())"
         try tmux(["new-session", "-d", "-x", "80", "-y", "24", english])
@@ -214,14 +207,12 @@ final class WatchTerminalTests: XCTestCase {
         p.standardError = FileHandle.nullDevice
         try p.run()
         defer { if p.isRunning { p.terminate() } }
-        usleep(1_000_000)
+        XCTAssertTrue(waitUntil(8) { server.subscribers(fixture.event) == 1 }, "watch did not subscribe")
         _ = try send("Gates open", priority: .high)
-        let deadline = Date().addingTimeInterval(8)
         var hook = ""
-        while Date() < deadline {
+        waitUntil(8) {
             hook = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
-            if hook.contains("Gates open") { break }
-            usleep(100_000)
+            return hook.contains("Gates open")
         }
         XCTAssertEqual(hook, "high|Gates open|none\n", "the hook sees the message, never the token")
         p.terminate()

@@ -26,8 +26,7 @@ extension WatchTerminalTests {
 
 extension WatchTerminalTests {
     func testStaffAnswerWithAKeyAndTheOrganiserSeesItLive() throws {
-        let owner = try server.connect(fixture.ownerToken)
-        _ = try owner.subscribe(fixture.event)
+        let owner = try server.subscriber(fixture.ownerToken, fixture.event)
         let m = try send("Shift starts at 9 at gate 3")
         _ = try owner.expect("message")
         try startWatch()

@@ -114,8 +114,7 @@ final class WebSocketProtocolTests: IntegrationTestCase {
     }
 
     func testUnsubscribeStopsDelivery() throws {
-        let staff = try server.connect(fixture.staffToken)
-        _ = try staff.subscribe(fixture.event)
+        let staff = try server.subscriber(fixture.staffToken, fixture.event)
         try staff.send(["op": "unsubscribe", "ref": "u", "event_id": eventID()])
         guard case .unsubscribed(let ref, let event) = try staff.expect("unsubscribed") else { return XCTFail() }
         XCTAssertEqual(ref, "u")
@@ -165,8 +164,7 @@ final class WebSocketProtocolTests: IntegrationTestCase {
     }
 
     func testExpiredMessagesAreNeitherReplayedNorCountedNorDelivered() throws {
-        let staff = try server.connect(fixture.staffToken)
-        _ = try staff.subscribe(fixture.event)
+        let staff = try server.subscriber(fixture.staffToken, fixture.event)
         // An already expired row, committed directly: the listener must not deliver it.
         try fixture.store.conn.query("""
             INSERT INTO staff_messages (event_id, sender_id, message, message_type, priority, sent_at, expires_at)

@@ -37,15 +37,6 @@ final class WebhookTests: IntegrationTestCase {
         (request["payload"] as? [String: Any])?["data"] as? [String: Any] ?? [:]
     }
 
-    func waitUntil(_ timeout: TimeInterval, _ condition: () throws -> Bool) rethrows -> Bool {
-        let deadline = Date().addingTimeInterval(timeout)
-        while Date() < deadline {
-            if try condition() { return true }
-            usleep(100_000)
-        }
-        return try condition()
-    }
-
     func testOnlyOwnersManageWebhooksAndTheSecretNeverComesBack() throws {
         XCTAssertEqual(try create(fixture.adminToken, path: "/ok", events: ["message"]).status, 403)
         XCTAssertEqual(try create(fixture.staffToken, path: "/ok", events: ["message"]).status, 403)
@@ -72,8 +63,7 @@ final class WebhookTests: IntegrationTestCase {
         let messages = try (1...3).map {
             try api.sendMessage(event: fixture.event, message: "Update \($0)", type: nil, priority: nil, expiresInMinutes: nil)
         }
-        let staff = try server.connect(fixture.staffToken)
-        _ = try staff.subscribe(fixture.event)
+        let staff = try server.subscriber(fixture.staffToken, fixture.event)
         try staff.send(["op": "mark_read", "message_id": id(messages[0].id)])
         _ = try staff.expect("read")
         try staff.send(["op": "reply", "message_id": id(messages[0].id), "status": "on_my_way"])

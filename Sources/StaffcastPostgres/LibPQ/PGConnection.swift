@@ -258,15 +258,7 @@ public final class PGConnection {
 
     /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
     public func transaction<T>(_ mode: String = "READ COMMITTED", _ body: (PGConnection) throws -> T) throws -> T {
-        try execute("BEGIN ISOLATION LEVEL \(mode)")
-        do {
-            let value = try body(self)
-            try execute("COMMIT")
-            return value
-        } catch {
-            if isHealthy { _ = try? execute("ROLLBACK") }
-            throw error
-        }
+        try inTransaction({ try execute("BEGIN ISOLATION LEVEL \(mode)") }, body)
     }
 
     /// Runs `body` in one transaction as `user`: the role becomes `staffcast_app` and
@@ -275,9 +267,17 @@ public final class PGConnection {
     /// The three opening statements go in one pipeline: one round trip instead of three.
     public func transaction<T>(asUser user: UUID, _ mode: String = "READ COMMITTED",
                                _ body: (PGConnection) throws -> T) throws -> T {
-        do {
+        try inTransaction({
             try pipeline([("BEGIN ISOLATION LEVEL \(mode)", []), ("SET LOCAL ROLE staffcast_app", []),
                           ("SELECT set_config('staffcast.user_id', $1, true)", [user.uuidString.lowercased()])])
+        }, body)
+    }
+
+    /// Opens a transaction with `begin` and runs `body` in it: committed when it returns,
+    /// rolled back when it (or the opening) throws.
+    private func inTransaction<T>(_ begin: () throws -> Void, _ body: (PGConnection) throws -> T) throws -> T {
+        do {
+            try begin()
             let value = try body(self)
             try execute("COMMIT")
             return value

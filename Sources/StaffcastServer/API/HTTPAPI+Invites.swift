@@ -10,13 +10,7 @@ extension HTTPAPI {
         let head = request.head
         switch route {
         case .createInvite(let eventID):
-            let invite: InviteRequest
-            do {
-                invite = try InviteRequest.decode(eventID: eventID, body: request.body)
-            } catch {
-                respond(.error(error))
-                return
-            }
+            guard let invite: InviteRequest = decoded(respond, try InviteRequest.decode(eventID: eventID, body: request.body)) else { return }
             let base = Self.publicBase(head)
             let wantsQR = head.query["qr"] == "svg"
             runAsUser(head.bearerToken, respond) { store, identity in
@@ -39,13 +33,7 @@ extension HTTPAPI {
                 respond(response)
                 return
             }
-            let name: String
-            do {
-                name = try Self.displayName(request.body)
-            } catch {
-                respond(.error(error))
-                return
-            }
+            guard let name: String = decoded(respond, try Self.displayName(request.body)) else { return }
             guard !health.isDraining else {
                 respond(.error(.unavailable("This server is shutting down; try again in a moment.")))
                 return

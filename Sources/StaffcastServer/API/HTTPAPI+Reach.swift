@@ -19,13 +19,7 @@ extension HTTPAPI {
         case .addPushSubscription:
             // Who asks comes first: no token is 401 whatever the body.
             guard caller(token, respond) != nil else { return }
-            let subscription: PushSubscriptionRequest
-            do {
-                subscription = try PushSubscriptionRequest.decode(body: request.body)
-            } catch {
-                respond(.error(error))
-                return
-            }
+            guard let subscription: PushSubscriptionRequest = decoded(respond, try PushSubscriptionRequest.decode(body: request.body)) else { return }
             runAsUser(token, respond) { store, identity in
                 .json(201, ["id": try store.addPushSubscription(as: identity.userID, subscription).uuidString.lowercased()])
             }
@@ -36,13 +30,7 @@ extension HTTPAPI {
             }
         case .webhooks(let eventID) where head.method == "POST":
             guard caller(token, respond) != nil else { return }
-            let webhook: WebhookRequest
-            do {
-                webhook = try WebhookRequest.decode(eventID: eventID, body: request.body)
-            } catch {
-                respond(.error(error))
-                return
-            }
+            guard let webhook: WebhookRequest = decoded(respond, try WebhookRequest.decode(eventID: eventID, body: request.body)) else { return }
             runAsUser(token, respond) { store, identity in .json(201, try store.createWebhook(as: identity.userID, webhook)) }
         case .webhooks(let eventID):
             runAsUser(token, respond) { store, identity in

@@ -10,13 +10,7 @@ extension HTTPAPI {
         let token = head.bearerToken
         switch route {
         case .createTeam(let eventID):
-            let made: (name: String, kind: Team.Kind)
-            do {
-                made = try Self.teamRequest(request.body)
-            } catch {
-                respond(.error(error))
-                return
-            }
+            guard let made: (name: String, kind: Team.Kind) = decoded(respond, try Self.teamRequest(request.body)) else { return }
             runAsUser(token, respond) { store, identity in
                 .json(201, try store.createTeam(as: identity.userID, event: eventID, name: made.name, kind: made.kind))
             }

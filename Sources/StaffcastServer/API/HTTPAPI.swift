@@ -154,36 +154,18 @@ final class HTTPAPI: @unchecked Sendable {
                 respond(.error(.unavailable("The server is overloaded right now; nothing was stored. Try again in a moment.")))
             }
         case .listMessages(let eventID) where MessageSearch.isSearch(head.query):
-            let search: MessageSearch
-            do {
-                search = try MessageSearch(query: head.query)
-            } catch {
-                respond(.error(error))
-                return
-            }
+            guard let search: MessageSearch = decoded(respond, try MessageSearch(query: head.query)) else { return }
             runAsUser(token, respond) { store, identity in
                 let found = try store.search(as: identity.userID, event: eventID, search)
                 return .json(200, MessagesPage(messages: found.messages, more: found.more))
             }
         case .editMessage(let messageID):
-            let text: String
-            do {
-                text = try HTTPBodies.editText(contentType: head.header("content-type") ?? "", body: request.body)
-            } catch {
-                respond(.error(error))
-                return
-            }
+            guard let text: String = decoded(respond, try HTTPBodies.editText(contentType: head.header("content-type") ?? "", body: request.body)) else { return }
             runAsUser(token, respond) { store, identity in
                 .json(200, try store.editMessage(as: identity.userID, messageID: messageID, text: text))
             }
         case .createTemplate(let eventID):
-            let made: (name: String, send: SendRequest)
-            do {
-                made = try HTTPBodies.templateRequest(eventID: eventID, body: request.body)
-            } catch {
-                respond(.error(error))
-                return
-            }
+            guard let made: (name: String, send: SendRequest) = decoded(respond, try HTTPBodies.templateRequest(eventID: eventID, body: request.body)) else { return }
             runAsUser(token, respond) { store, identity in
                 .json(201, try store.createTemplate(as: identity.userID, name: made.name, made.send))
             }
@@ -243,13 +225,7 @@ final class HTTPAPI: @unchecked Sendable {
                     : HTTPResponse(status: 200, contentType: "application/json", body: ReceiptsBody(receipts).jsonBytes)
             }
         case .notify(let userID):
-            let notification: NotificationRequest
-            do {
-                notification = try HTTPBodies.notificationRequest(userID: userID, body: request.body)
-            } catch {
-                respond(.error(error))
-                return
-            }
+            guard let notification: NotificationRequest = decoded(respond, try HTTPBodies.notificationRequest(userID: userID, body: request.body)) else { return }
             guard let identity = caller(token, respond) else { return }
             let accepted = notifications.submit(sender: identity.userID, notification) { result in
                 switch result {
@@ -303,10 +279,16 @@ final class HTTPAPI: @unchecked Sendable {
 
     func runAsUser(_ token: String?, _ respond: @escaping Respond,
                            _ work: @escaping @Sendable (Store, Identity) throws -> HTTPResponse) {
-        runOnWorker(token, allowOpsToken: false, respond) { store, identity, done in
-            // Without the ops token `runOnWorker` always has an identity.
-            guard let identity else { throw StaffcastError(.unauthorized, "The token is not valid.") }
-            done(try work(store, identity))
+        runAsUserThenLoops(token, respond) { store, identity, done in done(try work(store, identity)) }
+    }
+
+    /// What `decode` makes of a request's body; nil after answering with its error (400).
+    func decoded<T>(_ respond: Respond, _ decode: @autoclosure () throws(StaffcastError) -> T) -> T? {
+        do {
+            return try decode()
+        } catch {
+            respond(.error(error))
+            return nil
         }
     }
 
@@ -314,6 +296,7 @@ final class HTTPAPI: @unchecked Sendable {
     func runAsUserThenLoops(_ token: String?, _ respond: @escaping Respond,
                                     _ work: @escaping @Sendable (Store, Identity, @escaping Respond) throws -> Void) {
         runOnWorker(token, allowOpsToken: false, respond) { store, identity, done in
+            // Without the ops token `runOnWorker` always has an identity.
             guard let identity else { throw StaffcastError(.unauthorized, "The token is not valid.") }
             try work(store, identity, done)
         }

@@ -22,7 +22,7 @@ final class LWSContext {
     private(set) var context: OpaquePointer?
     private(set) var vhost: OpaquePointer?
     /// The vhost that holds the certificate, when TLS is configured: accepted sockets are
-    /// adopted there as raw TLS sockets (`TLSRelay`).
+    /// adopted there as raw TLS sockets (`ServiceLoop+TLS`, `ServiceLoop+WSS`).
     private(set) var tlsVhost: OpaquePointer?
     private let protocols: UnsafeMutablePointer<lws_protocols>
     private let protocolName: UnsafeMutablePointer<CChar>
@@ -71,7 +71,9 @@ final class LWSContext {
         destroyed.initialize(to: nil)
 
         var info = lws_context_creation_info()
-        info.options = UInt64(LWS_SERVER_OPTION_EXPLICIT_VHOSTS)
+        // UTF-8 checked in text messages (1007 when it is not), as staffcast's own framing does
+        // for wss (`WebSocketFrameReader`): RFC 6455 8.1, and the same rule on both.
+        info.options = UInt64(LWS_SERVER_OPTION_EXPLICIT_VHOSTS) | UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
         if configuration.tlsEnabled { info.options |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT) }
         info.user = user
         info.port = Int32(staffcast_lws_no_listen())
@@ -215,13 +217,12 @@ final class LWSContext {
         guard wsi != nil else { throw SocketError(operation: "libwebsockets refused the connection", code: 0) }
     }
 
-    /// Adopts an accepted socket as a raw socket: on the TLS vhost (`tls`: libwebsockets does
-    /// the handshake, then hands over decrypted bytes), or on the plain one (the relay's local
-    /// end). Returns its wsi; on failure libwebsockets has closed `fd`.
-    func adoptRaw(_ fd: Int32, tls: Bool) throws(SocketError) -> OpaquePointer {
-        guard let host = tls ? tlsVhost : vhost,
-              let wsi = staffcast_lws_adopt_raw_socket(host, fd, protocolName, tls ? 1 : 0) else {
-            throw SocketError(operation: "libwebsockets refused the \(tls ? "TLS " : "")connection", code: 0)
+    /// Adopts an accepted socket as a raw socket on the TLS vhost: libwebsockets does the
+    /// handshake, then hands over decrypted bytes. Returns its wsi; on failure libwebsockets
+    /// has closed `fd`.
+    func adoptTLS(_ fd: Int32) throws(SocketError) -> OpaquePointer {
+        guard let tlsVhost, let wsi = staffcast_lws_adopt_raw_socket(tlsVhost, fd, protocolName, 1) else {
+            throw SocketError(operation: "libwebsockets refused the TLS connection", code: 0)
         }
         return wsi
     }

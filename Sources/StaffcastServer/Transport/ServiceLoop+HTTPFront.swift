@@ -219,7 +219,7 @@ extension ServiceLoop {
             logRefusedUpgrade(connection, error)
             perform(connection.machine.upgradeRefused(error), on: connection)
         case .success(let admission):
-            if let tls = connection.tls { return upgradeTLS(connection, tls, admission: admission) }
+            if let tls = connection.tls { return upgradeTLS(connection, tls, head, admission: admission) }
             let fd = connection.fd
             let bytes = connection.machine.handOver()
             http[fd] = nil

@@ -3,7 +3,8 @@ import CStaffcastSocket
 import Foundation
 import StaffcastCore
 
-/// The WebSockets of a service loop, once libwebsockets has done the handshake: opened,
+/// The WebSockets of a service loop (ws once libwebsockets has done the handshake; wss served
+/// on their TLS wsi, `ServiceLoop+WSS`): opened,
 /// written (frames the engine hands out, pings), closed, and the engine's actions and notices
 /// carried out. Runs on the loop's thread only.
 extension ServiceLoop {
@@ -14,34 +15,55 @@ extension ServiceLoop {
 
     func established(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
         guard let admission = upgrading.removeValue(forKey: UInt(bitPattern: wsi)), let user else { return -1 }
-        // Connection ids are unique across loops: the loop's index in the low bits.
-        let id = nextConnection << 8 | index
-        nextConnection += 1
+        let id = newConnectionID()
         user.storeBytes(of: id, as: Int.self)
+        opened(id, wsi, admission, peer: LWSContext.peer(wsi))
+        return 0
+    }
+
+    /// Connection ids are unique across loops: the loop's index in the low bits.
+    func newConnectionID() -> Int {
+        defer { nextConnection += 1 }
+        return nextConnection << 8 | index
+    }
+
+    /// A WebSocket (ws or wss) is open: the engine and the gatekeeper's slot take it on.
+    func opened(_ id: Int, _ wsi: OpaquePointer, _ admission: Gatekeeper.Admission, peer: String) {
         sockets[id] = (wsi, admission)
         metrics.connectionsOpened.increment()
         let now = Self.monotonicNow()
         perform(engine.connectionOpened(id, identity: admission.identity, token: admission.digest,
-                                        peer: peer(of: wsi), now: now, wall: Date()))
+                                        peer: peer, now: now, wall: Date()))
         // A revoke applied between the upgrade decision and now: close at once.
         if !gatekeeper.isValid(admission.digest) {
             perform(engine.committed(CommittedBatch(revokedTokens: [admission.digest]), now: now, wall: Date()))
         }
         logger.info("connection opened", metadata: ["conn": LogValue.number(id), "user_id": LogValue.id(admission.identity.userID),
-                                                    "peer": "\(peer(of: wsi))", "loop": LogValue.number(index)])
-        return 0
-    }
-
-    /// The client's address: the TCP peer of a TLS connection (whose WebSocket runs on the
-    /// relay's socket pair), or the socket's own peer.
-    func peer(of wsi: OpaquePointer) -> String {
-        if configuration.tlsEnabled, let relay = relaysByInner[lws_get_socket_fd(wsi)] { return relay.peer }
-        return LWSContext.peer(wsi)
+                                                    "peer": "\(peer)", "loop": LogValue.number(index)])
     }
 
     func writable(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
         guard let id = Self.connectionID(user) else { return -1 }
-        switch engine.writable(id, now: Self.monotonicNow()) {
+        return write(engine.writable(id, now: Self.monotonicNow()), id, wsi, wss: nil)
+    }
+
+    /// Carries out a write step of the engine on a WebSocket: a libwebsockets one, or one
+    /// served on its TLS wsi (`wss`), whose ping and close frames are written whole here.
+    /// -1: libwebsockets closes the socket.
+    func write(_ step: WriteStep<OutFrame>, _ id: Int, _ wsi: OpaquePointer, wss socket: TLSWebSocket?) -> Int32 {
+        if let socket {
+            switch step {
+            case .ping(let more):
+                if !writeRaw(wsi, WebSocketControlFrame.heartbeat) { return -1 }
+                if more { lws_callback_on_writable(wsi) }
+                return 0
+            case .close(let code, let reason):
+                return wssClose(socket, code: code, reason: reason)
+            case .idle, .frames:
+                break // as for every WebSocket, below
+            }
+        }
+        switch step {
         case .idle:
             return 0
         case .ping(let more):
@@ -91,18 +113,20 @@ extension ServiceLoop {
     }
 
     func closed(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) {
-        if !relaysByInner.isEmpty {
-            let fd = lws_get_socket_fd(wsi)
-            if fd >= 0, relaysByInner[fd] != nil { relaysByInner[fd] = nil } // its number may be reused
-        }
-        guard let id = Self.connectionID(user), let socket = sockets.removeValue(forKey: id) else { return }
+        guard let id = Self.connectionID(user) else { return }
+        forget(id)
+        user?.storeBytes(of: 0, as: Int.self)
+    }
+
+    /// A WebSocket (ws or wss) has closed: the engine forgets it and its slot is released.
+    func forget(_ id: Int) {
+        guard let socket = sockets.removeValue(forKey: id) else { return }
         let state = engine.connection(id)
         var closedBy = "client"
         if case .closing(let code, let reason, _, _)? = state?.phase { closedBy = "server: \(code) \(reason)" }
         let seconds = state.map { (Date().timeIntervalSince($0.openedAt) * 10).rounded() / 10 } ?? 0
         engine.connectionClosed(id)
         gatekeeper.release(socket.admission)
-        user?.storeBytes(of: 0, as: Int.self)
         logger.info("connection closed", metadata: ["conn": LogValue.number(id), "user_id": LogValue.id(socket.admission.identity.userID),
                                                     "seconds": LogValue.number(seconds), "closed_by": "\(closedBy)"])
     }
@@ -120,8 +144,7 @@ extension ServiceLoop {
                 // kernel's send queue (and libwebsockets' buffer) for minutes otherwise.
                 let fd = lws_get_socket_fd(wsi)
                 if fd >= 0 { sc_set_linger_zero(fd) }
-                // Over TLS the peer is the TCP socket behind the relay: reset that one too.
-                if fd >= 0, let relay = relaysByInner[fd] { resetRelay(relay) }
+                wss[UInt(bitPattern: wsi)]?.ended = true
                 lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, staffcast_lws_kill_async())
             case .pauseReading(let id):
                 if let wsi = sockets[id]?.wsi { lws_rx_flow_control(wsi, 0) }

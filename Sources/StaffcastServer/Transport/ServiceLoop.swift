@@ -15,9 +15,11 @@ import Synchronization
 /// which appends under a lock and wakes the loop with `lws_cancel_service`.
 ///
 /// HTTP runs on the loop's own epoll set, which libwebsockets watches as a raw file, by the rules
-/// of each connection's `HTTPConnectionMachine` (`+HTTPFront`); a WebSocket upgrade that the gatekeeper admits is handed
-/// to libwebsockets with the bytes already read (`lws_adopt_socket_vhost_readbuf`), and a
-/// refused one gets a whole HTTP/1.1 response (401, 429, 503) before the socket closes.
+/// of each connection's `HTTPConnectionMachine` (`+HTTPFront`); a WebSocket upgrade that the
+/// gatekeeper admits is handed to libwebsockets with the bytes already read
+/// (`lws_adopt_socket_vhost_readbuf`) — over TLS it stays on its TLS wsi, framed by staffcast
+/// (`ServiceLoop+WSS`) — and a refused one gets a whole HTTP/1.1 response (401, 429, 503)
+/// before the socket closes.
 final class ServiceLoop: @unchecked Sendable {
     typealias Work = @Sendable (ServiceLoop) -> Void
 
@@ -61,13 +63,12 @@ final class ServiceLoop: @unchecked Sendable {
     var backlog: [Work] = []
     var backlogHead = 0
     var writeBuffer: UnsafeMutablePointer<UInt8>
-    /// TLS only: HTTP connections by their TLS wsi (`ServiceLoop+TLS`); the relays of
-    /// upgraded connections by either side's wsi and by the descriptor libwebsockets' WebSocket
-    /// reads (`TLSRelay`); the scratch buffer (LWS_PRE in front) for bytes written through TLS.
+    /// TLS only: HTTP connections by their TLS wsi (`ServiceLoop+TLS`); WebSockets served on
+    /// their TLS wsi (`ServiceLoop+WSS`); the scratch buffer (LWS_PRE in front) for bytes
+    /// written through TLS.
     var tlsHTTP: [UInt: HTTPConnection] = [:]
-    var relays: [UInt: TLSRelay] = [:]
-    var relaysByInner: [Int32: TLSRelay] = [:]
-    let relayBuffer: UnsafeMutablePointer<UInt8>
+    var wss: [UInt: TLSWebSocket] = [:]
+    let tlsBuffer: UnsafeMutablePointer<UInt8>
     var draining = false
     var exitRequested = false
     /// When the client frame being handed to the engine arrived (wall clock; `MessageTracer`).
@@ -87,12 +88,12 @@ final class ServiceLoop: @unchecked Sendable {
         self.resolver = resolver
         self.engine = FanoutEngine(configuration: configuration.engine, publishedThrough: publishedThrough)
         writeBuffer = .allocate(capacity: OutFrame.headroom + configuration.engine.maxWriteBytes)
-        relayBuffer = .allocate(capacity: staffcast_lws_pre() + Self.relayChunk)
+        tlsBuffer = .allocate(capacity: staffcast_lws_pre() + Self.tlsChunk)
     }
 
     deinit {
         writeBuffer.deallocate()
-        relayBuffer.deallocate()
+        tlsBuffer.deallocate()
     }
 
     // MARK: any thread
@@ -177,16 +178,18 @@ final class ServiceLoop: @unchecked Sendable {
             return 0
         case LWS_CALLBACK_RAW_RX:
             if let connection = tlsHTTP[UInt(bitPattern: wsi)] { return tlsReceived(connection, wsi, input, length) }
-            return relayReceived(wsi, input, length)
+            if let socket = wss[UInt(bitPattern: wsi)] { return wssReceived(socket, input, length) }
+            return -1
         case LWS_CALLBACK_RAW_WRITEABLE:
             if let connection = tlsHTTP[UInt(bitPattern: wsi)] {
                 flush(connection)
                 return 0
             }
-            return relayWritable(wsi)
+            if let socket = wss[UInt(bitPattern: wsi)] { return wssWritable(socket) }
+            return -1
         case LWS_CALLBACK_RAW_CLOSE:
             tlsClosed(wsi)
-            relayClosed(wsi)
+            wssClosed(wsi)
             return 0
         case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
             let fd = lws_get_socket_fd(wsi)
@@ -216,7 +219,7 @@ final class ServiceLoop: @unchecked Sendable {
             return 0
         case LWS_CALLBACK_WSI_DESTROY:
             if !tlsHTTP.isEmpty { tlsClosed(wsi) }
-            if !relays.isEmpty { relayClosed(wsi) }
+            if !wss.isEmpty { wssClosed(wsi) }
             if let admission = upgrading.removeValue(forKey: UInt(bitPattern: wsi)) { gatekeeper.release(admission) }
             return 0
         case LWS_CALLBACK_HTTP:
@@ -237,8 +240,9 @@ final class ServiceLoop: @unchecked Sendable {
         // Sample every socket's kernel send queue (one ioctl each) for the write-stall policy.
         for (id, socket) in sockets {
             let fd = lws_get_socket_fd(socket.wsi)
-            if fd >= 0 { engine.socketQueued(id, bytes: Int(max(0, sc_send_queue(fd))) + relayQueued(fd), now: now) }
+            if fd >= 0 { engine.socketQueued(id, bytes: Int(max(0, sc_send_queue(fd))), now: now) }
         }
+        if !wss.isEmpty { wssTick(now: now) }
         perform(engine.tick(now: now, wall: Date()))
         for connection in Array(http.values) { tick(connection, now: now) }
         for (fd, entry) in adopted where now - entry.at > configuration.headerTimeout {
@@ -260,8 +264,7 @@ final class ServiceLoop: @unchecked Sendable {
         perform(engine.beginDrain(now: Self.monotonicNow()))
     }
 
-    /// Relays too: a TLS connection's last bytes (a WebSocket's 1001) are still on their way.
-    var isDrained: Bool { draining && sockets.isEmpty && http.isEmpty && relays.isEmpty }
+    var isDrained: Bool { draining && sockets.isEmpty && http.isEmpty }
 
     /// What this loop holds, for status, metrics and presence.
     func snapshot() -> LoopSnapshot {

@@ -280,15 +280,10 @@ struct TokenRevokeCommand: ParsableCommand {
     }
 }
 
-private func userID(_ user: String) throws -> UUID {
-    guard let u = UUID(uuidString: user) else { throw CommandFailure("--user '\(user)' is not a UUID") }
-    return u
-}
+private func userID(_ user: String) throws -> UUID { try UUID(option: "--user", user) }
 
 private func ids(_ event: String, _ user: String) throws -> (UUID, UUID) {
-    guard let e = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
-    guard let u = UUID(uuidString: user) else { throw CommandFailure("--user '\(user)' is not a UUID") }
-    return (e, u)
+    (try UUID(option: "--event", event), try UUID(option: "--user", user))
 }
 
 struct AuditCommand: ParsableCommand {
@@ -317,7 +312,7 @@ struct AuditCommand: ParsableCommand {
         try reportingFailures {
             var eventID: UUID?
             if let event {
-                guard let e = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
+                let e = try UUID(option: "--event", event)
                 eventID = e
             }
             let entries = try AdminCommand.withStore(database) { try $0.auditLog(limit: limit, event: eventID) }

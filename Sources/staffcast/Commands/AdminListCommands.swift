@@ -46,7 +46,7 @@ struct EventSetCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            guard let e = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
+            let e = try UUID(option: "--event", event)
             guard name != nil || startsAt != nil else { throw CommandFailure("give --name NAME and/or --starts-at TIME") }
             var starts: Date?
             let clear = startsAt == "none"
@@ -77,10 +77,7 @@ struct UserListCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            let eventID = try event.map { text -> UUID in
-                guard let e = UUID(uuidString: text) else { throw CommandFailure("--event '\(text)' is not a UUID") }
-                return e
-            }
+            let eventID = try event.map { try UUID(option: "--event", $0) }
             let users = try AdminCommand.withStore(database) { try $0.users(event: eventID) }
             if json { return try JSONOutput.print(users) }
             guard !users.isEmpty else { return printError("no users yet: staffcast admin user create --name NAME") }

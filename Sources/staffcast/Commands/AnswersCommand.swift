@@ -42,46 +42,20 @@ struct AnswersCommand: ParsableCommand {
             let screen = !json && isatty(STDOUT_FILENO) == 1
             show(current, redraw: false, screen: screen)
             guard watch, !current.report.unanswered.isEmpty else { return }
-            guard let token = api.token else { throw ClientError.missingToken }
-            // The event of the poll: from a message in the answers, else from the receipts.
+            // The event of the poll: from its receipts.
             let event = try api.receipts(message: id).list.eventID
-            StopFlag.shared.install()
-            let session = SubscriberSession(webSocketURL: api.webSocketURL, token: token, eventID: event, cursors: nil)
-            var changed = false
-            var lastFetch = Date()
-            var failure: String?
-            session.run(shouldStop: { StopFlag.shared.isSet || current.report.unanswered.isEmpty || failure != nil }, tick: {
-                // A tally arrived, or (safety net, e.g. while reconnecting) 5 s passed.
-                guard changed || Date().timeIntervalSince(lastFetch) >= 5 else { return }
-                changed = false
-                lastFetch = Date()
-                if let next = try? api.answers(message: id), next.report != current.report {
-                    current = next
-                    show(current, redraw: true, screen: screen)
-                }
-            }) { update in
-                switch update {
-                case .frame(.pollTally(let t)) where t.messageID == id: changed = true
-                case .subscribed: changed = true
-                case .fatal(let reason): failure = reason
-                case .frame(.accessRevoked): failure = "your access to this event has ended"
-                default: break
-                }
-            }
-            if let failure { throw CommandFailure(failure) }
+            current = try LiveReport.follow(
+                api: api, event: event, from: current, fetch: { try? api.answers(message: id) },
+                differs: { $0.report != $1.report }, isComplete: { $0.report.unanswered.isEmpty },
+                concerns: { if case .pollTally(let t) = $0 { return t.messageID == id } else { return false } },
+                show: { show($0, redraw: true, screen: screen) })
             if !current.report.unanswered.isEmpty { throw ExitCode(1) }
         }
     }
 
     private func show(_ r: (report: PollAnswers, json: Data), redraw: Bool, screen: Bool) {
-        if json {
-            var line = r.json
-            if line.last != 0x0A { line.append(0x0A) }
-            FileHandle.standardOutput.write(line)
-            return
-        }
-        var out = ""
-        if redraw && screen { out += "\u{1B}[H\u{1B}[2J" } else if redraw { out += "\n" }
+        if json { return LiveReport.writeJSONLine(r.json) }
+        var out = LiveReport.redrawPrefix(redraw: redraw, screen: screen)
         let total = r.report.answers.count + r.report.unanswered.count
         out += "answered by \(r.report.answers.count) of \(total)\n"
         for (i, option) in r.report.options.enumerated() {

@@ -34,7 +34,7 @@ struct HistoryCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            guard let eventID = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
+            let eventID = try UUID(option: "--event", event)
             var query: [String: String] = ["include_expired": includeExpired ? "true" : "false"]
             if let search { query["q"] = search }
             if let type { query["type"] = type }
@@ -51,11 +51,8 @@ struct HistoryCommand: ParsableCommand {
             }
             let page = try client.api().searchMessages(event: eventID, query: query)
             if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys]
                 struct Body: Encodable { var messages: [StaffMessage]; var more: Bool }
-                print(String(decoding: try encoder.encode(Body(messages: page.messages, more: page.more ?? false)), as: UTF8.self))
-                return
+                return try JSONOutput.print(Body(messages: page.messages, more: page.more ?? false))
             }
             if page.messages.isEmpty {
                 print("No messages match.")

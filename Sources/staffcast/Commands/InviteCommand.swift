@@ -43,7 +43,7 @@ struct InviteCreateCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            guard let e = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
+            let e = try UUID(option: "--event", event)
             guard let seconds = TokenLifetime.parse(expires), seconds.truncatingRemainder(dividingBy: 60) == 0 else {
                 throw CommandFailure("--expires '\(expires)' is not a duration such as 30m, 2h or 1d")
             }

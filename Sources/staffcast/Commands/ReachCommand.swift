@@ -25,7 +25,7 @@ struct ReachCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            guard let eventID = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
+            let eventID = try UUID(option: "--event", event)
             let reach = try client.api().reach(event: eventID)
             if json {
                 let encoder = JSONEncoder()

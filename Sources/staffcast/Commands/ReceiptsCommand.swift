@@ -43,41 +43,11 @@ struct ReceiptsCommand: ParsableCommand {
             let screen = !json && isatty(STDOUT_FILENO) == 1
             show(current, redraw: false, screen: screen)
             guard watch, !current.list.unreadBy.isEmpty else { return }
-            guard let token = api.token else { throw ClientError.missingToken }
-            StopFlag.shared.install()
-            let session = SubscriberSession(webSocketURL: api.webSocketURL, token: token, eventID: current.list.eventID, cursors: nil)
-            var changed = false
-            var lastFetch = Date()
-            var failure: String?
-            let refresh = {
-                guard let next = try? api.receipts(message: id) else { return }
-                lastFetch = Date()
-                if next.list != current.list {
-                    current = next
-                    show(current, redraw: true, screen: screen)
-                }
-            }
-            session.run(shouldStop: { StopFlag.shared.isSet || current.list.unreadBy.isEmpty || failure != nil }, tick: {
-                // A receipt arrived, or (safety net, e.g. while reconnecting) 5 s passed.
-                if changed || Date().timeIntervalSince(lastFetch) >= 5 {
-                    changed = false
-                    refresh()
-                }
-            }) { update in
-                switch update {
-                case .frame(.receipt(let r)) where r.messageID == id:
-                    changed = true
-                case .subscribed:
-                    changed = true // reads made while connecting
-                case .fatal(let reason):
-                    failure = reason
-                case .frame(.accessRevoked):
-                    failure = "your access to this event has ended"
-                default:
-                    break
-                }
-            }
-            if let failure { throw CommandFailure(failure) }
+            current = try LiveReport.follow(
+                api: api, event: current.list.eventID, from: current, fetch: { try? api.receipts(message: id) },
+                differs: { $0.list != $1.list }, isComplete: { $0.list.unreadBy.isEmpty },
+                concerns: { if case .receipt(let r) = $0 { return r.messageID == id } else { return false } },
+                show: { show($0, redraw: true, screen: screen) })
             if !current.list.unreadBy.isEmpty { throw ExitCode(1) }
         }
     }
@@ -98,14 +68,8 @@ struct ReceiptsCommand: ParsableCommand {
     }
 
     private func show(_ r: (list: APIClient.ReceiptList, json: Data), redraw: Bool, screen: Bool) {
-        if json {
-            var line = r.json
-            if line.last != 0x0A { line.append(0x0A) }
-            FileHandle.standardOutput.write(line)
-            return
-        }
-        var out = ""
-        if redraw && screen { out += "\u{1B}[H\u{1B}[2J" } else if redraw { out += "\n" }
+        if json { return LiveReport.writeJSONLine(r.json) }
+        var out = LiveReport.redrawPrefix(redraw: redraw, screen: screen)
         let total = r.list.readBy.count + r.list.unreadBy.count
         out += "read by \(r.list.readBy.count) of \(total)\n"
         if let t = r.list.totals {

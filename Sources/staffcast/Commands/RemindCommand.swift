@@ -32,7 +32,7 @@ struct RemindCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            guard let eventID = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
+            let eventID = try UUID(option: "--event", event)
             let leads: [LeadTime]
             do throws(StaffcastError) {
                 _ = try SendRequest(eventID: eventID, message: message, messageType: type, priority: priority, expiresInMinutes: expires)

@@ -30,10 +30,7 @@ struct RepliesCommand: ParsableCommand {
             }
             let replies = try client.api().replies(id)
             if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys]
-                print(String(decoding: try encoder.encode(["replies": replies]), as: UTF8.self))
-                return
+                return try JSONOutput.print(["replies": replies])
             }
             if replies.isEmpty {
                 print("No replies yet.")

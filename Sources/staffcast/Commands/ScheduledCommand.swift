@@ -21,30 +21,15 @@ struct ScheduledCommand: ParsableCommand {
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Every scheduled send of an event, by time: id, time, status, text.")
-        @OptionGroup var client: ClientOptions
-        @Option(help: "Event id.") var event: String
-        @Flag(help: "Print the JSON list instead of a table.") var json = false
+        @OptionGroup var listing: EventListing
 
         func run() throws {
             try reportingFailures {
-                guard let eventID = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
-                let list = try client.api().scheduled(event: eventID)
-                if json {
-                    let encoder = JSONEncoder()
-                    encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-                    print(String(decoding: try encoder.encode(["scheduled": list]), as: UTF8.self))
-                    return
+                try listing.show("scheduled", fetch: { try $0.scheduled(event: $1) }, none: "No scheduled sends for this event.",
+                                 header: ["ID", "SEND AT", "STATUS", "TYPE", "PRIORITY", "MESSAGE"]) { s in
+                    [s.id.uuidString.lowercased(), RFC3339.format(s.sendAt), s.status.rawValue + (s.late ? " (late)" : ""),
+                     s.messageType.rawValue, s.priority.rawValue, TextTable.oneLine(s.message, max: 60)]
                 }
-                if list.isEmpty {
-                    print("No scheduled sends for this event.")
-                    return
-                }
-                print(TextTable.render(header: ["ID", "SEND AT", "STATUS", "TYPE", "PRIORITY", "MESSAGE"], rows: list.map { s in
-                    var status = s.status.rawValue
-                    if s.late { status += " (late)" }
-                    return [s.id.uuidString.lowercased(), RFC3339.format(s.sendAt), status, s.messageType.rawValue,
-                            s.priority.rawValue, TextTable.oneLine(s.message, max: 60)]
-                }))
             }
         }
     }

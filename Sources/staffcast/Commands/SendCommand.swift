@@ -81,7 +81,7 @@ struct SendCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            guard let eventID = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
+            let eventID = try UUID(option: "--event", event)
             var pollOptions: [String]?
             if let poll {
                 do throws(StaffcastError) {

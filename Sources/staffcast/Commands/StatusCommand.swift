@@ -32,7 +32,7 @@ struct StatusCommand: ParsableCommand {
             let api = try client.api(required: event != nil)
             var eventID: UUID?
             if let event {
-                guard let e = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
+                let e = try UUID(option: "--event", event)
                 eventID = e
             }
             if watch { StopFlag.shared.install() }

@@ -25,11 +25,6 @@ struct TeamCommand: ParsableCommand {
             """,
         subcommands: [Create.self, List.self, Delete.self, Add.self, Remove.self, Members.self, CheckinLink.self])
 
-    static func eventID(_ text: String) throws -> UUID {
-        guard let id = UUID(uuidString: text) else { throw CommandFailure("--event '\(text)' is not a UUID") }
-        return id
-    }
-
     static func validName(_ name: String) throws {
         do throws(StaffcastError) {
             try Team.validateName(name)
@@ -47,7 +42,7 @@ struct TeamCommand: ParsableCommand {
 
         func run() throws {
             try reportingFailures {
-                let eventID = try TeamCommand.eventID(event)
+                let eventID = try UUID(option: "--event", event)
                 try TeamCommand.validName(name)
                 let team = try client.api().createTeam(event: eventID, name: name, kind: zone ? .zone : .team)
                 print(team.name)
@@ -57,25 +52,13 @@ struct TeamCommand: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The event's teams and zones with their sizes.")
-        @OptionGroup var client: ClientOptions
-        @Option(help: "Event id.") var event: String
-        @Flag(help: "Print the JSON list instead of a table.") var json = false
+        @OptionGroup var listing: EventListing
 
         func run() throws {
             try reportingFailures {
-                let list = try client.api().teams(event: try TeamCommand.eventID(event))
-                if json {
-                    let encoder = JSONEncoder()
-                    encoder.outputFormatting = [.sortedKeys]
-                    print(String(decoding: try encoder.encode(["teams": list]), as: UTF8.self))
-                    return
-                }
-                if list.isEmpty {
-                    print("No teams or zones in this event (staffcast team create makes one).")
-                    return
-                }
-                print(TextTable.render(header: ["NAME", "KIND", "MEMBERS"],
-                                       rows: list.map { [$0.name, $0.kind.rawValue, String($0.members)] }))
+                try listing.show("teams", fetch: { try $0.teams(event: $1) },
+                                 none: "No teams or zones in this event (staffcast team create makes one).",
+                                 header: ["NAME", "KIND", "MEMBERS"]) { [$0.name, $0.kind.rawValue, String($0.members)] }
             }
         }
     }
@@ -89,8 +72,22 @@ struct TeamCommand: ParsableCommand {
 
         func run() throws {
             try reportingFailures {
-                try client.api().deleteTeam(event: try TeamCommand.eventID(event), name: name)
+                try client.api().deleteTeam(event: try UUID(option: "--event", event), name: name)
                 print(name)
+            }
+        }
+    }
+
+    /// What `add` and `remove` are given: the event, the team and the person.
+    struct Membership: ParsableArguments {
+        @OptionGroup var client: ClientOptions
+        @Option(help: "Event id.") var event: String
+        @Option(help: "The team's name.") var team: String
+        @Option(help: "The user's id.") var user: String
+
+        func change(_ call: (APIClient, UUID, String, UUID) throws -> Void) throws {
+            try reportingFailures {
+                try call(try client.api(), try UUID(option: "--event", event), team, try UUID(option: "--user", user))
             }
         }
     }
@@ -98,32 +95,16 @@ struct TeamCommand: ParsableCommand {
     struct Add: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Add a person (with access to the event) to a team; for a zone, moves them out of their other zone.")
-        @OptionGroup var client: ClientOptions
-        @Option(help: "Event id.") var event: String
-        @Option(help: "The team's name.") var team: String
-        @Option(help: "The user's id.") var user: String
+        @OptionGroup var member: Membership
 
-        func run() throws {
-            try reportingFailures {
-                guard let userID = UUID(uuidString: user) else { throw CommandFailure("--user '\(user)' is not a UUID") }
-                try client.api().addTeamMember(event: try TeamCommand.eventID(event), team: team, user: userID)
-            }
-        }
+        func run() throws { try member.change { try $0.addTeamMember(event: $1, team: $2, user: $3) } }
     }
 
     struct Remove: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Remove a person from a team or zone.")
-        @OptionGroup var client: ClientOptions
-        @Option(help: "Event id.") var event: String
-        @Option(help: "The team's name.") var team: String
-        @Option(help: "The user's id.") var user: String
+        @OptionGroup var member: Membership
 
-        func run() throws {
-            try reportingFailures {
-                guard let userID = UUID(uuidString: user) else { throw CommandFailure("--user '\(user)' is not a UUID") }
-                try client.api().removeTeamMember(event: try TeamCommand.eventID(event), team: team, user: userID)
-            }
-        }
+        func run() throws { try member.change { try $0.removeTeamMember(event: $1, team: $2, user: $3) } }
     }
 
     struct Members: ParsableCommand {
@@ -135,12 +116,9 @@ struct TeamCommand: ParsableCommand {
 
         func run() throws {
             try reportingFailures {
-                let members = try client.api().teamMembers(event: try TeamCommand.eventID(event), team: team)
+                let members = try client.api().teamMembers(event: try UUID(option: "--event", event), team: team)
                 if json {
-                    let encoder = JSONEncoder()
-                    encoder.outputFormatting = [.sortedKeys]
-                    print(String(decoding: try encoder.encode(["members": members]), as: UTF8.self))
-                    return
+                    return try JSONOutput.print(["members": members])
                 }
                 print(TextTable.render(header: ["USER", "NAME"],
                                        rows: members.map { [$0.userID.uuidString.lowercased(), $0.displayName] }))
@@ -163,7 +141,7 @@ struct TeamCommand: ParsableCommand {
 
         func run() throws {
             try reportingFailures {
-                let eventID = try TeamCommand.eventID(event)
+                let eventID = try UUID(option: "--event", event)
                 // The zone must exist (and the caller see it): a link to nothing helps nobody.
                 let zones = try client.api().teams(event: eventID)
                 guard let zone = zones.first(where: { $0.name == team }) else {

@@ -35,7 +35,7 @@ struct TemplateCommand: ParsableCommand {
 
         func run() throws {
             try reportingFailures {
-                guard let eventID = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
+                let eventID = try UUID(option: "--event", event)
                 do throws(StaffcastError) {
                     try MessageTemplate.validateName(name)
                     _ = try SendRequest(eventID: eventID, message: message, messageType: type, priority: priority, expiresInMinutes: expires)
@@ -51,28 +51,16 @@ struct TemplateCommand: ParsableCommand {
 
     struct List: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "The event's templates: name, type, priority, expiry, text.")
-        @OptionGroup var client: ClientOptions
-        @Option(help: "Event id.") var event: String
-        @Flag(help: "Print the JSON list instead of a table.") var json = false
+        @OptionGroup var listing: EventListing
 
         func run() throws {
             try reportingFailures {
-                guard let eventID = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
-                let list = try client.api().templates(event: eventID)
-                if json {
-                    let encoder = JSONEncoder()
-                    encoder.outputFormatting = [.sortedKeys]
-                    print(String(decoding: try encoder.encode(["templates": list]), as: UTF8.self))
-                    return
-                }
-                if list.isEmpty {
-                    print("No templates for this event (staffcast template create makes one).")
-                    return
-                }
-                print(TextTable.render(header: ["NAME", "TYPE", "PRIORITY", "EXPIRES", "MESSAGE"], rows: list.map { t in
+                try listing.show("templates", fetch: { try $0.templates(event: $1) },
+                                 none: "No templates for this event (staffcast template create makes one).",
+                                 header: ["NAME", "TYPE", "PRIORITY", "EXPIRES", "MESSAGE"]) { t in
                     [t.name, t.messageType.rawValue, t.priority.rawValue, t.expiresInMinutes.map { "\($0) min" } ?? "-",
                      TextTable.oneLine(t.message, max: 60)]
-                }))
+                }
             }
         }
     }
@@ -85,7 +73,7 @@ struct TemplateCommand: ParsableCommand {
 
         func run() throws {
             try reportingFailures {
-                guard let eventID = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
+                let eventID = try UUID(option: "--event", event)
                 try client.api().deleteTemplate(event: eventID, name: name)
                 print(name)
             }

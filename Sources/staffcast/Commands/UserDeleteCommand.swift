@@ -20,7 +20,7 @@ struct UserDeleteCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            guard let id = UUID(uuidString: user) else { throw CommandFailure("--user '\(user)' is not a UUID") }
+            let id = try UUID(option: "--user", user)
             let done = try AdminCommand.withStore(database) { try $0.deleteUser(id) }
             printError("deleted user \(user): \(done.tokens) token\(done.tokens == 1 ? "" : "s") and access to \(done.events) event\(done.events == 1 ? "" : "s") removed"
                        + (done.keptAsSender ? "; the profile stays (marked deleted) as the sender of messages in history" : ""))

@@ -21,7 +21,7 @@ struct UserSetCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            guard let id = UUID(uuidString: user) else { throw CommandFailure("--user '\(user)' is not a UUID") }
+            let id = try UUID(option: "--user", user)
             try AdminCommand.withStore(database) { try $0.setEmail(user: id, email: email) }
             printError(email.isEmpty ? "removed the email address of user \(user)" : "user \(user) now has the email address \(email)")
         }

@@ -53,7 +53,7 @@ struct WatchCommand: ParsableCommand {
     func run() throws {
         try reportingFailures {
             let strings = Strings(try Language.choose(flag: lang, environment: ProcessInfo.processInfo.environment))
-            guard let eventID = UUID(uuidString: event) else { throw CommandFailure("--event '\(event)' is not a UUID") }
+            let eventID = try UUID(option: "--event", event)
             let api = try client.api()
             guard let token = api.token else { throw ClientError.missingToken }
             let session = SubscriberSession(webSocketURL: api.webSocketURL, token: token, eventID: eventID, cursors: CursorStore(),

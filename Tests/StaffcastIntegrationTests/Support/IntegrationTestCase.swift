@@ -31,7 +31,9 @@ class IntegrationTestCase: XCTestCase {
         if let server, !started.contains(where: { $0 === server }) { server.stop() }
         started = []
         server = nil
+        let conninfo = fixture?.conninfo
         fixture = nil
+        if let conninfo { TestDatabase.drop(conninfo) }
         super.tearDown()
     }
 }

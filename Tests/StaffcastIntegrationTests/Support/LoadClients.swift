@@ -113,6 +113,8 @@ final class RecordingSender: @unchecked Sendable {
     private var attempted = 0
     private var stopped = false
     private var paused = false
+    /// Sends on the current connection not answered yet.
+    private var inFlight = 0
     private let done = DispatchSemaphore(value: 0)
 
     init(url: String, token: String, event: UUID, name: String, window: Int = 8, spacing: useconds_t = 5_000) {
@@ -139,6 +141,9 @@ final class RecordingSender: @unchecked Sendable {
     /// Sends nothing more; answers to sends in flight are still recorded until `stop`.
     func pause() { lock.withLock { paused = true } }
 
+    /// Paused, and every send has its answer (or its connection ended, leaving it unknown).
+    var settled: Bool { lock.withLock { paused && inFlight == 0 } }
+
     func stop() {
         lock.withLock { paused = true; stopped = true }
         done.wait()
@@ -152,25 +157,21 @@ final class RecordingSender: @unchecked Sendable {
                 continue
             }
             let socket = TestSocket(client)
-            var inFlight = 0
             do {
                 while !isStopped {
-                    while inFlight < window && !lock.withLock({ paused }) {
+                    while lock.withLock({ inFlight < window && !paused }) {
                         n += 1
                         try socket.send(["op": "send", "event_id": event.uuidString.lowercased(), "message": "\(name) #\(n)",
                                          "ref": "\(name)-\(n)"])
-                        lock.withLock { attempted += 1 }
-                        inFlight += 1
+                        lock.withLock { attempted += 1; inFlight += 1 }
                         usleep(spacing)
                     }
                     guard let frame = try socket.nextOrNil(timeout: 0.05) else { continue }
                     switch frame {
                     case .sent(_, let m):
-                        lock.withLock { ackedIDs[m.id] = m.seq }
-                        inFlight -= 1
+                        lock.withLock { ackedIDs[m.id] = m.seq; inFlight -= 1 }
                     case .error(_, let e):
-                        lock.withLock { refusedCodes[e.code.rawValue, default: 0] += 1 }
-                        inFlight -= 1
+                        lock.withLock { refusedCodes[e.code.rawValue, default: 0] += 1; inFlight -= 1 }
                         if e.code == .unavailable { usleep(50_000) }
                     default: break
                     }
@@ -179,6 +180,7 @@ final class RecordingSender: @unchecked Sendable {
             } catch {
                 // the connection ended: what was in flight is unknown (may or may not be stored)
             }
+            lock.withLock { inFlight = 0 }
         }
     }
 }

@@ -30,10 +30,27 @@ enum TestDatabase {
         let dir = ProcessInfo.processInfo.environment["STAFFCAST_TEST_DATA_DIR"]
             ?? packageRoot.appendingPathComponent(".build/test-cluster").path
         let c = try EmbeddedCluster(dataDir: dir)
-        try c.ensureRunning(detached: true)
-        try raiseConnectionLimit(c)
+        try acrossProcesses(dir) {
+            try c.ensureRunning(detached: true)
+            try tuneForTests(c)
+        }
         clusterStorage = c
         return c
+    }
+
+    /// Runs `body` while no other test process (`swift test --parallel` runs several) runs its
+    /// own: starting and tuning the cluster, making the template. Waits at most 5 minutes.
+    private static func acrossProcesses<T>(_ dir: String, _ body: () throws -> T) throws -> T {
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
+        let fd = open(dir + "/test-setup.lock", O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw PostgresError(.cluster, "cannot open \(dir)/test-setup.lock") }
+        defer { close(fd) } // closing lets go of the lock
+        let deadline = Date().addingTimeInterval(300)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard Date() < deadline else { throw PostgresError(.cluster, "another test process held \(dir)/test-setup.lock for 5 minutes") }
+            usleep(50_000)
+        }
+        return try body()
     }
 
     /// Room for the whole run's connections. XCTest keeps every test case object until the run
@@ -41,12 +58,32 @@ enum TestDatabase {
     /// slots ran out near the end of the run ("remaining connection slots are reserved").
     static let testMaxConnections = 1_000
 
-    private static func raiseConnectionLimit(_ c: EmbeddedCluster) throws {
+    /// The shared test cluster is never crashed on purpose (the fault tests make clusters of
+    /// their own) and holds nothing worth keeping: it need not wait for the disk at each commit
+    /// (`fsync`, `synchronous_commit`, `full_page_writes` off), which on a busy machine was a
+    /// good part of each test's time.
+    static let testSettings = ["max_connections": "\(testMaxConnections)", "fsync": "off",
+                               "synchronous_commit": "off", "full_page_writes": "off"]
+
+    private static func tuneForTests(_ c: EmbeddedCluster) throws {
         let admin = try PGConnection(conninfo: c.conninfo(database: "postgres"))
-        guard (try admin.query("SHOW max_connections").int(0, 0) ?? 0) < testMaxConnections else { return }
-        try admin.execute("ALTER SYSTEM SET max_connections = \(testMaxConnections)")
+        var changed = false
+        for (name, value) in testSettings.sorted(by: { $0.key < $1.key })
+        where try admin.query("SELECT current_setting($1)", [name]).string(0, 0) != value {
+            try admin.execute("ALTER SYSTEM SET \(name) = '\(value)'")
+            changed = true
+        }
+        guard changed else { return }
         try c.stop()
         try c.ensureRunning(detached: true)
+    }
+
+    /// Drops a test's database once the test is over (its connections closed by force), so the
+    /// cluster does not grow by a database for every test of every run.
+    static func drop(_ conninfo: String) {
+        guard let found = conninfo.firstMatch(of: #/dbname='(t_[0-9a-f]+)'/#), let c = try? cluster(),
+              let admin = try? PGConnection(conninfo: c.conninfo(database: "postgres")) else { return }
+        _ = try? admin.execute("DROP DATABASE IF EXISTS \(found.1) WITH (FORCE)")
     }
 
     static func migrations() throws -> [Migration] { try Migration.load(from: sqlDirectory) }
@@ -90,6 +127,12 @@ enum TestDatabase {
         let all = try migrations()
         let digest = SHA256.hash(data: Data(all.map { "\($0.version)\n\($0.sql)" }.joined(separator: "\u{0}").utf8))
         let name = "template_" + digest.prefix(10).map { String(format: "%02x", $0) }.joined()
+        try acrossProcesses(c.dataDir.path) { try makeTemplate(c, name, all) }
+        templateName = name
+        return name
+    }
+
+    private static func makeTemplate(_ c: EmbeddedCluster, _ name: String, _ all: [Migration]) throws {
         let admin = try PGConnection(conninfo: c.conninfo(database: "postgres"))
         let exists = try admin.query("SELECT count(*) FROM pg_database WHERE datname = $1 AND datistemplate", [name]).int(0, 0) ?? 0
         if exists == 0 {
@@ -105,8 +148,6 @@ enum TestDatabase {
             try admin.execute("ALTER DATABASE \(building) RENAME TO \(name)")
             try admin.execute("ALTER DATABASE \(name) WITH IS_TEMPLATE true ALLOW_CONNECTIONS false")
         }
-        templateName = name
-        return name
     }
 }
 
@@ -133,6 +174,14 @@ struct Fixture {
         adminToken = try store.issueToken(user: admin)
         staffToken = try store.issueToken(user: staff)
         outsiderToken = try store.issueToken(user: outsider)
+    }
+
+    /// One more person with `level` on `event` (the fixture's by default), and a token of theirs.
+    func person(_ name: String, email: String? = nil, level: AccessLevel = .staff, event: UUID? = nil) throws
+        -> (id: UUID, token: String) {
+        let id = try store.createUser(name: name, email: email)
+        try store.grant(event: event ?? self.event, user: id, level: level)
+        return (id, try store.issueToken(user: id))
     }
 
     func count(_ sql: String, _ params: [String?] = []) throws -> Int {

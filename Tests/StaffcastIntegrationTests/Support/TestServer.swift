@@ -1,7 +1,7 @@
 import Foundation
 import StaffcastClient
 import StaffcastCore
-import StaffcastServer
+@testable import StaffcastServer
 import XCTest
 
 /// A real staffcast server on a loopback port chosen by the kernel.
@@ -29,6 +29,21 @@ final class TestServer {
 
     func api(_ token: String?) throws -> APIClient { try APIClient(server: http, token: token) }
 
+    /// `/v1/status` with the ops token: what the server itself counts right now.
+    func status() throws -> [String: Any] {
+        let data = try api("ops-secret").call("GET", "/v1/status")
+        return try XCTUnwrap(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    /// How many valid tokens the server's own table holds (new ones arrive through the change feed).
+    var validTokens: Int { server.gatekeeper.tokenCount }
+
+    /// How many sockets are subscribed to `event` on this server (nil: not known to it).
+    func subscribers(_ event: UUID) -> Int? {
+        let events = (try? status())?["events"] as? [[String: Any]]
+        return events?.first { $0["event_id"] as? String == event.uuidString.lowercased() }?["subscribers"] as? Int
+    }
+
     /// Connects and reads `hello`.
     func connect(_ token: String, file: StaticString = #filePath, line: UInt = #line) throws -> TestSocket {
         let socket = TestSocket(try WebSocketClient(url: ws, headers: ["Authorization": "Bearer \(token)"]))
@@ -37,6 +52,13 @@ final class TestServer {
             XCTFail("expected hello, got \(hello)", file: file, line: line)
             return socket
         }
+        return socket
+    }
+
+    /// Connects as `token` and subscribes to `event` (when the history does not matter).
+    func subscriber(_ token: String, _ event: UUID, file: StaticString = #filePath, line: UInt = #line) throws -> TestSocket {
+        let socket = try connect(token, file: file, line: line)
+        _ = try socket.subscribe(event, file: file, line: line)
         return socket
     }
 }

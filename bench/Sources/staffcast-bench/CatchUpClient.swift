@@ -24,7 +24,7 @@ struct CatchUpClient {
         case .success(let s): fd = s
         case .failure(let e): return .failure(e)
         }
-        defer { close(fd) }
+        defer { Wire.close(fd) }
         let deadline = monoNs() + Int64(timeout * 1e9)
         guard Net.writeAll(fd, upgradeRequest(host: host, port: port, token: token)) else {
             return .failure(BenchFailure("catch-up: could not send the upgrade"))

@@ -19,7 +19,7 @@ final class NATSPublisher {
         case .failure(let e): r.failure = e.description; return r
         case .success(let s): fd = s
         }
-        defer { sc_close_rst(fd) }
+        defer { Wire.closeReset(fd) }
         // CONNECT, then PING: the PONG says the server took it (the +OK of CONNECT comes first).
         guard Net.writeAll(fd, Array("CONNECT {\"verbose\":true,\"pedantic\":false,\"protocol\":1}\r\nPING\r\n".utf8)) else {
             r.failure = "NATS CONNECT: write failed"; return r
@@ -96,7 +96,7 @@ final class NATSPublisher {
                 break
             }
             if !out.isEmpty {
-                let w = out.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                let w = out.withUnsafeBytes { Wire.send(fd, $0.baseAddress, $0.count) }
                 if w > 0 { out.removeFirst(w) } else if w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
                     r.failure = "publisher send: \(String(cString: strerror(errno)))"
                     break

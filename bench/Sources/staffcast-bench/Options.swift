@@ -5,6 +5,8 @@ import Foundation
 struct Options {
     var host = "127.0.0.1"
     var port = 8080
+    /// `--server https://…`: every connection over TLS (wss and https; `Wire`).
+    var tls = false
     var serverPID: Int32 = 0
     /// Every process of the server (nginx: master and workers): CPU and memory are their sum.
     /// `--server-pid` takes a list; the first is `serverPID`.
@@ -97,7 +99,9 @@ struct Options {
         (scripts/bench.sh starts a server and passes the connection settings).
 
         Connection (set by scripts/bench.sh, bench/peers.sh, bench/three-servers.sh):
-          --server URL              http://127.0.0.1:8080
+          --server URL              http://127.0.0.1:8080; https://… runs every scenario over
+                                    TLS (wss and https; staffcast only; the certificate is not
+                                    verified)
           --server-kind K           staffcast (default), nchan or nats (bench/README.md: Peers)
           --server-pid PID[,PID…]   the server's processes, for memory and CPU from /proc (a list:
                                     their sum; memory is then the sum of their Pss)
@@ -185,7 +189,9 @@ struct Options {
         if let server = value("server") {
             guard let c = URLComponents(string: server), let host = c.host else { throw BenchFailure("bad --server \(server)") }
             o.host = host == "localhost" ? "127.0.0.1" : host
-            o.port = c.port ?? 80
+            o.tls = c.scheme == "https"
+            guard o.tls || c.scheme == "http" else { throw BenchFailure("--server takes http:// or https://, not \(server)") }
+            o.port = c.port ?? (o.tls ? 443 : 80)
         }
         if let v = value("server-pid") {
             o.serverPIDs = v.split(whereSeparator: { $0 == "," || $0 == " " }).compactMap { Int32($0) }.filter { $0 > 0 }
@@ -290,6 +296,7 @@ struct Options {
                 throw BenchFailure("\(o.target.title) runs only the comparison's scenarios (\(Options.compareScenarios.joined(separator: " "))), not \(durableOnly.joined(separator: " "))")
             }
             if o.target == .nats && o.publisherPort == 0 { throw BenchFailure("--server-kind nats needs --publisher-port (the TCP client port)") }
+            if o.tls { throw BenchFailure("--server https:// is for staffcast only; \(o.target.title) runs over plain TCP here") }
         }
         return o
     }

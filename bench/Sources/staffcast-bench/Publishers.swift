@@ -63,7 +63,7 @@ final class WebSocketPublisher {
         case .failure(let e): r.failure = e.description; return r
         case .success(let s): fd = s
         }
-        defer { sc_close_rst(fd) }
+        defer { Wire.closeReset(fd) }
         var rx: [UInt8] = []
         guard Net.writeAll(fd, upgradeRequest(host: host, port: port, token: token)) else { r.failure = "upgrade: write failed"; return r }
         let deadline = monoNs() + 10_000_000_000
@@ -139,7 +139,7 @@ final class WebSocketPublisher {
                 break
             }
             if !out.isEmpty {
-                let w = out.withUnsafeBytes { send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                let w = out.withUnsafeBytes { Wire.send(fd, $0.baseAddress, $0.count) }
                 if w > 0 { out.removeFirst(w) } else if w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
                     r.failure = "publisher send: \(String(cString: strerror(errno)))"
                     break
@@ -232,14 +232,14 @@ final class HTTPPublisher {
         var conns: [Conn] = []
         for _ in 0..<max(1, connections) {
             switch Net.connect(host: host, port: port) {
-            case .failure(let e): r.failure = e.description; conns.forEach { sc_close_rst($0.fd) }; return r
+            case .failure(let e): r.failure = e.description; conns.forEach { Wire.closeReset($0.fd) }; return r
             case .success(let fd):
                 let c = Conn()
                 c.fd = fd
                 conns.append(c)
             }
         }
-        defer { for c in conns where c.fd >= 0 { sc_close_rst(c.fd) } }
+        defer { for c in conns where c.fd >= 0 { Wire.closeReset(c.fd) } }
         let headPrefix = target == .nchan
             ? "POST /pub/bench HTTP/1.1\r\nHost: \(host):\(port)\r\nContent-Type: text/plain\r\nContent-Length: "
             : "POST /v1/events/\(event)/messages HTTP/1.1\r\nHost: \(host):\(port)\r\nAuthorization: Bearer \(token)\r\nContent-Type: application/json\r\nContent-Length: "
@@ -310,7 +310,7 @@ final class HTTPPublisher {
             if conns.allSatisfy({ $0.fd < 0 }) { r.failure = r.failure ?? "every HTTP connection was closed"; break }
             for (i, c) in conns.enumerated() {
                 if c.fd >= 0 && !c.out.isEmpty {
-                    let w = c.out.withUnsafeBytes { send(c.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+                    let w = c.out.withUnsafeBytes { Wire.send(c.fd, $0.baseAddress, $0.count) }
                     if w > 0 { c.out.removeFirst(w) }
                 }
                 polls[i] = pollfd(fd: c.fd, events: Int16(POLLIN) | (c.out.isEmpty ? 0 : Int16(POLLOUT)), revents: 0)
@@ -368,7 +368,7 @@ final class HTTPPublisher {
                     // still have been stored). Open a new one.
                     r.unanswered += c.inFlight
                     r.reconnects += 1
-                    sc_close_rst(c.fd)
+                    Wire.closeReset(c.fd)
                     c.fd = -1
                     c.rx = []
                     c.out = []

@@ -267,7 +267,7 @@ final class SubscriberLoop: @unchecked Sendable {
             toOpen -= 1
             let server = nextPort
             nextPort = (nextPort + 1) % ports.count
-            let fd = sc_connect_nb(host, Int32(ports[server]))
+            let fd = Wire.connect(host, ports[server])
             if fd < 0 {
                 open.fail("connect: \(String(cString: strerror(-fd)))")
                 continue
@@ -337,7 +337,7 @@ final class SubscriberLoop: @unchecked Sendable {
         let have = c.partial.count
         ensureScratch(have + 65_536)
         if have > 0 { c.partial.withUnsafeBufferPointer { scratch.update(from: $0.baseAddress!, count: have) } }
-        let got = recv(c.fd, scratch + have, scratchCapacity - have, 0)
+        let got = Wire.recv(c.fd, scratch + have, scratchCapacity - have)
         if got == 0 { dropped(c, "ended without a close frame"); return }
         if got < 0 {
             if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR { return }
@@ -567,7 +567,7 @@ final class SubscriberLoop: @unchecked Sendable {
 
     private func write(_ c: Subscriber, _ bytes: [UInt8]) {
         if !c.out.isEmpty { c.out += bytes; return }
-        let n = bytes.withUnsafeBytes { send(c.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        let n = bytes.withUnsafeBytes { Wire.send(c.fd, $0.baseAddress, $0.count) }
         if n == bytes.count { return }
         if n < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
             dropped(c, "send: \(String(cString: strerror(errno)))")
@@ -578,7 +578,7 @@ final class SubscriberLoop: @unchecked Sendable {
     }
 
     private func flush(_ c: Subscriber) {
-        let n = c.out.withUnsafeBytes { send(c.fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL | MSG_DONTWAIT)) }
+        let n = c.out.withUnsafeBytes { Wire.send(c.fd, $0.baseAddress, $0.count) }
         if n < 0 {
             if errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR { dropped(c, "send: \(String(cString: strerror(errno)))") }
             return
@@ -610,7 +610,7 @@ final class SubscriberLoop: @unchecked Sendable {
         if c.state != .subscribed { pending -= 1 } else if tracking { trackedSubscribers -= 1 }
         c.state = .closed
         _ = sc_epoll_ctl(epfd, 2, c.fd, 0)
-        sc_close_rst(c.fd)
+        Wire.closeReset(c.fd)
         conns[Int(c.fd)] = nil
         live -= 1
     }

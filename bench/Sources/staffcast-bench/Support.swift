@@ -308,13 +308,13 @@ func upgradeRequest(host: String, port: Int, token: String) -> [UInt8] {
 enum Net {
     /// A connected TCP socket (non-blocking), or an error text.
     static func connect(host: String, port: Int, timeout: Double = 10) -> Result<Int32, BenchFailure> {
-        let fd = sc_connect_nb(host, Int32(port))
+        let fd = Wire.connect(host, port)
         if fd < 0 { return .failure(BenchFailure("connect \(host):\(port): \(String(cString: strerror(-fd)))")) }
         var p = pollfd(fd: fd, events: Int16(POLLOUT), revents: 0)
         let r = poll(&p, 1, Int32(timeout * 1000))
         let e = sc_so_error(fd)
         if r <= 0 || e != 0 {
-            close(fd)
+            Wire.closeReset(fd)
             return .failure(BenchFailure("connect \(host):\(port): \(r <= 0 ? "timed out" : String(cString: strerror(e)))"))
         }
         return .success(fd)
@@ -325,7 +325,7 @@ enum Net {
         var off = 0
         let deadline = monoNs() + Int64(timeout * 1e9)
         while off < bytes.count {
-            let n = bytes.withUnsafeBytes { send(fd, $0.baseAddress! + off, $0.count - off, Int32(MSG_NOSIGNAL)) }
+            let n = bytes.withUnsafeBytes { Wire.send(fd, $0.baseAddress! + off, $0.count - off) }
             if n > 0 { off += n; continue }
             if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
                 if monoNs() > deadline { return false }
@@ -344,7 +344,7 @@ enum Net {
         let r = poll(&p, 1, timeoutMs)
         if r == 0 { return 0 }
         var chunk = [UInt8](repeating: 0, count: 65_536)
-        let n = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+        let n = chunk.withUnsafeMutableBytes { Wire.recv(fd, $0.baseAddress!, $0.count) }
         if n > 0 { buffer += chunk[0..<n]; return n }
         if n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) { return 0 }
         return nil
@@ -358,7 +358,7 @@ enum Net {
     /// One HTTP/1.1 request on a fresh connection, with an optional JSON body; (status, body) or nil.
     static func request(host: String, port: Int, method: String, path: String, token: String?, json: String?) -> (status: Int, body: String)? {
         guard case .success(let fd) = connect(host: host, port: port) else { return nil }
-        defer { sc_close_rst(fd) }
+        defer { Wire.closeReset(fd) }
         var request = "\(method) \(path) HTTP/1.1\r\nHost: \(host):\(port)\r\nConnection: close\r\n"
         if let token { request += "Authorization: Bearer \(token)\r\n" }
         if let json { request += "Content-Type: application/json\r\nContent-Length: \(json.utf8.count)\r\n\r\n" + json } else { request += "\r\n" }

@@ -23,6 +23,7 @@ do {
     if Int(limit.rlim_cur) < needed + 100 {
         print("warning: only \(limit.rlim_cur) file descriptors (ulimit -n); \(needed) connections need more (scripts/bench.sh raises it)")
     }
+    if options.tls { try Wire.enableTLS() }
     Bench(options).run()
 } catch {
     FileHandle.standardError.write(Data("staffcast-bench: \(error)\n".utf8))

@@ -1,0 +1,10 @@
+import Foundation
+
+extension UUID {
+    /// The id given to a command (`name`: how it was given, e.g. "--event"), or a failure that
+    /// says so: "--event 'x' is not a UUID".
+    init(option name: String, _ text: String) throws(CommandFailure) {
+        guard let id = UUID(uuidString: text) else { throw CommandFailure("\(name) '\(text)' is not a UUID") }
+        self = id
+    }
+}

@@ -1,0 +1,87 @@
+"""What the browser tests (scripts/*-browser-test.py) share: headless Chromium driven by
+Selenium, one line per step on stdout, waits on conditions with deadlines, axe-core checks.
+A failure prints "FAIL: reason" and exits non-zero; the Swift test that runs the script shows
+its output."""
+import json, os, shutil, sys
+
+
+def fail(msg):
+    print("FAIL: " + msg, flush=True)
+    sys.exit(1)
+
+
+def step(msg):
+    print("ok: " + msg, flush=True)
+
+
+try:
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import WebDriverWait
+except ImportError:
+    fail("python selenium is not installed: run scripts/install-deps.sh (pip install selenium)")
+try:
+    from axe_selenium_python import Axe
+except ImportError:
+    fail("python axe-selenium-python is not installed: run scripts/install-deps.sh (pip install axe-selenium-python)")
+
+
+class Browser:
+    """One headless Chromium window of `width`x`height`; `on_timeout` (called with no
+    arguments) saves what a failed wait saw, e.g. a screenshot."""
+
+    def __init__(self, width, height, on_timeout=None, text_limit=2000):
+        chromium = shutil.which("chromium") or shutil.which("chromium-browser")
+        driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
+        if not chromium or not os.path.exists(driver_path):
+            fail("chromium and chromedriver are required: run scripts/install-deps.sh (apt-get install chromium chromium-driver)")
+        opts = webdriver.ChromeOptions()
+        opts.binary_location = chromium
+        for a in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
+                  "--window-size=%d,%d" % (width, height), "--lang=en-GB"]:
+            opts.add_argument(a)
+        opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        self.driver = webdriver.Chrome(service=Service(driver_path), options=opts)
+        self.on_timeout = on_timeout
+        self.text_limit = text_limit
+
+    def wait(self, cond, what, timeout=30):
+        # The pages redraw their lists (live frames, polls), so an element found a moment ago
+        # may be stale: a condition that raises is simply "not yet".
+        def safe(_):
+            try:
+                return cond()
+            except Exception:
+                return False
+        try:
+            return WebDriverWait(self.driver, timeout, poll_frequency=0.1).until(safe)
+        except Exception:
+            if self.on_timeout:
+                try:
+                    self.on_timeout()
+                except Exception:
+                    pass
+            fail("timed out waiting for " + what + "; page text:\n"
+                 + self.driver.find_element(By.TAG_NAME, "body").text[:self.text_limit])
+
+    def set_viewport(self, w, h):
+        """The window sized so that the page itself (innerWidth x innerHeight) is w x h."""
+        d = self.driver
+        d.set_window_size(w, h)
+        inner = d.execute_script("return [window.innerWidth, window.innerHeight]")
+        d.set_window_size(w + (w - inner[0]), h + (h - inner[1]))
+        self.wait(lambda: d.execute_script("return [window.innerWidth, window.innerHeight]") == [w, h],
+                  "a %dx%d viewport" % (w, h), timeout=10)
+
+    def axe_check(self, where):
+        """axe-core on the page as it is: fails on a serious or critical violation, names the minor ones."""
+        axe = Axe(self.driver)
+        axe.inject()
+        results = axe.run()
+        bad = [v for v in results["violations"] if v.get("impact") in ("serious", "critical")]
+        if bad:
+            fail("axe-core on %s: %s" % (where, json.dumps([{"id": v["id"], "impact": v["impact"], "help": v["help"],
+                  "nodes": [n["target"] for n in v["nodes"][:5]]} for v in bad])))
+        minor = ", ".join(v["id"] + " (" + str(v.get("impact")) + ")" for v in results["violations"])
+        step("axe-core on %s: no serious or critical violation%s" % (where, ("; minor: " + minor) if minor else ""))
