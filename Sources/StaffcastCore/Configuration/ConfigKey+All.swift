@@ -44,7 +44,7 @@ extension ConfigKey {
     public static let outboundMaxBytes = ConfigKey("outbound_max_bytes", .integer(65_536...(1 << 30)), default: .integer(8 << 20),
         value: "bytes", "Bytes waiting for one client; past it the client is too slow and is closed with 4008.")
     public static let maxInFlightPerConnection = ConfigKey("max_in_flight_per_connection", .integer(1...10_000),
-        default: .integer(32), value: "n", "Requests one connection may have waiting on the database; more get rate_limited.")
+        default: .integer(32), value: "n", "Requests one connection may have waiting on the database; at this many the server stops reading it until answers come back.")
     public static let sendBurst = ConfigKey("send_burst", .number(1...100_000), default: .number(20), value: "n",
         "Messages one connection may send at once before send_rate_per_second applies.")
     public static let sendRatePerSecond = ConfigKey("send_rate_per_second", .number(0.01...100_000), default: .number(5),

@@ -23,6 +23,10 @@ public final class ConnectionState<Frame: WireFrame> {
     var rxOverflow = false
     /// Requests waiting on the database.
     public internal(set) var inFlight = 0
+    /// Requests read while `inFlight` was at its bound, in arrival order (`FanoutEngine+BackPressure`).
+    var held: [HeldRequest] = []
+    /// True while the transport has been asked to stop reading this socket.
+    public internal(set) var readingPaused = false
     /// Subscribe requests in flight per event; an unsubscribe in between cancels them.
     var pendingSubscribes: [UUID: Int] = [:]
     /// The user's level on each event this connection is subscribed to (kept current by
@@ -62,4 +66,6 @@ public final class ConnectionState<Frame: WireFrame> {
     public var queuedFrames: Int { outbound.count }
     public var queuedBytes: Int { outbound.bytes }
     public var isOpen: Bool { phase == .open }
+    /// Requests read but not yet run (the window was full).
+    public var heldRequests: Int { held.count }
 }

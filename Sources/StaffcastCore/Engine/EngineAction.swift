@@ -9,6 +9,11 @@ public enum EngineAction: Sendable {
     /// Close the socket now without waiting on the peer (it does not read, or it missed its
     /// close deadline). The transport must release everything it holds for it.
     case drop(Int)
+    /// Stop reading this socket (its requests in flight reached their bound): the client is
+    /// slowed down by TCP rather than refused. Reading resumes with `resumeReading`.
+    case pauseReading(Int)
+    /// Read this socket again.
+    case resumeReading(Int)
     /// Run this request on a database worker and report back with `jobCompleted`.
     case run(DatabaseJob)
     /// Something an operator may want in the log.

@@ -6,8 +6,12 @@ public struct EngineConfiguration: Sendable, Equatable {
     /// client does not keep up: it is closed with 4008 and catches up on reconnect.
     public var outboundMaxFrames = ConfigKey.outboundMaxFrames.defaultInteger
     public var outboundMaxBytes = ConfigKey.outboundMaxBytes.defaultInteger
-    /// Requests one connection may have waiting on the database; more get `rate_limited`.
+    /// Requests one connection may have waiting on the database; at this many the transport
+    /// stops reading the connection until answers come back (back-pressure, not a refusal).
     public var maxInFlightPerConnection = ConfigKey.maxInFlightPerConnection.defaultInteger
+    /// Requests read after reading stopped (what the transport had already buffered), held
+    /// until the window has room; past this many they get `rate_limited`.
+    public var maxHeldPerConnection = 256
     /// `send` ops one connection may make: a burst, then this many a second.
     public var sendBurst = ConfigKey.sendBurst.defaultNumber
     public var sendRatePerSecond = ConfigKey.sendRatePerSecond.defaultNumber

@@ -106,26 +106,15 @@ extension FanoutEngine {
         }
     }
 
-    /// The answer to a send over the rate limit (WebSocket per connection, HTTP per token).
+    /// The answer to a send over the rate limit (WebSocket per connection, HTTP per token):
+    /// the one refusal a sender who keeps sends in flight can get, so it names the limit and
+    /// the settings that set it.
     public static func sendRateLimited(_ configuration: EngineConfiguration) -> StaffcastError {
-        StaffcastError(.rateLimited, "You are sending too fast (at most \(Int(configuration.sendRatePerSecond)) messages a second after a burst of \(Int(configuration.sendBurst))); nothing was stored.")
+        StaffcastError(.rateLimited, "You reached the send rate limit: a burst of \(Int(configuration.sendBurst)) messages, then \(Self.rateText(configuration.sendRatePerSecond)) a second (server settings send_burst and send_rate_per_second); this message was not stored. Send it again in a moment.")
     }
 
-    /// Bounded twice: per connection here (`maxInFlightPerConnection`, else `rate_limited`),
-    /// and overall by the runner's queue (which answers `jobRefused`).
-    /// False (and `rate_limited` queued) when the request was refused.
-    @discardableResult
-    private func run(_ connection: ConnectionState<Frame>, ref: String?, _ request: DatabaseJob.Request, now: Double,
-                     into actions: inout [EngineAction]) -> Bool {
-        guard connection.inFlight < configuration.maxInFlightPerConnection else {
-            reply(connection, .error(ref: ref, StaffcastError(.rateLimited,
-                "Too many of your requests are still waiting for the database; wait for replies before sending more.")),
-                now: now, into: &actions)
-            return false
-        }
-        connection.inFlight += 1
-        actions.append(.run(DatabaseJob(connection: connection.id, ref: ref, identity: connection.identity, request: request)))
-        return true
+    static func rateText(_ perSecond: Double) -> String {
+        perSecond == perSecond.rounded() ? "\(Int(perSecond))" : String(format: "%.2f", perSecond)
     }
 
     // MARK: database answers
@@ -144,6 +133,7 @@ extension FanoutEngine {
             completeSubscribe(connection, event: event, generation: generation, ref: ref, reply: frame, level: level,
                               historyThrough: historyThrough, accessThrough: accessThrough, now: now, wall: wall, into: &actions)
         }
+        runHeld(connection, now: now, into: &actions)
         // A connection closing after its requests are answered may close now.
         if case .closing(_, _, true, _) = connection.phase, connection.inFlight == 0 {
             requestWritable(connection, into: &actions)

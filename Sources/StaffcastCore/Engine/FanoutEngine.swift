@@ -211,6 +211,7 @@ public final class FanoutEngine<Frame: WireFrame> {
     func close(_ connection: ConnectionState<Frame>, _ code: UInt16, _ reason: String, afterFlush: Bool, now: Double,
                        into actions: inout [EngineAction]) {
         if case .closing(_, _, false, _) = connection.phase { return }
+        releaseHeld(connection, answered: afterFlush, now: now, into: &actions)
         let deadline = now + (afterFlush ? max(configuration.closeTimeout, configuration.writeStallTimeout) : configuration.closeTimeout)
         connection.phase = .closing(code: code, reason: reason, afterFlush: afterFlush, deadline: deadline)
         hub.disconnect(connection.id)

@@ -77,17 +77,40 @@ public enum ServerFrame: Sendable, Equatable {
         }
     }
 
-    /// The UTF-8 JSON text of the frame.
+    /// The UTF-8 JSON text of the frame. The frames of every send (`sent` to its sender,
+    /// `message` to every subscriber) are written straight into bytes (`StaffMessage+JSONBytes`).
     public func encoded() -> [UInt8] {
+        switch self {
+        case .message(let m): return Self.messageFrame(Self.messageOp, ref: nil, m)
+        case .sent(let ref, let m): return Self.messageFrame(Self.sentOp, ref: ref, m)
         // Every WebSocket gets a hello, so a reconnect storm encodes ten thousand: written
         // straight into bytes (JSONEncoder and its date style were 7 % of a storm's server CPU).
-        if case .hello(let user, let serverTime, let node) = self { return Self.helloBytes(user, serverTime, node) }
+        case .hello(let user, let serverTime, let node): return Self.helloBytes(user, serverTime, node)
+        default: break
+        }
         do {
             return Array(try JSONEncoder().encode(self))
         } catch {
             // Only reachable if a model's Encodable conformance throws, which none of ours do.
             return Array(#"{"op":"error","code":"internal","message":"The server could not encode a reply."}"#.utf8)
         }
+    }
+
+    private static let messageOp = Array(#"{"op":"message""#.utf8)
+    private static let sentOp = Array(#"{"op":"sent""#.utf8)
+
+    private static func messageFrame(_ op: [UInt8], ref: String?, _ m: StaffMessage) -> [UInt8] {
+        var out: [UInt8] = []
+        out.reserveCapacity(420 + m.message.utf8.count)
+        out += op
+        if let ref {
+            out += Array(#","ref":"#.utf8)
+            JSONBytes.appendString(ref, to: &out)
+        }
+        out += Array(#","message":"#.utf8)
+        m.appendJSON(to: &out)
+        out.append(UInt8(ascii: "}"))
+        return out
     }
 
     /// `hello` as `encode(to:)` writes it (the same keys and values).

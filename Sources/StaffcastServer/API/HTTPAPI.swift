@@ -60,12 +60,15 @@ final class HTTPAPI: @unchecked Sendable {
         let started = ServiceLoop.monotonicNow()
         let metrics = self.metrics
         let logger = self.logger
+        let matched = HTTPRoute.match(method: head.method, path: head.path)
+        // The label is "METHOD /path": method and route become separate labels. Worked out here,
+        // not in the answer, which may run on the worker that commits a whole batch.
+        let route = (try? matched.get())?.label ?? "other"
+        let parts = route.split(separator: " ", maxSplits: 1)
+        let routeLabel = parts.count == 2 ? String(parts[1]) : route
+        let methodLabel = HTTPAPI.methodLabel(head.method)
         let answer: Respond = { response in
-            let route = (try? HTTPRoute.match(method: head.method, path: head.path).get())?.label ?? "other"
-            // The label is "METHOD /path": method and route become separate labels.
-            let parts = route.split(separator: " ", maxSplits: 1)
-            metrics.httpRequest(method: HTTPAPI.methodLabel(head.method), route: parts.count == 2 ? String(parts[1]) : route,
-                                status: response.status)
+            metrics.httpRequest(method: methodLabel, route: routeLabel, status: response.status)
             if response.status >= 400 {
                 metrics.error(code: ErrorCode.all.first { $0.httpStatus == response.status }?.rawValue ?? "http_\(response.status)")
             }
@@ -81,7 +84,7 @@ final class HTTPAPI: @unchecked Sendable {
             answer(.error(.invalid("This is the WebSocket endpoint: connect with a WebSocket client (subprotocol staffcast.v1).")))
             return
         }
-        switch HTTPRoute.match(method: head.method, path: head.path) {
+        switch matched {
         case .failure(.notFound):
             answer(.error(.notFound("There is no \(head.method) \(head.path). See docs/protocol.md for the HTTP API.")))
         case .failure(.methodNotAllowed(let allowed)):
@@ -141,7 +144,9 @@ final class HTTPAPI: @unchecked Sendable {
             }
             let accepted = sends.submit(sender: identity.userID, send, via: "http") { result in
                 switch result {
-                case .success(let message): respond(.json(201, message))
+                case .success(let message):
+                    // Written straight into bytes: this runs on the worker that committed the batch.
+                    respond(HTTPResponse(status: 201, contentType: "application/json", body: message.jsonBytes + [0x0A]))
                 case .failure(let e): respond(.error(e))
                 }
             }

@@ -19,7 +19,8 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// and is closed with code 4008 (it reconnects and catches up with `since_seq`).
     public var outboundMaxFrames = ConfigKey.outboundMaxFrames.defaultInteger
     public var outboundMaxBytes = ConfigKey.outboundMaxBytes.defaultInteger
-    /// Requests one connection may have waiting on the database at once; more get `rate_limited`.
+    /// Requests one connection may have waiting on the database at once; at this many the
+    /// server stops reading the connection until answers come back (back-pressure).
     public var maxInFlightPerConnection = ConfigKey.maxInFlightPerConnection.defaultInteger
     /// Messages one connection may send: a burst, then this many per second.
     public var sendBurst = ConfigKey.sendBurst.defaultNumber

@@ -36,16 +36,10 @@ final class AnswerBatcher: Sendable {
     }
 
     private static func commit(_ batch: [Item], _ session: DatabaseWorkers.Session, logger: Logger, metrics: ServerMetrics) {
-        let started = ServiceLoop.monotonicNow()
-        defer { metrics.databaseJob.recordSeconds(ServiceLoop.monotonicNow() - started) }
-        do {
-            let results = try session.store().answerBatch(batch.map(\.answer))
-            for (item, result) in zip(batch, results) { item.done(result) }
-        } catch {
-            session.dropIfBroken()
-            let e = StaffcastError.from(error, logger: logger)
-            metrics.error(code: e.code.rawValue)
-            for item in batch { item.done(.failure(e)) }
-        }
+        // Each answer's own outcome comes back from the batch; a failed batch fails every answer.
+        BatchCommit<Item, UUID>(name: "answer", logger: logger, metrics: metrics).settle(
+            batch, session,
+            together: { store, items in try store.answerBatch(items.map(\.answer)).map { $0 } },
+            done: { item, result in item.done(result) })
     }
 }

@@ -8,6 +8,13 @@ import Synchronization
 /// one WAL flush however many requests it holds, and under load batches grow by themselves
 /// with no timer. At most `maxConcurrent` batches run at a time.
 ///
+/// Everything that arrives together commits together: a service loop hands over what one of
+/// its turns read in one call (`submit(contentsOf:)`), or holds the queue while it reads
+/// (`hold`/`release`: items queue, no batch starts until the last hold is released), so the
+/// requests of a pipelined connection, or of many connections read in one turn, are one batch
+/// rather than a batch of the first and another of the rest. A batch already running is not
+/// held back: it takes what waits when it finishes, as before.
+///
 /// Bounded: past `capacity` waiting items, `submit` refuses (the caller answers `unavailable`).
 /// If the worker queue refuses to run a batch, the items waiting are handed to `strand`.
 final class GroupCommitQueue<Item: Sendable>: Sendable {
@@ -19,7 +26,21 @@ final class GroupCommitQueue<Item: Sendable>: Sendable {
     private let workers: DatabaseWorkers
     private let commit: Commit
     private let strand: @Sendable ([Item]) -> Void
-    private let state = Mutex<(pending: [Item], running: Int)>(([], 0))
+    private let state = Mutex<State>(State())
+
+    private struct State {
+        var pending: [Item] = []
+        var running = 0
+        /// Open holds (`hold`): while any is open, no new batch starts.
+        var holds = 0
+
+        /// Whether a new runner should start now (and counts it as running).
+        mutating func takeRunner(maxConcurrent: Int) -> Bool {
+            guard holds == 0, running < maxConcurrent, !pending.isEmpty else { return false }
+            running += 1
+            return true
+        }
+    }
 
     init(workers: DatabaseWorkers, capacity: Int, maxBatch: Int, maxConcurrent: Int,
          commit: @escaping Commit, strand: @escaping @Sendable ([Item]) -> Void) {
@@ -33,15 +54,35 @@ final class GroupCommitQueue<Item: Sendable>: Sendable {
 
     /// Queues an item; false (and nothing queued) when `capacity` items already wait.
     func submit(_ item: Item) -> Bool {
-        let (accepted, startRunner) = state.withLock { s -> (Bool, Bool) in
-            guard s.pending.count < capacity else { return (false, false) }
-            s.pending.append(item)
-            guard s.running < maxConcurrent else { return (true, false) }
-            s.running += 1
-            return (true, true)
+        submit(contentsOf: [item]) == 1
+    }
+
+    /// Queues `items` in order, as many as there is room for: returns how many (a prefix; the
+    /// rest were not queued). One lock, and at most one batch started, for all of them.
+    func submit(contentsOf items: [Item]) -> Int {
+        guard !items.isEmpty else { return 0 }
+        let (accepted, startRunner) = state.withLock { s -> (Int, Bool) in
+            let room = max(0, min(items.count, capacity - s.pending.count))
+            s.pending.append(contentsOf: items.prefix(room))
+            return (room, s.takeRunner(maxConcurrent: maxConcurrent))
         }
         if startRunner { startRunning() }
         return accepted
+    }
+
+    /// Items submitted from now on wait until `release` (of every hold) instead of starting a
+    /// batch at once. Each `hold` needs its `release`; hold only while reading, never across a wait.
+    func hold() {
+        state.withLock { $0.holds += 1 }
+    }
+
+    /// Ends a `hold`; the last one starts a batch if items wait and none runs.
+    func release() {
+        let startRunner = state.withLock { s -> Bool in
+            s.holds = max(0, s.holds - 1)
+            return s.takeRunner(maxConcurrent: maxConcurrent)
+        }
+        if startRunner { startRunning() }
     }
 
     var waiting: Int { state.withLock { $0.pending.count } }

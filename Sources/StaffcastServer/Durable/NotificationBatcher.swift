@@ -35,40 +35,10 @@ final class NotificationBatcher: Sendable {
     }
 
     private static func commit(_ batch: [Item], _ session: DatabaseWorkers.Session, logger: Logger, metrics: ServerMetrics) {
-        let started = ServiceLoop.monotonicNow()
-        defer { metrics.databaseJob.recordSeconds(ServiceLoop.monotonicNow() - started) }
-        let store: Store
-        do {
-            store = try session.store()
-        } catch {
-            let e = StaffcastError.from(error, logger: logger)
-            for item in batch { item.done(.failure(e)) }
-            return
-        }
-        func alone(_ item: Item) {
-            do {
-                item.done(.success(try store.createNotification(as: item.notification.sender, item.notification.request)))
-            } catch {
-                let e = StaffcastError.from(error, logger: logger)
-                metrics.error(code: e.code.rawValue)
-                item.done(.failure(e))
-            }
-        }
-        do {
-            let stored = try store.createNotificationBatch(batch.map(\.notification))
-            for (item, notification) in zip(batch, stored) {
-                if let notification { item.done(.success(notification)) } else { alone(item) }
-            }
-        } catch let e as PostgresError where e.isConnectionProblem {
-            session.dropIfBroken()
-            let error = StaffcastError.from(e, logger: logger)
-            for item in batch { item.done(.failure(error)) }
-        } catch {
-            // Rolled back: nothing of the batch was stored. Each again, alone, so that a bad one
-            // fails by itself.
-            logger.warning("notification batch failed; one by one", metadata: ["error": "\(error)", "size": LogValue.number(batch.count)])
-            session.dropIfBroken()
-            for item in batch { alone(item) }
-        }
+        BatchCommit<Item, StaffNotification>(name: "notification", logger: logger, metrics: metrics).settle(
+            batch, session,
+            together: { store, items in try store.createNotificationBatch(items.map(\.notification)).map { $0.map { .success($0) } } },
+            alone: { store, item in try store.createNotification(as: item.notification.sender, item.notification.request) },
+            done: { item, result in item.done(result) })
     }
 }

@@ -50,32 +50,53 @@ final class ReadBatcher: Sendable {
         queue.submit(.all(Store.PendingReadAll(user: user, event: event, throughSeq: throughSeq), done))
     }
 
+    /// What a mark or a mark-all came to.
+    enum Outcome {
+        case one(eventID: UUID, unreadCount: Int)
+        case all(Store.ReadAllResult)
+    }
+
     private static func commit(_ batch: [Item], _ session: DatabaseWorkers.Session, logger: Logger, metrics: ServerMetrics) {
-        let started = ServiceLoop.monotonicNow()
-        defer {
-            metrics.databaseJob.recordSeconds(ServiceLoop.monotonicNow() - started)
-            metrics.readBatchSize.record(batch.count)
-        }
-        do {
-            var ones: [(Store.PendingRead, Completion)] = [], alls: [(Store.PendingReadAll, AllCompletion)] = []
-            for item in batch {
-                switch item {
-                case .one(let read, let done): ones.append((read, done))
-                case .all(let request, let done): alls.append((request, done))
+        metrics.readBatchSize.record(batch.count)
+        // A failed batch fails every mark (the client marks again); an unknown message or
+        // event is that item's own answer.
+        BatchCommit<Item, Outcome>(name: "read", logger: logger, metrics: metrics).settle(
+            batch, session,
+            together: { store, items in
+                var reads: [Store.PendingRead] = [], alls: [Store.PendingReadAll] = []
+                for item in items {
+                    switch item {
+                    case .one(let read, _): reads.append(read)
+                    case .all(let request, _): alls.append(request)
+                    }
                 }
-            }
-            let results = try session.store().markReadBatch(ones.map(\.0), all: alls.map(\.0))
-            for ((read, done), result) in zip(ones, results.reads) {
-                done(result.map { .success($0) } ?? .failure(.noSuchMessage(read.message)))
-            }
-            for ((request, done), result) in zip(alls, results.all) {
-                done(result.map { .success($0) } ?? .failure(.noSuchEvent(request.event)))
-            }
-        } catch {
-            session.dropIfBroken()
-            let e = StaffcastError.from(error, logger: logger)
-            metrics.error(code: e.code.rawValue)
-            for item in batch { item.fail(e) }
+                let results = try store.markReadBatch(reads, all: alls)
+                var nextRead = 0, nextAll = 0
+                return items.map { item -> Result<Outcome, StaffcastError>? in
+                    switch item {
+                    case .one(let read, _):
+                        defer { nextRead += 1 }
+                        let stored = nextRead < results.reads.count ? results.reads[nextRead] : nil
+                        return stored.map { .success(.one(eventID: $0.eventID, unreadCount: $0.unreadCount)) }
+                            ?? .failure(.noSuchMessage(read.message))
+                    case .all(let request, _):
+                        defer { nextAll += 1 }
+                        let stored = nextAll < results.all.count ? results.all[nextAll] : nil
+                        return stored.map { .success(.all($0)) } ?? .failure(.noSuchEvent(request.event))
+                    }
+                }
+            },
+            done: { item, result in item.complete(result) })
+    }
+}
+
+extension ReadBatcher.Item {
+    func complete(_ result: Result<ReadBatcher.Outcome, StaffcastError>) {
+        switch (self, result) {
+        case (_, .failure(let e)): fail(e)
+        case (.one(_, let done), .success(.one(let event, let unread))): done(.success((eventID: event, unreadCount: unread)))
+        case (.all(_, let done), .success(.all(let r))): done(.success(r))
+        default: fail(StaffcastError(.internal, "The server mixed up two answers."))
         }
     }
 }

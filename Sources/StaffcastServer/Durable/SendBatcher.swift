@@ -43,11 +43,28 @@ final class SendBatcher: Sendable {
     /// Queues a send; `done` is called once, on a database worker, after its batch committed
     /// (or failed). False when too many sends are waiting: nothing was queued.
     func submit(sender: UUID, _ request: SendRequest, via: String, done: @escaping Completion) -> Bool {
+        queue.submit(item(sender: sender, request, via: via, done: done))
+    }
+
+    /// A send ready to queue with `submit(contentsOf:)`.
+    func item(sender: UUID, _ request: SendRequest, via: String, done: @escaping Completion) -> Item {
         var stored = escalation.applyingDefault(to: request)
         // A template's type is known only in the transaction: it takes the default there.
         stored.template?.emergencyEscalationDefault = escalation.emergencyDefaultMinutes
-        return queue.submit(Item(send: Store.PendingSend(sender: sender, request: stored), via: via, done: done))
+        return Item(send: Store.PendingSend(sender: sender, request: stored), via: via, done: done)
     }
+
+    /// Queues the sends one service loop read in one turn, in order, so they join one batch.
+    /// Returns how many were queued (a prefix; the others were not, and must be answered
+    /// `unavailable` by the caller).
+    func submit(contentsOf items: [Item]) -> Int {
+        queue.submit(contentsOf: items)
+    }
+
+    /// While a loop reads (see `GroupCommitQueue.hold`): what it submits meanwhile waits for
+    /// `release` and then starts as one batch.
+    func hold() { queue.hold() }
+    func release() { queue.release() }
 
     /// What committing needs, apart from the batcher itself (the queue is made in `init`).
     private struct Context: Sendable {
@@ -57,54 +74,45 @@ final class SendBatcher: Sendable {
         let duplicateWindowMinutes: Int
 
         func commit(_ batch: [Item], _ session: DatabaseWorkers.Session) {
-            let started = ServiceLoop.monotonicNow()
-            defer {
-                metrics.databaseJob.recordSeconds(ServiceLoop.monotonicNow() - started)
-                metrics.sendBatchSize.record(batch.count)
-            }
-            let store: Store
-            do {
-                store = try session.store()
-            } catch {
-                let e = StaffcastError.from(error, logger: logger)
-                for item in batch { item.done(.failure(e)) }
-                return
-            }
-            do {
-                let stored = try store.sendBatch(batch.map(\.send), duplicateWindowMinutes: duplicateWindowMinutes)
-                for (item, message) in zip(batch, stored) {
-                    if let message {
-                        delivered(item, message)
-                    } else {
-                        alone(item, store) // the sender may not make it: its own precise error
+            metrics.sendBatchSize.record(batch.count)
+            let window = duplicateWindowMinutes
+            let metrics = self.metrics
+            BatchCommit<Item, StaffMessage>(name: "send", logger: logger, metrics: metrics).settle(
+                batch, session,
+                together: { store, items in
+                    let stored = try store.sendBatch(items.map(\.send), duplicateWindowMinutes: window)
+                    // Committed: counted once per kind, before any answer goes out (each count
+                    // is a lookup in the metrics registry, too much to pay per send).
+                    var sentByKind: [SentKind: Int] = [:]
+                    for case let message? in stored { sentByKind[SentKind(type: message.messageType, priority: message.priority), default: 0] += 1 }
+                    for (kind, count) in sentByKind {
+                        metrics.messagesSent(type: kind.type.rawValue, priority: kind.priority.rawValue, count: count)
                     }
-                }
-            } catch let e as PostgresError where e.isConnectionProblem {
-                session.dropIfBroken()
-                let error = StaffcastError.from(e, logger: logger)
-                for item in batch { item.done(.failure(error)) }
-            } catch {
-                // The transaction rolled back: nothing of the batch was stored. Each send again,
-                // alone, so that a bad one fails by itself.
-                logger.warning("send batch failed; sending one by one", metadata: ["error": "\(error)", "size": LogValue.number(batch.count)])
-                session.dropIfBroken()
-                for item in batch { alone(item, store) }
-            }
+                    // nil: the sender may not make it; asked alone for its own precise error.
+                    return stored.map { $0.map { .success($0) } }
+                },
+                alone: { store, item in
+                    let message = try store.send(as: item.send.sender, item.send.request, duplicateWindowMinutes: window)
+                    metrics.messageSent(type: message.messageType.rawValue, priority: message.priority.rawValue)
+                    return message
+                },
+                done: { item, result in
+                    switch result {
+                    case .success(let message):
+                        delivered(item, message)
+                    case .failure(let e):
+                        logger.info("send refused", metadata: ["code": "\(e.code)", "via": "\(item.via)"])
+                        item.done(.failure(e))
+                    }
+                })
         }
 
-        private func alone(_ item: Item, _ store: Store) {
-            do {
-                delivered(item, try store.send(as: item.send.sender, item.send.request, duplicateWindowMinutes: duplicateWindowMinutes))
-            } catch {
-                let e = StaffcastError.from(error, logger: logger)
-                metrics.error(code: e.code.rawValue)
-                logger.info("send refused", metadata: ["code": "\(e.code)", "via": "\(item.via)"])
-                item.done(.failure(e))
-            }
+        private struct SentKind: Hashable {
+            var type: MessageType
+            var priority: Priority
         }
 
         private func delivered(_ item: Item, _ message: StaffMessage) {
-            metrics.messageSent(type: message.messageType.rawValue, priority: message.priority.rawValue)
             logger.info("message sent", metadata: ["message_id": LogValue.id(message.id), "seq": LogValue.number(message.seq),
                                                    "event_id": LogValue.id(message.eventID), "type": "\(message.messageType.rawValue)",
                                                    "priority": "\(message.priority.rawValue)", "via": "\(item.via)"])

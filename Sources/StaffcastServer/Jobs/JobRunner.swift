@@ -27,25 +27,8 @@ final class JobRunner: Sendable {
     /// Queues `job`; false when the worker queue is full (nothing was done). Sends and marks
     /// go to their group commits (`SendBatcher`, `ReadBatcher`).
     func submit(_ job: DatabaseJob, replyTo loop: ServiceLoop) -> Bool {
-        if case .send(let request) = job.request, request.schedule == nil {
-            let ref = job.ref
-            // A sample of sends is traced through every stage (`MessageTracer`).
-            let tracer = metrics.tracer
-            let submitted = MessageTracer.now()
-            let received = tracer.sample(at: submitted) ? loop.frameReceivedAt : nil
-            return sends.submit(sender: job.identity.userID, request, via: "websocket") { result in
-                let outcome: JobOutcome<OutFrame>
-                switch result {
-                case .success(let message):
-                    if let received {
-                        tracer.committed(seq: message.seq, received: received, submitted: submitted,
-                                         sentAt: message.sentAt.timeIntervalSince1970, committed: MessageTracer.now())
-                    }
-                    outcome = .reply(OutFrame(text: ServerFrame.sent(ref: ref, message: message).encoded()))
-                case .failure(let e): outcome = .failed(e)
-                }
-                loop.post { $0.jobFinished(job, outcome) }
-            }
+        if job.isGroupCommittedSend {
+            return submitSends([GatheredSend(job: job, receivedAt: loop.frameReceivedAt)], replyTo: loop).isEmpty
         }
         if case .markRead(let messageID) = job.request {
             let ref = job.ref
@@ -104,6 +87,36 @@ final class JobRunner: Sendable {
             metrics.databaseJob.recordSeconds(ServiceLoop.monotonicNow() - started)
             loop.post { $0.jobFinished(job, outcome) }
         }
+    }
+
+    /// Queues sends (not scheduled ones) in order, as one hand-over to the group commit, so
+    /// that sends read together commit together. Returns those it had no room for (nothing of
+    /// them was queued).
+    func submitSends(_ gathered: [GatheredSend], replyTo loop: ServiceLoop) -> [DatabaseJob] {
+        // A sample of sends is traced through every stage (`MessageTracer`).
+        let tracer = metrics.tracer
+        let submitted = MessageTracer.now()
+        let items = gathered.map { send -> SendBatcher.Item in
+            let job = send.job
+            guard case .send(let request) = job.request else { preconditionFailure("only sends are group committed here") }
+            let ref = job.ref
+            let received = tracer.sample(at: submitted) ? send.receivedAt : nil
+            return sends.item(sender: job.identity.userID, request, via: "websocket") { result in
+                let outcome: JobOutcome<OutFrame>
+                switch result {
+                case .success(let message):
+                    if let received {
+                        tracer.committed(seq: message.seq, received: received, submitted: submitted,
+                                         sentAt: message.sentAt.timeIntervalSince1970, committed: MessageTracer.now())
+                    }
+                    outcome = .reply(OutFrame(text: ServerFrame.sent(ref: ref, message: message).encoded()))
+                case .failure(let e): outcome = .failed(e)
+                }
+                loop.post { $0.jobFinished(job, outcome) }
+            }
+        }
+        let queued = sends.submit(contentsOf: items)
+        return gathered[queued...].map(\.job)
     }
 
     /// Queues subscribes of one event as one batch (`Store.subscribeBatch`): a few statements
@@ -188,6 +201,20 @@ final class JobRunner: Sendable {
             // Answers go to their group commit (`submit`); never run one by one.
             throw StaffcastError(.internal, "An answer reached the one-by-one path.")
         }
+    }
+}
+
+/// A send the loop read, with when its frame arrived (for `MessageTracer`).
+struct GatheredSend {
+    var job: DatabaseJob
+    var receivedAt: Double
+}
+
+extension DatabaseJob {
+    /// A send for now (not scheduled): it goes to the group commit (`SendBatcher`).
+    var isGroupCommittedSend: Bool {
+        if case .send(let request) = request { return request.schedule == nil }
+        return false
     }
 }
 

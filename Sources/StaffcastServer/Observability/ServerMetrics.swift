@@ -80,7 +80,11 @@ final class ServerMetrics: @unchecked Sendable {
     }
 
     func messageSent(type: String, priority: String) {
-        registry.makeCounter(descriptor: Self.describe("staffcast_messages_sent_total", "Messages sent (committed), by type and priority."), labels: [("type", type), ("priority", priority)]).increment()
+        messagesSent(type: type, priority: priority, count: 1)
+    }
+
+    func messagesSent(type: String, priority: String, count: Int) {
+        registry.makeCounter(descriptor: Self.describe("staffcast_messages_sent_total", "Messages sent (committed), by type and priority."), labels: [("type", type), ("priority", priority)]).increment(by: Int64(count))
     }
 
     /// One attempt of the outbox (push, email, webhook) and what came of it

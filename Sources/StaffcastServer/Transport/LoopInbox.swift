@@ -8,13 +8,23 @@
 ///
 /// Bounds: `live` is kept under `ChangeFeed.maxInboxDepth` by the change feed, which waits
 /// before posting more (the change log keeps the rest); `work` is bounded by what can be in
-/// flight (the worker queue's capacity, 32 requests per WebSocket, 16 pipelined requests per
-/// HTTP connection).
+/// flight (the worker queue's capacity, `max_in_flight_per_connection` requests per WebSocket,
+/// 16 pipelined requests per HTTP connection).
 struct LoopInbox {
     var live: [ServiceLoop.Work] = []
     var work: [ServiceLoop.Work] = []
     /// The libwebsockets context to wake (0 while the loop has none).
     var context: UInt = 0
+    /// A wake-up was asked for since the loop last took the inbox: posting more needs none
+    /// (a group commit answering 256 sends wakes the loop once, not 256 times).
+    var wakeAsked = false
+
+    /// Whether the poster must wake the loop now (and notes that it will).
+    mutating func needsWake() -> Bool {
+        guard context != 0, !wakeAsked else { return false }
+        wakeAsked = true
+        return true
+    }
 
     var count: Int { live.count + work.count }
 }

@@ -11,6 +11,9 @@ import StaffcastCore
 extension ServiceLoop {
     func serviceSockets() {
         guard let poller else { return }
+        // Sends read in this turn (pipelined, or from many connections) start as one batch.
+        runner.sends.hold()
+        defer { runner.sends.release() }
         for ready in poller.poll() {
             if ready.fd == listenFD {
                 acceptAll()
@@ -80,6 +83,10 @@ extension ServiceLoop {
     /// Carries out what a connection's `HTTPConnectionMachine` asks, in order; stops once the
     /// connection is closed or handed over.
     func perform(_ actions: [HTTPConnectionAction], on connection: HTTPConnection) {
+        // The sends served here start as one batch (nested in `serviceSockets`' hold, or alone
+        // when serving resumes after answers or on a TLS connection).
+        runner.sends.hold()
+        defer { runner.sends.release() }
         for action in actions {
             guard http[connection.fd] === connection else { return }
             switch action {

@@ -28,7 +28,7 @@ extension ServiceLoop {
     func post(_ work: @escaping Work) -> Int {
         inbox.withLock { box -> Int in
             box.work.append(work)
-            Self.wake(box.context)
+            if box.needsWake() { Self.wake(box.context) }
             return box.count
         }
     }
@@ -38,7 +38,7 @@ extension ServiceLoop {
     func post(contentsOf items: [Work]) {
         inbox.withLock { box in
             box.work.append(contentsOf: items)
-            Self.wake(box.context)
+            if box.needsWake() { Self.wake(box.context) }
         }
     }
 
@@ -46,12 +46,14 @@ extension ServiceLoop {
     func postLive(_ work: @escaping Work) {
         inbox.withLock { box in
             box.live.append(work)
-            Self.wake(box.context)
+            if box.needsWake() { Self.wake(box.context) }
         }
     }
 
     /// Wakes the loop, under the inbox lock: the loop clears `context` under the same lock
-    /// before it destroys the context, so a wake can never reach a destroyed one.
+    /// before it destroys the context, so a wake can never reach a destroyed one. Only the
+    /// first post after the loop last took its inbox wakes it (`LoopInbox.needsWake`): a group
+    /// commit answering 256 sends wakes a loop once.
     /// (`lws_cancel_service` only writes to the context's wake-up descriptor: cheap to hold
     /// the lock for.)
     private static func wake(_ context: UInt) {
@@ -71,6 +73,7 @@ extension ServiceLoop {
             defer {
                 box.live.removeAll(keepingCapacity: true)
                 box.work.removeAll(keepingCapacity: true)
+                box.wakeAsked = false
             }
             return (box.live, box.work)
         }
@@ -130,6 +133,17 @@ extension ServiceLoop {
     }
 
     static let maxSubscribeBatch = 500
+
+    /// Hands the gathered sends to the group commit in one call, in the order they were read;
+    /// those it has no room for are answered `unavailable`.
+    func flushSends() {
+        let jobs = gatheredSends
+        gatheredSends = []
+        let refused = runner.submitSends(jobs, replyTo: self)
+        guard !refused.isEmpty else { return }
+        let now = Self.monotonicNow()
+        for job in refused { perform(engine.jobRefused(connection: job.connection, ref: job.ref, now: now)) }
+    }
 
     /// A database job's answer, on the loop's thread.
     func jobFinished(_ job: DatabaseJob, _ outcome: JobOutcome<OutFrame>) {

@@ -146,8 +146,16 @@ extension ServiceLoop {
                 if fd >= 0 { sc_set_linger_zero(fd) }
                 wss[UInt(bitPattern: wsi)]?.ended = true
                 lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, staffcast_lws_kill_async())
+            case .pauseReading(let id):
+                if let wsi = sockets[id]?.wsi { lws_rx_flow_control(wsi, 0) }
+            case .resumeReading(let id):
+                if let wsi = sockets[id]?.wsi { lws_rx_flow_control(wsi, 1) }
             case .run(let job):
-                if case .subscribe = job.request {
+                if job.isGroupCommittedSend {
+                    // Gathered until the loop next wakes (before other backlog work), then one call.
+                    if gatheredSends.isEmpty { postLive { $0.flushSends() } }
+                    gatheredSends.append(GatheredSend(job: job, receivedAt: frameReceivedAt))
+                } else if case .subscribe = job.request {
                     // Gathered until the loop next drains its inbox, then answered in batches.
                     if subscribes.isEmpty { post { $0.flushSubscribes() } }
                     subscribes.append(job)

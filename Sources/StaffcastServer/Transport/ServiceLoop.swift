@@ -55,6 +55,9 @@ final class ServiceLoop: @unchecked Sendable {
     var nextConnection = 1
     /// Subscribe jobs gathered since the loop last drained its inbox (`flushSubscribes`).
     var subscribes: [DatabaseJob] = []
+    /// Sends read since the loop last drained its inbox: handed to the group commit together
+    /// (`flushSends`), so the sends of one turn join one batch.
+    var gatheredSends: [GatheredSend] = []
     /// Work taken from the inbox's `work` lane and not yet run (`drainInbox`); `backlogHead`
     /// is the next item. Bounded by what the inbox's lane is (see `LoopInbox`).
     var backlog: [Work] = []
