@@ -22,10 +22,17 @@ final class ObservabilityTests: IntegrationTestCase {
         _ = try staff.expect("message")
         let id = sent.id.uuidString.lowercased()
         XCTAssertTrue(serve.waitForStderr(id), "grep for the id as the API wrote it finds the log line:\n\(serve.stderr)")
-        XCTAssertTrue(serve.waitForStderr("message fanned out"), serve.stderr)
-        let lines = serve.stderr.split(separator: "\n").compactMap {
-            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        // Every loop logs its own "message fanned out"; the one with the subscriber may come
+        // after one with no recipients, so wait for that one.
+        func logLines() -> [[String: Any]] {
+            serve.stderr.split(separator: "\n").compactMap {
+                try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }
         }
+        XCTAssertTrue(waitUntil(10) {
+            logLines().contains { $0["msg"] as? String == "message fanned out" && ($0["recipients"] as? Int ?? 0) > 0 }
+        }, serve.stderr)
+        let lines = logLines()
         let sentLine = try XCTUnwrap(lines.first { $0["msg"] as? String == "message sent" }, serve.stderr)
         XCTAssertEqual(sentLine["message_id"] as? String, id)
         XCTAssertEqual(sentLine["event_id"] as? String, fixture.event.uuidString.lowercased())
