@@ -47,7 +47,7 @@ CORE=Sources/StaffcastCore
 target_sources() {
   case "$1" in
     frames) echo fuzz/FrameDecoderFuzz.swift \
-              $CORE/Protocol/{ClientFrameDecoder,ClientFrame,JSONFields,JSONValue,RFC3339,SendRequest,TextRules,WireModels}.swift \
+              $CORE/Protocol/{ClientFrameDecoder,ClientFrameDecoder+Plain,ClientFrame,JSONFields,JSONValue,RFC3339,SendRequest,TextRules,WireModels}.swift \
               $CORE/Model/{Limits,MessageType,Priority,StaffMessage,StaffNotification}.swift \
               $CORE/Errors/{ErrorCode,StaffcastError}.swift \
               $CORE/Toolbox/{LeadTime,MessageTemplate,Reply,ReplyRequest,SendSchedule,TemplateUse}.swift \
