@@ -108,9 +108,6 @@ final class ObservabilityTests: IntegrationTestCase {
         let staff = try server.connect(fixture.staffToken)
         _ = try staff.subscribe(fixture.event)
         let owner = try server.connect(fixture.ownerToken)
-        try owner.send(["op": "send", "event_id": fixture.event.uuidString.lowercased(), "message": "Gates open", "ref": "s1"])
-        _ = try owner.expect("sent")
-        _ = try staff.expect("message")
         let stages = ["parse", "queue", "commit", "wakeup", "read", "encode", "handoff", "fanout", "first_write", "last_write"]
         func count(_ text: String, _ stage: String) -> Double? {
             let prefix = #"staffcast_stage_seconds_count{stage="\#(stage)"}"#
@@ -120,20 +117,28 @@ final class ObservabilityTests: IntegrationTestCase {
             let prefix = #"staffcast_stage_seconds_sum{stage="\#(stage)"}"#
             return text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Double($0.split(separator: " ").last ?? "") }
         }
-        // The loop records the last write after the frame left: wait for it.
+        // A sampled trace is followed from parse to the last write. The change feed may read a
+        // batch before its worker has seen COMMIT return; that sample then ends at `commit`
+        // (docs/performance.md). So send until one sample went all the way (at most five; the
+        // sampler takes at most one send per 5 ms), waiting for its last write each time.
         var text = ""
-        let deadline = Date().addingTimeInterval(10)
+        var sends = 0
         repeat {
-            text = String(decoding: try server.api(nil).call("GET", "/metrics"), as: UTF8.self)
-        } while (count(text, "last_write") ?? 0) == 0 && Date() < deadline
+            sends += 1
+            try owner.send(["op": "send", "event_id": fixture.event.uuidString.lowercased(), "message": "Gates open \(sends)",
+                            "ref": "s\(sends)"])
+            _ = try owner.expect("sent")
+            _ = try staff.expect("message")
+            _ = try waitUntil(3) {
+                text = String(decoding: try server.api(nil).call("GET", "/metrics"), as: UTF8.self)
+                return (count(text, "last_write") ?? 0) >= 1
+            }
+        } while (count(text, "last_write") ?? 0) == 0 && sends < 5
         for stage in stages {
             // hand-off and fan-out happen on every loop; the writes on the loops with a recipient.
             let n = count(text, stage) ?? 0
-            if ["handoff", "fanout"].contains(stage) {
-                XCTAssertGreaterThanOrEqual(n, 1, "\(stage)\n\(text)")
-            } else {
-                XCTAssertEqual(n, 1, "one traced send, one observation of \(stage)\n\(text)")
-            }
+            XCTAssertGreaterThanOrEqual(n, 1, "\(stage) observed for the traced send(s)\n\(text)")
+            XCTAssertLessThanOrEqual(n, Double(sends * 2), "no more observations than traced sends on two loops: \(stage)")
             let seconds = try XCTUnwrap(sum(text, stage), stage)
             XCTAssertTrue(seconds >= 0 && seconds < 10, "\(stage): \(seconds) s")
         }
