@@ -52,6 +52,42 @@ final class MigrationTests: XCTestCase {
         XCTAssertEqual(try conn.query("SELECT cardinality(read_by) FROM staff_messages").int(0, 0), 2)
     }
 
+    /// 013_send_path.sql on a database whose outbox holds `fanout` rows: the cursor starts
+    /// before the first message still pending, so nothing committed before the upgrade is
+    /// skipped or expanded twice; the old rows are finished.
+    func testSendPathMigrationStartsTheFanoutCursorAtTheFirstPendingMessage() throws {
+        let conninfo = try TestDatabase.createEmpty()
+        let conn = try PGConnection(conninfo: conninfo)
+        let all = try TestDatabase.migrations()
+        XCTAssertEqual(try Migrator(migrations: all.filter { $0.version <= 12 }, logger: TestDatabase.logger).migrate(conn).last, 12)
+        let (event, sender) = (UUID(), UUID())
+        try conn.query("INSERT INTO events (id, name) VALUES ($1, 'E')", [event.uuidString])
+        try conn.query("INSERT INTO profiles (id, display_name) VALUES ($1, 'P')", [sender.uuidString])
+        for text in ["expanded", "pending 1", "pending 2"] {
+            try conn.query("""
+                INSERT INTO staff_messages (event_id, sender_id, message, message_type, priority)
+                VALUES ($1, $2, $3, 'broadcast', 'normal')
+                """, [event.uuidString, sender.uuidString, text])
+        }
+        // The first message's fanout row was already expanded (done) under 012.
+        try conn.query("""
+            UPDATE outbox SET status = 'done' WHERE kind = 'fanout'
+              AND message_id = (SELECT id FROM staff_messages WHERE message = 'expanded')
+            """)
+        XCTAssertEqual(try Migrator(migrations: all, logger: TestDatabase.logger).migrate(conn), all.filter { $0.version > 12 }.map(\.version))
+        let pending = try conn.query("""
+            SELECT m.message FROM staff_messages m WHERE m.seq > (SELECT seq FROM fanout_cursor) ORDER BY m.seq
+            """)
+        XCTAssertEqual((0..<pending.rowCount).compactMap { pending.string($0, 0) }, ["pending 1", "pending 2"])
+        XCTAssertEqual(try conn.query("SELECT count(*) FROM outbox WHERE kind = 'fanout' AND status = 'pending'").int(0, 0), 0)
+        // A send after the upgrade adds no fanout row: the cursor covers it.
+        try conn.query("""
+            INSERT INTO staff_messages (event_id, sender_id, message, message_type, priority)
+            VALUES ($1, $2, 'after', 'broadcast', 'normal')
+            """, [event.uuidString, sender.uuidString])
+        XCTAssertEqual(try conn.query("SELECT count(*) FROM outbox WHERE kind = 'fanout'").int(0, 0), 3)
+    }
+
     func testANewerSchemaIsRefused() throws {
         let conninfo = try TestDatabase.create()
         let conn = try PGConnection(conninfo: conninfo)

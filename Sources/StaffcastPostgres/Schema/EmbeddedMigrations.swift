@@ -22,5 +22,6 @@ public enum EmbeddedMigrations {
         ("010_fast_checks.sql", PackageResources._10_fast_checks_sql),
         ("011_audiences.sql", PackageResources._11_audiences_sql),
         ("012_reach.sql", PackageResources._12_reach_sql),
+        ("013_send_path.sql", PackageResources._13_send_path_sql),
     ]
 }

@@ -116,7 +116,7 @@ extension Store {
                                                 escalate_after_minutes, teams, poll_options)
                     VALUES ($2, $1, $3, $4, $5, now() + make_interval(mins => $6::int), $7::int, $8::text[], $9::text[])
                     RETURNING *)
-                SELECT \(Self.messageColumns(reader: "$1")) FROM m JOIN profiles p ON p.id = m.sender_id
+                SELECT \(Self.insertedMessageColumns) FROM m JOIN profiles p ON p.id = m.sender_id
                 """, [Self.id(user), Self.id(request.eventID), request.message, request.messageType.rawValue,
                       request.priority.rawValue, request.expiresInMinutes.map(String.init),
                       request.escalateAfterMinutes.map(String.init), Self.textArray(request.teams),

@@ -5,20 +5,21 @@ import StaffcastCore
 /// `FOR UPDATE SKIP LOCKED` and a lease, so with several servers each row is worked on by one
 /// at a time, and a row leased by a server that died is due again when its lease runs out.
 extension Store {
-    /// Turns committed messages (`fanout` rows) into push and email rows and records who was
-    /// live, at most `limit` messages a pass, in one transaction. Push goes to each audience
+    /// Turns committed messages past `fanout_cursor` (sql/013) into push and email rows, records
+    /// who was live and moves the cursor on, at most `limit` messages a pass, in one transaction.
+    /// While another server holds the cursor this pass expands nothing (it returns 0). Push goes to each audience
     /// member's subscriptions unless they were subscribed to the event on some server (presence),
     /// and to everyone for urgent or emergency messages; email (when `emailAfterSeconds` is set)
     /// to each audience member with an address, for urgent or emergency messages, due that long
     /// after the send. Returns how many messages were expanded.
     public func expandFanouts(emailAfterSeconds: Int?, limit: Int = 200) throws -> Int {
         try conn.transaction { tx in
-            let due = try tx.query("""
-                SELECT o.id, o.message_id FROM outbox o
-                WHERE o.kind = 'fanout' AND o.status = 'pending' ORDER BY o.id LIMIT $1 FOR UPDATE SKIP LOCKED
-                """, [String(limit)])
-            guard due.rowCount > 0 else { return 0 }
-            let ids = (0..<due.rowCount).compactMap { due.int64($0, 0) }.map(String.init)
+            let cursor = try tx.query("SELECT seq FROM fanout_cursor FOR UPDATE SKIP LOCKED")
+            guard let after = cursor.int64(0, 0) else { return 0 }
+            // seq is commit order: nothing can still commit before the last message read here.
+            let due = try tx.query("SELECT m.seq, m.id FROM staff_messages m WHERE m.seq > $1 ORDER BY m.seq LIMIT $2",
+                                   [String(after), String(limit)])
+            guard due.rowCount > 0, let last = due.int64(due.rowCount - 1, 0) else { return 0 }
             let messages = Self.arrayLiteral((0..<due.rowCount).compactMap { due.uuid($0, 1) })
             // Those subscribed to the event on some server (presence, refreshed every 3 s) got it live.
             try tx.query("""
@@ -57,8 +58,7 @@ extension Store {
                     ON CONFLICT DO NOTHING
                     """, [messages, String(emailAfterSeconds)])
             }
-            try tx.query("UPDATE outbox SET status = 'done', done_at = now() WHERE id = ANY ($1::bigint[])",
-                         ["{" + ids.joined(separator: ",") + "}"])
+            try tx.query("UPDATE fanout_cursor SET seq = $1", [String(last)])
             return due.rowCount
         }
     }

@@ -76,11 +76,16 @@ extension Store {
                            x.poll
                     FROM x LEFT JOIN message_templates t ON x.template IS NOT NULL AND t.event_id = x.event_id AND t.name = x.template
                     WHERE x.template IS NULL OR t.name IS NOT NULL),
+                -- The double-send guard, once for the statement (sql/013): the ords of guarded rows
+                -- whose text went to the event within the window.
+                dup AS MATERIALIZED (
+                    SELECT staffcast_duplicate_ords(array_agg(ord), array_agg(event_id), array_agg(message), $3::int, $4::uuid[]) AS ords
+                    FROM r WHERE NOT force AND $3::int > 0),
                 ok AS (
                     SELECT x.* FROM r x JOIN event_access a
                         ON a.event_id = x.event_id AND a.user_id = $2::uuid AND a.access_level IN ('admin', 'owner')
-                    WHERE (x.force OR NOT \(Self.duplicateExists(event: "x.event_id", text: "x.message", window: "$3::int",
-                                                                 excluding: "$4::uuid[]")))
+                        CROSS JOIN dup
+                    WHERE NOT (x.ord = ANY (coalesce(dup.ords, '{}')))
                       -- Every team named must exist (one probe per name; a send naming none costs nothing):
                       -- a send with an unknown one is left out, and its retry alone says which.
                       AND (cardinality(x.teams) = 0
@@ -93,7 +98,7 @@ extension Store {
                            escalate_after, teams, poll
                     FROM ok ORDER BY ord
                     RETURNING *)
-                SELECT \(Self.messageColumns(reader: "$2")) FROM m JOIN profiles p ON p.id = m.sender_id
+                SELECT \(Self.insertedMessageColumns) FROM m JOIN profiles p ON p.id = m.sender_id
                 """, [json, Self.id(sender), String(duplicateWindowMinutes), batchIDs]))
         }
         // BEGIN, the role, each sender's user and rows, COMMIT: one round trip (pipeline mode).

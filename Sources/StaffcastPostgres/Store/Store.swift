@@ -20,14 +20,23 @@ public struct Store {
 
     /// The columns of a Message; `reader` is a placeholder such as "$1" (or "NULL").
     static func messageColumns(reader: String) -> String {
+        messageColumns(readByReader: "EXISTS (SELECT 1 FROM message_reads r WHERE r.message_id = m.id AND r.user_id = \(reader)::uuid)",
+                       readerAnswer: "(SELECT pa.option FROM poll_answers pa WHERE pa.message_id = m.id AND pa.user_id = \(reader)::uuid)")
+    }
+
+    /// The columns of a Message just inserted in this statement (`INSERT … RETURNING`): nobody
+    /// has read or answered it yet, so the two per-row probes (each under row-level security)
+    /// are constants.
+    static let insertedMessageColumns = messageColumns(readByReader: "false", readerAnswer: "NULL::text")
+
+    private static func messageColumns(readByReader: String, readerAnswer: String) -> String {
         """
         m.id, m.seq, m.event_id, m.sender_id, p.display_name, m.message, m.message_type, m.priority,
         \(epochMicros("m.sent_at")), \(epochMicros("m.expires_at")),
-        EXISTS (SELECT 1 FROM message_reads r WHERE r.message_id = m.id AND r.user_id = \(reader)::uuid), m.read_count,
+        \(readByReader), m.read_count,
         \(epochMicros("m.edited_at")), m.escalate_after_minutes, to_json(m.teams)::text,
         to_json(m.poll_options)::text,
-        CASE WHEN m.poll_options IS NOT NULL THEN
-            (SELECT pa.option FROM poll_answers pa WHERE pa.message_id = m.id AND pa.user_id = \(reader)::uuid) END
+        CASE WHEN m.poll_options IS NOT NULL THEN \(readerAnswer) END
         """
     }
 
