@@ -198,10 +198,7 @@ extension Store {
     /// The event's audit entries, newest first, for its admins and owners (as the user, through
     /// staffcast_event_audit: nobody reads audit_log directly, sql/011).
     public func eventAudit(as user: UUID, event: UUID, limit: Int) throws -> [AuditEntry] {
-        try withAccess(user, event) { tx, summary in
-            guard summary.accessLevel.maySeeReceipts else {
-                throw StaffcastError.forbidden("Only admins and owners of the event may read its audit log.")
-            }
+        try withAdminAccess(user, event, refusal: "Only admins and owners of the event may read its audit log.") { tx in
             let r = try tx.query("""
                 SELECT \(Self.epochMicros("at")), actor, action, event_id, user_id, detail FROM staffcast_event_audit($1, $2)
                 """, [Self.id(event), String(limit)])
