@@ -33,16 +33,12 @@ extension Store {
         try Team.validateName(name)
         return try withAccess(user, event) { tx, summary in
             try requireOrganiser(summary, "create teams")
-            do {
-                let r = try tx.query("""
-                    INSERT INTO teams AS t (event_id, name, kind, created_by) VALUES ($1, $2, $3, $4)
-                    RETURNING \(Self.teamColumns)
-                    """, [Self.id(event), name, kind.rawValue, Self.id(user)])
-                guard let t = try Self.teams(r).first else { throw PostgresError(.unexpectedResult, "the team was not returned") }
-                return t
-            } catch let e as PostgresError where e.sqlState == "23505" {
-                throw StaffcastError(.conflict, "This event already has a team or zone named '\(name)'.")
-            }
+            return try Self.insertOne(tx, """
+                INSERT INTO teams AS t (event_id, name, kind, created_by) VALUES ($1, $2, $3, $4)
+                RETURNING \(Self.teamColumns)
+                """, [Self.id(event), name, kind.rawValue, Self.id(user)],
+                rows: Self.teams, missing: "the team was not returned",
+                taken: "This event already has a team or zone named '\(name)'.")
         }
     }
 
