@@ -40,7 +40,7 @@ extension Store {
 
     /// Each person's latest reply to a message, by name; for the event's admins and owners.
     public func replies(as user: UUID, messageID: UUID) throws -> [Reply] {
-        try withMessageAdminAccess(user, message: messageID, refusal: "Only admins and owners of the event see replies.") { tx in
+        try withMessageAdminAccess(user, message: messageID, refusal: "Only admins and owners of the event see replies.") { tx, _ in
             try Self.replies(tx.query("""
                 SELECT * FROM (SELECT DISTINCT ON (r.user_id) \(Self.replyColumns)
                     FROM message_replies r JOIN profiles p ON p.id = r.user_id
