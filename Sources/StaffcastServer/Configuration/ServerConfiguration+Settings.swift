@@ -23,29 +23,37 @@ extension ServerConfiguration {
         reach.pushContact = s.text(.pushContact) ?? reach.pushContact
     }
 
+    // Computed, not stored: a key path is not Sendable, so Swift 6 refuses a stored table.
+
     /// The fields that take their key's whole number as it is.
-    private static let integerFields: [(WritableKeyPath<ServerConfiguration, Int>, ConfigKey)] = [
-        (\.databaseWorkers, .databaseWorkers), (\.jobQueueCapacity, .jobQueueCapacity),
-        (\.outboundMaxFrames, .outboundMaxFrames), (\.outboundMaxBytes, .outboundMaxBytes),
-        (\.maxInFlightPerConnection, .maxInFlightPerConnection), (\.heartbeatInterval, .heartbeatInterval),
-        (\.serviceThreads, .serviceThreads), (\.maxConnections, .maxConnections),
-        (\.maxConnectionsPerUser, .maxConnectionsPerUser), (\.duplicateWindowMinutes, .duplicateWindowMinutes),
-        (\.recentWindow, .recentWindow), (\.escalation.maxRounds, .maxEscalationRounds),
-        (\.reach.emailAfterSeconds, .emailAfterSeconds), (\.reach.concurrencyPerHost, .deliveryConcurrencyPerHost),
-        (\.reach.threads, .deliveryThreads),
-    ]
+    private static var integerFields: [(WritableKeyPath<ServerConfiguration, Int>, ConfigKey)] {
+        [
+            (\.databaseWorkers, .databaseWorkers), (\.jobQueueCapacity, .jobQueueCapacity),
+            (\.outboundMaxFrames, .outboundMaxFrames), (\.outboundMaxBytes, .outboundMaxBytes),
+            (\.maxInFlightPerConnection, .maxInFlightPerConnection), (\.heartbeatInterval, .heartbeatInterval),
+            (\.serviceThreads, .serviceThreads), (\.maxConnections, .maxConnections),
+            (\.maxConnectionsPerUser, .maxConnectionsPerUser), (\.duplicateWindowMinutes, .duplicateWindowMinutes),
+            (\.recentWindow, .recentWindow), (\.escalation.maxRounds, .maxEscalationRounds),
+            (\.reach.emailAfterSeconds, .emailAfterSeconds), (\.reach.concurrencyPerHost, .deliveryConcurrencyPerHost),
+            (\.reach.threads, .deliveryThreads),
+        ]
+    }
 
     /// The fields that take their key's number as it is.
-    private static let numberFields: [(WritableKeyPath<ServerConfiguration, Double>, ConfigKey)] = [
-        (\.sendBurst, .sendBurst), (\.sendRatePerSecond, .sendRatePerSecond),
-        (\.listenerPollInterval, .listenerPollInterval), (\.headerTimeout, .headerTimeout),
-        (\.idleTimeout, .idleTimeout), (\.writeStallTimeout, .writeStallTimeout), (\.shutdownGrace, .shutdownGrace),
-    ]
+    private static var numberFields: [(WritableKeyPath<ServerConfiguration, Double>, ConfigKey)] {
+        [
+            (\.sendBurst, .sendBurst), (\.sendRatePerSecond, .sendRatePerSecond),
+            (\.listenerPollInterval, .listenerPollInterval), (\.headerTimeout, .headerTimeout),
+            (\.idleTimeout, .idleTimeout), (\.writeStallTimeout, .writeStallTimeout), (\.shutdownGrace, .shutdownGrace),
+        ]
+    }
 
     /// The optional text fields: nil where the key is not set.
-    private static let textFields: [(WritableKeyPath<ServerConfiguration, String?>, ConfigKey)] = [
-        (\.opsToken, .opsToken), (\.tlsCertificate, .tlsCert), (\.tlsKey, .tlsKey),
-        (\.reach.pushVapidKey, .pushVapidKey), (\.reach.smtpURL, .smtpURL), (\.reach.emailFrom, .emailFrom),
-        (\.reach.publicURL, .publicURL), (\.reach.caFile, .deliveryCAFile),
-    ]
+    private static var textFields: [(WritableKeyPath<ServerConfiguration, String?>, ConfigKey)] {
+        [
+            (\.opsToken, .opsToken), (\.tlsCertificate, .tlsCert), (\.tlsKey, .tlsKey),
+            (\.reach.pushVapidKey, .pushVapidKey), (\.reach.smtpURL, .smtpURL), (\.reach.emailFrom, .emailFrom),
+            (\.reach.publicURL, .publicURL), (\.reach.caFile, .deliveryCAFile),
+        ]
+    }
 }
