@@ -77,15 +77,9 @@ class Subscriber:
         async for raw in ws:
             frame = json.loads(raw)
             op = frame.get("op")
-            if op == "subscribed":
-                for m in frame.get("history", []):
-                    self.record(m["seq"])
-                paging = frame.get("more", False)
-                if paging:
-                    await ws.send(json.dumps({"op": "history", "event_id": self.event, "after_seq": self.max_seq,
-                                              "limit": 200, "ref": "p"}))
-            elif op == "history":
-                for m in frame.get("messages", []):
+            if op in ("subscribed", "history"):
+                # A subscribe's reply carries its history, a history page its messages: the same paging.
+                for m in frame.get("history" if op == "subscribed" else "messages", []):
                     self.record(m["seq"])
                 paging = frame.get("more", False)
                 if paging:

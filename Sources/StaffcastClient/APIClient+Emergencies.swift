@@ -8,11 +8,7 @@ extension APIClient {
     public func reach(event: UUID, teams: [String] = []) throws(ClientError) -> Reach {
         let data = try call("GET", "/v1/events/\(event.uuidString.lowercased())/reach",
                             query: teams.isEmpty ? [:] : ["teams": teams.joined(separator: ",")])
-        do {
-            return try JSONDecoder().decode(Reach.self, from: data)
-        } catch {
-            throw ClientError.protocolViolation("the reply was not a reach report")
-        }
+        return try decode(Reach.self, data, what: "a reach report")
     }
 
     /// The JSON of `GET /v1/messages/{id}/receipts`, decoded.
@@ -45,10 +41,6 @@ extension APIClient {
     /// `GET /v1/messages/{id}/receipts` (admins and owners of its event); also the raw JSON.
     public func receipts(message: UUID) throws(ClientError) -> (list: ReceiptList, json: Data) {
         let data = try call("GET", "/v1/messages/\(message.uuidString.lowercased())/receipts")
-        do {
-            return (try JSONDecoder().decode(ReceiptList.self, from: data), data)
-        } catch {
-            throw ClientError.protocolViolation("the reply was not a receipts list")
-        }
+        return (try decode(ReceiptList.self, data, what: "a receipts list"), data)
     }
 }

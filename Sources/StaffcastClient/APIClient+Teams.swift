@@ -9,24 +9,15 @@ extension APIClient {
     /// whole path (URLComponents) and a team name holds no '/'.
     public static func segment(_ name: String) -> String { name }
 
-    private func decoded<T: Decodable>(_ type: T.Type, _ data: Data, what: String) throws(ClientError) -> T {
-        do {
-            return try JSONDecoder().decode(T.self, from: data)
-        } catch {
-            throw ClientError.protocolViolation("the reply was not \(what)")
-        }
-    }
-
     public func createTeam(event: UUID, name: String, kind: Team.Kind) throws(ClientError) -> Team {
-        let body = try? JSONSerialization.data(withJSONObject: ["name": name, "kind": kind.rawValue])
-        return try decoded(Team.self, try call("POST", Self.eventPath(event) + "/teams", body: body, contentType: "application/json"),
-                           what: "a Team")
+        try decode(Team.self, try call("POST", Self.eventPath(event) + "/teams", json: ["name": name, "kind": kind.rawValue]),
+                   what: "a Team")
     }
 
     private struct TeamList: Decodable { var teams: [Team] }
 
     public func teams(event: UUID) throws(ClientError) -> [Team] {
-        try decoded(TeamList.self, try call("GET", Self.eventPath(event) + "/teams"), what: "a list of teams").teams
+        try decode(TeamList.self, try call("GET", Self.eventPath(event) + "/teams"), what: "a list of teams").teams
     }
 
     public func deleteTeam(event: UUID, name: String) throws(ClientError) {
@@ -44,8 +35,8 @@ extension APIClient {
     private struct MemberList: Decodable { var members: [TeamMember] }
 
     public func teamMembers(event: UUID, team: String) throws(ClientError) -> [TeamMember] {
-        try decoded(MemberList.self, try call("GET", Self.eventPath(event) + "/teams/\(Self.segment(team))/members"),
-                    what: "a list of members").members
+        try decode(MemberList.self, try call("GET", Self.eventPath(event) + "/teams/\(Self.segment(team))/members"),
+                   what: "a list of members").members
     }
 
     /// `POST /v1/events/{id}/zones/{name}/checkin`: moves the caller into that zone.
@@ -58,18 +49,13 @@ extension APIClient {
 extension APIClient {
     /// `POST /v1/messages/{id}/answers`.
     public func answer(message: UUID, option: Int) throws(ClientError) {
-        _ = try call("POST", "/v1/messages/\(message.uuidString.lowercased())/answers",
-                     body: try? JSONSerialization.data(withJSONObject: ["option": option]), contentType: "application/json")
+        _ = try call("POST", "/v1/messages/\(message.uuidString.lowercased())/answers", json: ["option": option])
     }
 
     /// `GET /v1/messages/{id}/answers`, decoded and as the server sent it.
     public func answers(message: UUID) throws(ClientError) -> (report: PollAnswers, json: Data) {
         let data = try call("GET", "/v1/messages/\(message.uuidString.lowercased())/answers")
-        do {
-            return (try JSONDecoder().decode(PollAnswers.self, from: data), data)
-        } catch {
-            throw ClientError.protocolViolation("the reply was not a poll's answers")
-        }
+        return (try decode(PollAnswers.self, data, what: "a poll's answers"), data)
     }
 
     /// A report as CSV (`?format=csv`): receipts, answers, replies or the audit log.

@@ -5,26 +5,14 @@ import StaffcastCore
 extension APIClient {
     private static func path(_ id: UUID) -> String { id.uuidString.lowercased() }
 
-    private func decode<T: Decodable>(_ type: T.Type, _ data: Data, what: String) throws(ClientError) -> T {
-        do {
-            return try JSONDecoder().decode(T.self, from: data)
-        } catch {
-            throw ClientError.protocolViolation("the reply was not \(what)")
-        }
-    }
-
     /// A send for later: exactly one of `sendAt` (RFC 3339) and `beforeStart` (`2h`). 202 + Scheduled.
     public func scheduleMessage(event: UUID, message: String, type: String?, priority: String?, expiresInMinutes: Int?,
                                 sendAt: String?, beforeStart: String?, teams: [String] = []) throws(ClientError) -> ScheduledMessage {
         var body: [String: Any] = ["message": message]
-        if !teams.isEmpty { body["teams"] = teams }
-        if let type { body["message_type"] = type }
-        if let priority { body["priority"] = priority }
-        if let expiresInMinutes { body["expires_in_minutes"] = expiresInMinutes }
+        Self.addMessageFields(&body, type: type, priority: priority, expiresInMinutes: expiresInMinutes, teams: teams)
         if let sendAt { body["send_at"] = sendAt }
         if let beforeStart { body["before_start"] = beforeStart }
-        let data = try call("POST", "/v1/events/\(Self.path(event))/messages",
-                            body: try? JSONSerialization.data(withJSONObject: body), contentType: "application/json")
+        let data = try call("POST", "/v1/events/\(Self.path(event))/messages", json: body)
         return try decode(ScheduledMessage.self, data, what: "a Scheduled object")
     }
 
@@ -53,13 +41,8 @@ extension APIClient {
 extension APIClient {
     /// `PATCH /v1/messages/{id}`: the corrected message.
     public func editMessage(_ id: UUID, text: String) throws(ClientError) -> StaffMessage {
-        let data = try call("PATCH", "/v1/messages/\(id.uuidString.lowercased())",
-                            body: try? JSONSerialization.data(withJSONObject: ["message": text]), contentType: "application/json")
-        do {
-            return try JSONDecoder().decode(StaffMessage.self, from: data)
-        } catch {
-            throw ClientError.protocolViolation("the reply was not a Message")
-        }
+        let data = try call("PATCH", "/v1/messages/\(id.uuidString.lowercased())", json: ["message": text])
+        return try decode(StaffMessage.self, data, what: "a Message")
     }
 
     /// `DELETE /v1/messages/{id}`.
@@ -74,11 +57,7 @@ extension APIClient {
     /// `GET /v1/messages/{id}/replies`: each person's latest reply.
     public func replies(_ messageID: UUID) throws(ClientError) -> [Reply] {
         let data = try call("GET", "/v1/messages/\(messageID.uuidString.lowercased())/replies")
-        do {
-            return try JSONDecoder().decode(RepliesBody.self, from: data).replies
-        } catch {
-            throw ClientError.protocolViolation("the reply was not a list of replies")
-        }
+        return try decode(RepliesBody.self, data, what: "a list of replies").replies
     }
 }
 
@@ -88,21 +67,14 @@ extension APIClient {
     public func createTemplate(event: UUID, name: String, message: String, type: String?, priority: String?,
                                expiresInMinutes: Int?) throws(ClientError) -> MessageTemplate {
         var body: [String: Any] = ["name": name, "message": message]
-        if let type { body["message_type"] = type }
-        if let priority { body["priority"] = priority }
-        if let expiresInMinutes { body["expires_in_minutes"] = expiresInMinutes }
-        let data = try call("POST", "/v1/events/\(event.uuidString.lowercased())/templates",
-                            body: try? JSONSerialization.data(withJSONObject: body), contentType: "application/json")
-        do { return try JSONDecoder().decode(MessageTemplate.self, from: data) } catch {
-            throw ClientError.protocolViolation("the reply was not a Template")
-        }
+        Self.addMessageFields(&body, type: type, priority: priority, expiresInMinutes: expiresInMinutes)
+        let data = try call("POST", "/v1/events/\(event.uuidString.lowercased())/templates", json: body)
+        return try decode(MessageTemplate.self, data, what: "a Template")
     }
 
     public func templates(event: UUID) throws(ClientError) -> [MessageTemplate] {
         let data = try call("GET", "/v1/events/\(event.uuidString.lowercased())/templates")
-        do { return try JSONDecoder().decode(TemplateList.self, from: data).templates } catch {
-            throw ClientError.protocolViolation("the reply was not a list of templates")
-        }
+        return try decode(TemplateList.self, data, what: "a list of templates").templates
     }
 
     public func deleteTemplate(event: UUID, name: String) throws(ClientError) {
@@ -114,15 +86,9 @@ extension APIClient {
     public func sendTemplate(event: UUID, name: String, type: String?, priority: String?, expiresInMinutes: Int?,
                              force: Bool, teams: [String] = []) throws(ClientError) -> StaffMessage {
         var body: [String: Any] = ["template": name]
-        if !teams.isEmpty { body["teams"] = teams }
-        if let type { body["message_type"] = type }
-        if let priority { body["priority"] = priority }
-        if let expiresInMinutes { body["expires_in_minutes"] = expiresInMinutes }
+        Self.addMessageFields(&body, type: type, priority: priority, expiresInMinutes: expiresInMinutes, teams: teams)
         if force { body["force"] = true }
-        let data = try call("POST", "/v1/events/\(event.uuidString.lowercased())/messages",
-                            body: try? JSONSerialization.data(withJSONObject: body), contentType: "application/json")
-        do { return try JSONDecoder().decode(StaffMessage.self, from: data) } catch {
-            throw ClientError.protocolViolation("the reply was not a Message")
-        }
+        let data = try call("POST", "/v1/events/\(event.uuidString.lowercased())/messages", json: body)
+        return try decode(StaffMessage.self, data, what: "a Message")
     }
 }

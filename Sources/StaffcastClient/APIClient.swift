@@ -118,6 +118,30 @@ public struct APIClient: Sendable {
         }
     }
 
+    /// `data` decoded as `T`; anything else is a protocol violation ("the reply was not `what`").
+    func decode<T: Decodable>(_ type: T.Type, _ data: Data, what: String) throws(ClientError) -> T {
+        do {
+            return try JSONDecoder().decode(T.self, from: data)
+        } catch {
+            throw ClientError.protocolViolation("the reply was not \(what)")
+        }
+    }
+
+    /// `call` with a JSON object as the body.
+    func call(_ method: String, _ path: String, json: [String: Any]) throws(ClientError) -> Data {
+        try call(method, path, body: try? JSONSerialization.data(withJSONObject: json), contentType: "application/json")
+    }
+
+    /// The optional fields of a message that sends, schedules and templates share, added to
+    /// `body` where given.
+    static func addMessageFields(_ body: inout [String: Any], type: String?, priority: String?, expiresInMinutes: Int?,
+                                 teams: [String] = []) {
+        if !teams.isEmpty { body["teams"] = teams }
+        if let type { body["message_type"] = type }
+        if let priority { body["priority"] = priority }
+        if let expiresInMinutes { body["expires_in_minutes"] = expiresInMinutes }
+    }
+
     /// A request whose non-2xx answer becomes `ClientError.server` with the server's sentence.
     public func call(_ method: String, _ path: String, query: [String: String] = [:], body: Data? = nil,
                      contentType: String? = nil) throws(ClientError) -> Data {
@@ -139,18 +163,10 @@ public struct APIClient: Sendable {
                             poll: [String]? = nil) throws(ClientError) -> StaffMessage {
         var body: [String: Any] = ["message": message]
         if let poll { body["poll"] = ["options": poll] }
-        if !teams.isEmpty { body["teams"] = teams }
         if force { body["force"] = true }
-        if let type { body["message_type"] = type }
-        if let priority { body["priority"] = priority }
-        if let expiresInMinutes { body["expires_in_minutes"] = expiresInMinutes }
+        Self.addMessageFields(&body, type: type, priority: priority, expiresInMinutes: expiresInMinutes, teams: teams)
         if let escalateAfterMinutes { body["escalate_after_minutes"] = escalateAfterMinutes }
-        let data = try call("POST", "/v1/events/\(event.uuidString.lowercased())/messages",
-                            body: try? JSONSerialization.data(withJSONObject: body), contentType: "application/json")
-        do {
-            return try JSONDecoder().decode(StaffMessage.self, from: data)
-        } catch {
-            throw ClientError.protocolViolation("the reply was not a Message")
-        }
+        let data = try call("POST", "/v1/events/\(event.uuidString.lowercased())/messages", json: body)
+        return try decode(StaffMessage.self, data, what: "a Message")
     }
 }

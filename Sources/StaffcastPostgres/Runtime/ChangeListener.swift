@@ -20,8 +20,8 @@ public final class ChangeListener: @unchecked Sendable {
     public let pollInterval: TimeInterval
     private let logger: Logger
     private let deliver: @Sendable (ChangeBatch) -> Void
-    private let shared: Mutex<(state: State, stop: Bool, lastError: String?, lastRead: Double?)> = Mutex((.starting, false, nil, nil))
-    private let done = DispatchSemaphore(value: 0)
+    private let shared: Mutex<(state: State, lastError: String?, lastRead: Double?)> = Mutex((.starting, nil, nil))
+    private let thread = StoppableThread(name: "staffcast-listener")
     private var cursors: ChangeCursors
 
     /// `deliver` is called on the listener's thread, one batch at a time, in order.
@@ -40,19 +40,12 @@ public final class ChangeListener: @unchecked Sendable {
     /// `listening` but has not read for longer than `pollInterval` is stuck (a silent database).
     public var lastRead: Double? { shared.withLock { $0.lastRead } }
 
-    public func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "staffcast-listener"
-        thread.start()
-    }
+    public func start() { thread.start { [self] in run() } }
 
     /// Asks the thread to end and waits for it (at most `timeout` seconds).
-    public func stop(timeout: TimeInterval = 3) {
-        shared.withLock { $0.stop = true }
-        _ = done.wait(timeout: .now() + timeout)
-    }
+    public func stop(timeout: TimeInterval = 3) { thread.stop(timeout: timeout) }
 
-    private var stopping: Bool { shared.withLock { $0.stop } }
+    private var stopping: Bool { thread.stopping }
 
     private func setState(_ s: State, error: String? = nil) {
         shared.withLock {
@@ -76,12 +69,11 @@ public final class ChangeListener: @unchecked Sendable {
                 setState(.reconnecting, error: "\(error)")
                 logger.warning("change listener lost the database; reconnecting", metadata: [
                     "error": "\(error)", "retry_in_s": "\(backoff)"])
-                sleepUnlessStopping(backoff)
+                thread.sleep(backoff)
                 backoff = min(backoff * 2, 5)
             }
         }
         setState(.stopped)
-        done.signal()
     }
 
     /// Reads and delivers until the connection fails or `stop` is called. A read woken by
@@ -132,10 +124,5 @@ public final class ChangeListener: @unchecked Sendable {
             if !batch.hasMore || stopping { return }
             logs = .all
         }
-    }
-
-    private func sleepUnlessStopping(_ seconds: TimeInterval) {
-        let end = Date().addingTimeInterval(seconds)
-        while !stopping && Date() < end { usleep(50_000) }
     }
 }

@@ -16,10 +16,9 @@ public final class DatabaseProbe: @unchecked Sendable {
     public let interval: Double
     public let deadline: Double
     private let logger: Logger
-    /// When the last round trip completed (monotonic seconds), the last failure, whether
-    /// to stop.
-    private let shared = Mutex<(lastSuccess: Double?, lastError: String?, stop: Bool)>((nil, nil, false))
-    private let done = DispatchSemaphore(value: 0)
+    /// When the last round trip completed (monotonic seconds), the last failure.
+    private let shared = Mutex<(lastSuccess: Double?, lastError: String?)>((nil, nil))
+    private let thread = StoppableThread(name: "staffcast-probe")
 
     public init(conninfo: String, interval: Double = 1, deadline: Double = 2, logger: Logger) {
         self.conninfo = conninfo
@@ -34,20 +33,13 @@ public final class DatabaseProbe: @unchecked Sendable {
     /// unauthenticated answers); nil after a success.
     public var lastError: String? { shared.withLock { $0.lastError } }
 
-    public func start() {
-        let thread = Thread { [self] in run() }
-        thread.name = "staffcast-probe"
-        thread.start()
-    }
+    public func start() { thread.start { [self] in run() } }
 
     /// Ends the thread; waits at most `timeout` seconds (a connect under way may take longer,
     /// and then ends by itself).
-    public func stop(timeout: TimeInterval = 3) {
-        shared.withLock { $0.stop = true }
-        _ = done.wait(timeout: .now() + timeout)
-    }
+    public func stop(timeout: TimeInterval = 3) { thread.stop(timeout: timeout) }
 
-    private var stopping: Bool { shared.withLock { $0.stop } }
+    private var stopping: Bool { thread.stopping }
 
     private func run() {
         var connection: PGConnection?
@@ -74,15 +66,9 @@ public final class DatabaseProbe: @unchecked Sendable {
                 wasUp = false
             }
             let rest = interval - (Monotonic.now() - started)
-            if rest > 0 { sleepUnlessStopping(rest) }
+            if rest > 0 { thread.sleep(rest) }
         }
         connection = nil
-        done.signal()
-    }
-
-    private func sleepUnlessStopping(_ seconds: Double) {
-        let end = Monotonic.now() + seconds
-        while !stopping, Monotonic.now() < end { usleep(50_000) }
     }
 }
 

@@ -25,6 +25,27 @@ extension Store {
         try conn.transaction(asUser: user, mode) { tx in try body(tx, try level(user, event, in: tx)) }
     }
 
+    /// Runs `body` as `user` if they are an admin or owner of `event`; anyone else with access
+    /// is refused as forbidden with `refusal`.
+    func withAdminAccess<T>(_ user: UUID, _ event: UUID, refusal: String, _ body: (PGConnection) throws -> T) throws -> T {
+        try withAccess(user, event) { tx, summary in
+            guard summary.accessLevel.maySeeReceipts else { throw StaffcastError.forbidden(refusal) }
+            return try body(tx)
+        }
+    }
+
+    /// Runs `body` (with the event's id) as `user` if they are an admin or owner of the event of
+    /// `message` (one they cannot see is no_such_message); anyone else with access is refused
+    /// with `refusal`.
+    func withMessageAdminAccess<T>(_ user: UUID, message: UUID, refusal: String,
+                                   _ body: (PGConnection, UUID) throws -> T) throws -> T {
+        let event = try conn.transaction(asUser: user) { tx in
+            try tx.query("SELECT event_id FROM staff_messages WHERE id = $1", [Self.id(message)]).uuid(0, 0)
+        }
+        guard let event else { throw StaffcastError.noSuchMessage(message) }
+        return try withAdminAccess(user, event, refusal: refusal) { tx in try body(tx, event) }
+    }
+
     public func unreadCount(_ user: UUID, _ event: UUID, in tx: PGConnection) throws -> Int {
         // sql/005_read_state.sql: three index range scans, no array scans.
         try tx.query("SELECT staffcast_unread_count($1, $2)", [Self.id(user), Self.id(event)]).int(0, 0) ?? 0
@@ -155,14 +176,7 @@ extension Store {
 
     /// Who has read a message, for its event's admins and owners.
     public func receipts(as user: UUID, message: UUID) throws -> Receipts {
-        let event = try conn.transaction(asUser: user) { tx in
-            try tx.query("SELECT event_id FROM staff_messages WHERE id = $1", [Self.id(message)]).uuid(0, 0)
-        }
-        guard let event else { throw StaffcastError.noSuchMessage(message) }
-        return try withAccess(user, event) { tx, summary in
-            guard summary.accessLevel.maySeeReceipts else {
-                throw StaffcastError.forbidden("Only admins and owners of the event may see read receipts.")
-            }
+        try withMessageAdminAccess(user, message: message, refusal: "Only admins and owners of the event may see read receipts.") { tx, event in
             // One access check inside the function, not one per roster row (sql/005).
             let r = try tx.query("SELECT user_id, display_name, \(Self.epochMicros("read_at")) FROM staffcast_receipts($1)",
                                  [Self.id(message)])

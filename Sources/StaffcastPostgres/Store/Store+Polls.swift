@@ -104,10 +104,7 @@ extension Store {
         guard let options, options != "null" else {
             throw StaffcastError.invalid("That message is not a poll (send one with poll, e.g. staffcast send --poll \"Yes,No\").")
         }
-        return try withAccess(user, event) { tx, summary in
-            guard summary.accessLevel.maySeeReceipts else {
-                throw StaffcastError.forbidden("Only admins and owners of the event may see a poll's answers.")
-            }
+        return try withAdminAccess(user, event, refusal: "Only admins and owners of the event may see a poll's answers.") { tx in
             // The audience (but the sender), as receipts count it (sql/011).
             let people = try tx.query("SELECT user_id, display_name FROM staffcast_receipts($1)", [Self.id(message)])
             let audience = (0..<people.rowCount).compactMap { i in

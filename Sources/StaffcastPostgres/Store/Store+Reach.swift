@@ -17,10 +17,7 @@ extension Store {
     /// With `teams`, the roster is who a message to those teams would reach: their members and
     /// the event's admins and owners (an unknown team is not_found).
     public func reachFacts(as user: UUID, event: UUID, excludingNode node: String, teams: [String] = []) throws -> ReachFacts {
-        var facts = try withAccess(user, event) { tx, summary in
-            guard summary.accessLevel.maySeeReceipts else {
-                throw StaffcastError.forbidden("Only admins and owners of the event may see its reach.")
-            }
+        var facts = try withAdminAccess(user, event, refusal: "Only admins and owners of the event may see its reach.") { tx in
             try requireTeams(teams, event: event, in: tx)
             let r = try tx.query("""
                 SELECT a.user_id, p.display_name, \(Self.epochMicros("s.seen_at"))

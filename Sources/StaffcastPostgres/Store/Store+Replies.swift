@@ -40,15 +40,8 @@ extension Store {
 
     /// Each person's latest reply to a message, by name; for the event's admins and owners.
     public func replies(as user: UUID, messageID: UUID) throws -> [Reply] {
-        let event = try conn.transaction(asUser: user) { tx in
-            try tx.query("SELECT event_id FROM staff_messages WHERE id = $1", [Self.id(messageID)]).uuid(0, 0)
-        }
-        guard let event else { throw StaffcastError.noSuchMessage(messageID) }
-        return try withAccess(user, event) { tx, summary in
-            guard summary.accessLevel.maySeeReceipts else {
-                throw StaffcastError.forbidden("Only admins and owners of the event see replies.")
-            }
-            return try Self.replies(tx.query("""
+        try withMessageAdminAccess(user, message: messageID, refusal: "Only admins and owners of the event see replies.") { tx, _ in
+            try Self.replies(tx.query("""
                 SELECT * FROM (SELECT DISTINCT ON (r.user_id) \(Self.replyColumns)
                     FROM message_replies r JOIN profiles p ON p.id = r.user_id
                     WHERE r.message_id = $1 ORDER BY r.user_id, r.seq DESC) latest

@@ -17,11 +17,7 @@ extension Store {
     /// The roster of `event`. With `asUser`, only for an admin or owner of it.
     public func roster(event: UUID, asUser user: UUID?) throws -> [RosterEntry] {
         if let user {
-            _ = try withAccess(user, event) { _, summary in
-                guard summary.accessLevel.maySeeReceipts else {
-                    throw StaffcastError.forbidden("Only admins and owners of the event may see who is connected.")
-                }
-            }
+            try withAdminAccess(user, event, refusal: "Only admins and owners of the event may see who is connected.") { _ in }
         } else {
             try requireEvent(event)
         }

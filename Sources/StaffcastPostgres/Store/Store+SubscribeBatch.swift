@@ -121,14 +121,7 @@ extension Store {
             let targeted = messages.filter { !$0.teams.isEmpty }
             var audience: [Int: Set<Int64>] = [:]
             if !targeted.isEmpty && !granted.isEmpty {
-                let ids = "{" + targeted.map { Self.id($0.id) }.joined(separator: ",") + "}"
-                let r = try tx.query("""
-                    SELECT u.i, m.seq FROM unnest($1::uuid[]) WITH ORDINALITY AS u(id, i)
-                    JOIN message_audience ma ON ma.user_id = u.id AND ma.message_id = ANY ($2::uuid[])
-                    JOIN staff_messages m ON m.id = ma.message_id
-                    """, [users, ids])
-                for row in 0..<r.rowCount {
-                    guard let i = r.int(row, 0).map({ $0 - 1 }), let seq = r.int64(row, 1) else { continue }
+                for (i, seq) in try Self.pairs(in: "message_audience", users: users, messages: targeted, tx) {
                     audience[i, default: []].insert(seq)
                 }
             }
@@ -144,19 +137,28 @@ extension Store {
 
             // Who of the batch has read which of these messages (only the pairs that are read).
             if !messages.isEmpty && !granted.isEmpty {
-                let ids = "{" + messages.map { Self.id($0.id) }.joined(separator: ",") + "}"
-                let r = try tx.query("""
-                    SELECT u.i, m.seq FROM unnest($1::uuid[]) WITH ORDINALITY AS u(id, i)
-                    JOIN message_reads r ON r.user_id = u.id AND r.message_id = ANY ($2::uuid[])
-                    JOIN staff_messages m ON m.id = r.message_id
-                    """, [users, ids])
-                for row in 0..<r.rowCount {
-                    guard let i = r.int(row, 0).map({ $0 - 1 }), entries.indices.contains(i),
-                          let seq = r.int64(row, 1), let at = index[seq] else { continue }
+                for (i, seq) in try Self.pairs(in: "message_reads", users: users, messages: messages, tx) {
+                    guard entries.indices.contains(i), let at = index[seq] else { continue }
                     entries[i].read.insert(at)
                 }
             }
             return SubscribeBatch(messages: messages, entries: entries, historyThrough: historyThrough, accessThrough: accessThrough)
+        }
+    }
+
+    /// The (index in the batch, seq) pairs of the batch's `users` (a uuid array) and `messages`
+    /// that have a row in `table` (message_audience, message_reads): only the pairs that do.
+    private static func pairs(in table: String, users: String, messages: [StaffMessage],
+                              _ tx: PGConnection) throws -> [(Int, Int64)] {
+        let ids = "{" + messages.map { id($0.id) }.joined(separator: ",") + "}"
+        let r = try tx.query("""
+            SELECT u.i, m.seq FROM unnest($1::uuid[]) WITH ORDINALITY AS u(id, i)
+            JOIN \(table) t ON t.user_id = u.id AND t.message_id = ANY ($2::uuid[])
+            JOIN staff_messages m ON m.id = t.message_id
+            """, [users, ids])
+        return (0..<r.rowCount).compactMap { row in
+            guard let i = r.int(row, 0), let seq = r.int64(row, 1) else { return nil }
+            return (i - 1, seq)
         }
     }
 }

@@ -33,16 +33,12 @@ extension Store {
         try Team.validateName(name)
         return try withAccess(user, event) { tx, summary in
             try requireOrganiser(summary, "create teams")
-            do {
-                let r = try tx.query("""
-                    INSERT INTO teams AS t (event_id, name, kind, created_by) VALUES ($1, $2, $3, $4)
-                    RETURNING \(Self.teamColumns)
-                    """, [Self.id(event), name, kind.rawValue, Self.id(user)])
-                guard let t = try Self.teams(r).first else { throw PostgresError(.unexpectedResult, "the team was not returned") }
-                return t
-            } catch let e as PostgresError where e.sqlState == "23505" {
-                throw StaffcastError(.conflict, "This event already has a team or zone named '\(name)'.")
-            }
+            return try Self.insertOne(tx, """
+                INSERT INTO teams AS t (event_id, name, kind, created_by) VALUES ($1, $2, $3, $4)
+                RETURNING \(Self.teamColumns)
+                """, [Self.id(event), name, kind.rawValue, Self.id(user)],
+                rows: Self.teams, missing: "the team was not returned",
+                taken: "This event already has a team or zone named '\(name)'.")
         }
     }
 
@@ -198,10 +194,7 @@ extension Store {
     /// The event's audit entries, newest first, for its admins and owners (as the user, through
     /// staffcast_event_audit: nobody reads audit_log directly, sql/011).
     public func eventAudit(as user: UUID, event: UUID, limit: Int) throws -> [AuditEntry] {
-        try withAccess(user, event) { tx, summary in
-            guard summary.accessLevel.maySeeReceipts else {
-                throw StaffcastError.forbidden("Only admins and owners of the event may read its audit log.")
-            }
+        try withAdminAccess(user, event, refusal: "Only admins and owners of the event may read its audit log.") { tx in
             let r = try tx.query("""
                 SELECT \(Self.epochMicros("at")), actor, action, event_id, user_id, detail FROM staffcast_event_audit($1, $2)
                 """, [Self.id(event), String(limit)])

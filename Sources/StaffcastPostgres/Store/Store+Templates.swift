@@ -34,18 +34,14 @@ extension Store {
                 throw StaffcastError.forbidden("Only admins and owners of an event may create its templates; you are staff.")
             }
             try requireTeams(request.teams, event: request.eventID, in: tx)
-            do {
-                let r = try tx.query("""
-                    INSERT INTO message_templates AS t (event_id, name, message, message_type, priority, expires_in_minutes, created_by,
-                                                        teams)
-                    VALUES ($1, $2, $3, $4, $5, $6::int, $7, $8::text[]) RETURNING \(Self.templateColumns)
-                    """, [Self.id(request.eventID), name, request.message, request.messageType.rawValue, request.priority.rawValue,
-                          request.expiresInMinutes.map(String.init), Self.id(user), Self.textArray(request.teams)])
-                guard let t = try Self.templates(r).first else { throw PostgresError(.unexpectedResult, "the template was not returned") }
-                return t
-            } catch let e as PostgresError where e.sqlState == "23505" {
-                throw StaffcastError(.conflict, "This event already has a template named '\(name)'; delete it first or pick another name.")
-            }
+            return try Self.insertOne(tx, """
+                INSERT INTO message_templates AS t (event_id, name, message, message_type, priority, expires_in_minutes, created_by,
+                                                    teams)
+                VALUES ($1, $2, $3, $4, $5, $6::int, $7, $8::text[]) RETURNING \(Self.templateColumns)
+                """, [Self.id(request.eventID), name, request.message, request.messageType.rawValue, request.priority.rawValue,
+                      request.expiresInMinutes.map(String.init), Self.id(user), Self.textArray(request.teams)],
+                rows: Self.templates, missing: "the template was not returned",
+                taken: "This event already has a template named '\(name)'; delete it first or pick another name.")
         }
     }
 

@@ -21,20 +21,8 @@ extension Store {
             guard try tx.query("SELECT staffcast_may_manage_tokens($1)", [Self.id(user)]).bool(0, 0) == true else {
                 throw StaffcastError.noSuchUser(user)
             }
-            let r = try tx.query("""
-                SELECT id, label, \(Self.epochMicros("created_at")), \(Self.epochMicros("last_used_at")),
-                       \(Self.epochMicros("expires_at")), \(Self.epochMicros("revoked_at")),
-                       revoked_at IS NOT NULL, expires_at IS NOT NULL AND expires_at <= now()
-                FROM staffcast_user_tokens($1)
-                """, [Self.id(user)])
-            return try (0..<r.rowCount).map { i in
-                guard let id = r.uuid(i, 0), let created = r.date(i, 2) else {
-                    throw PostgresError(.unexpectedResult, "a token row could not be read")
-                }
-                let state: TokenSummary.State = r.bool(i, 6) == true ? .revoked : r.bool(i, 7) == true ? .expired : .active
-                return TokenSummary(id: id, userID: user, label: r.string(i, 1), createdAt: created, lastUsedAt: r.date(i, 3),
-                                    expiresAt: r.date(i, 4), revokedAt: r.date(i, 5), state: state)
-            }
+            let r = try tx.query("SELECT \(Self.tokenSummaryColumns) FROM staffcast_user_tokens($1)", [Self.id(user)])
+            return try Self.tokenSummaries(r, user: user, unreadable: "a token row could not be read")
         }
     }
 

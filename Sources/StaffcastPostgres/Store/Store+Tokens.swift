@@ -154,19 +154,27 @@ extension Store {
     /// Every token of `user`, revoked and expired ones too, oldest first.
     public func tokens(ofUser user: UUID) throws -> [TokenSummary] {
         try requireUser(user)
-        let r = try conn.query("""
-            SELECT label, \(Self.epochMicros("created_at")), \(Self.epochMicros("last_used_at")),
-                   \(Self.epochMicros("expires_at")), \(Self.epochMicros("revoked_at")),
-                   revoked_at IS NOT NULL, expires_at IS NOT NULL AND expires_at <= now(), id
-            FROM api_tokens WHERE user_id = $1 ORDER BY created_at, id
-            """, [Self.id(user)])
-        return try (0..<r.rowCount).map { i in
-            guard let created = r.date(i, 1), let id = r.uuid(i, 7) else {
-                throw PostgresError(.unexpectedResult, "an api_tokens row could not be read")
+        let r = try conn.query("SELECT \(Self.tokenSummaryColumns) FROM api_tokens WHERE user_id = $1 ORDER BY created_at, id",
+                               [Self.id(user)])
+        return try Self.tokenSummaries(r, user: user, unreadable: "an api_tokens row could not be read")
+    }
+
+    /// The columns `tokenSummaries` reads, of api_tokens or of staffcast_user_tokens().
+    static let tokenSummaryColumns = """
+        id, label, \(epochMicros("created_at")), \(epochMicros("last_used_at")), \(epochMicros("expires_at")),
+        \(epochMicros("revoked_at")), revoked_at IS NOT NULL, expires_at IS NOT NULL AND expires_at <= now()
+        """
+
+    /// `user`'s tokens from rows of `tokenSummaryColumns`; `unreadable` says what a row without
+    /// an id or a creation time was.
+    static func tokenSummaries(_ r: PGResult, user: UUID, unreadable: String) throws -> [TokenSummary] {
+        try (0..<r.rowCount).map { i in
+            guard let id = r.uuid(i, 0), let created = r.date(i, 2) else {
+                throw PostgresError(.unexpectedResult, unreadable)
             }
-            let state: TokenSummary.State = r.bool(i, 5) == true ? .revoked : r.bool(i, 6) == true ? .expired : .active
-            return TokenSummary(id: id, userID: user, label: r.string(i, 0), createdAt: created, lastUsedAt: r.date(i, 2),
-                                expiresAt: r.date(i, 3), revokedAt: r.date(i, 4), state: state)
+            let state: TokenSummary.State = r.bool(i, 6) == true ? .revoked : r.bool(i, 7) == true ? .expired : .active
+            return TokenSummary(id: id, userID: user, label: r.string(i, 1), createdAt: created, lastUsedAt: r.date(i, 3),
+                                expiresAt: r.date(i, 4), revokedAt: r.date(i, 5), state: state)
         }
     }
 

@@ -13,6 +13,18 @@ public struct Store {
 
     public init(_ conn: PGConnection) { self.conn = conn }
 
+    /// The one row an `INSERT … RETURNING` made, decoded by `rows` (`missing` when there is
+    /// none); a unique violation (a name already taken) is `conflict`, said with `taken`.
+    static func insertOne<T>(_ tx: PGConnection, _ sql: String, _ params: [String?], rows: (PGResult) throws -> [T],
+                             missing: String, taken: String) throws -> T {
+        do {
+            guard let row = try rows(tx.query(sql, params)).first else { throw PostgresError(.unexpectedResult, missing) }
+            return row
+        } catch let e as PostgresError where e.sqlState == "23505" {
+            throw StaffcastError(.conflict, taken)
+        }
+    }
+
     /// Selects a timestamptz as microseconds since 1970, read back with `PGResult.date`.
     static func epochMicros(_ column: String) -> String {
         "(extract(epoch FROM \(column)) * 1000000)::int8"

@@ -33,18 +33,14 @@ extension HTTPAPI {
             guard let webhook: WebhookRequest = decoded(respond, try WebhookRequest.decode(eventID: eventID, body: request.body)) else { return }
             runAsUser(token, respond) { store, identity in .json(201, try store.createWebhook(as: identity.userID, webhook)) }
         case .webhooks(let eventID):
-            runAsUser(token, respond) { store, identity in
-                .json(200, ["webhooks": try store.webhooks(as: identity.userID, event: eventID)])
-            }
+            listAsUser("webhooks", token, respond) { try $0.webhooks(as: $1, event: eventID) }
         case .deleteWebhook(let eventID, let webhookID):
             runAsUser(token, respond) { store, identity in
                 try store.deleteWebhook(as: identity.userID, event: eventID, id: webhookID)
                 return .json(200, DeletedBody(id: webhookID))
             }
         case .webhookDeliveries(let eventID, let webhookID):
-            runAsUser(token, respond) { store, identity in
-                .json(200, ["deliveries": try store.webhookAttempts(as: identity.userID, event: eventID, webhook: webhookID)])
-            }
+            listAsUser("deliveries", token, respond) { try $0.webhookAttempts(as: $1, event: eventID, webhook: webhookID) }
         default:
             respond(.error(.notFound("There is no such route.")))
         }

@@ -15,18 +15,14 @@ extension HTTPAPI {
                 .json(201, try store.createTeam(as: identity.userID, event: eventID, name: made.name, kind: made.kind))
             }
         case .listTeams(let eventID):
-            runAsUser(token, respond) { store, identity in
-                .json(200, ["teams": try store.teams(as: identity.userID, event: eventID)])
-            }
+            listAsUser("teams", token, respond) { try $0.teams(as: $1, event: eventID) }
         case .deleteTeam(let eventID, let name):
             runAsUser(token, respond) { store, identity in
                 try store.deleteTeam(as: identity.userID, event: eventID, name: name)
                 return .json(200, ["deleted": name])
             }
         case .teamMembers(let eventID, let name):
-            runAsUser(token, respond) { store, identity in
-                .json(200, ["members": try store.teamMembers(as: identity.userID, event: eventID, team: name)])
-            }
+            listAsUser("members", token, respond) { try $0.teamMembers(as: $1, event: eventID, team: name) }
         case .teamMember(let eventID, let name, let userID):
             let adding = head.method == "PUT"
             runAsUser(token, respond) { store, identity in

@@ -170,9 +170,7 @@ final class HTTPAPI: @unchecked Sendable {
                 .json(201, try store.createTemplate(as: identity.userID, name: made.name, made.send))
             }
         case .listTemplates(let eventID):
-            runAsUser(token, respond) { store, identity in
-                .json(200, ["templates": try store.templates(as: identity.userID, event: eventID)])
-            }
+            listAsUser("templates", token, respond) { try $0.templates(as: $1, event: eventID) }
         case .deleteTemplate(let eventID, let name):
             runAsUser(token, respond) { store, identity in
                 try store.deleteTemplate(as: identity.userID, event: eventID, name: name)
@@ -190,9 +188,7 @@ final class HTTPAPI: @unchecked Sendable {
                 return .json(200, RetractedBody(messageID: messageID))
             }
         case .listScheduled(let eventID):
-            runAsUser(token, respond) { store, identity in
-                .json(200, ["scheduled": try store.scheduledSends(as: identity.userID, event: eventID)])
-            }
+            listAsUser("scheduled", token, respond) { try $0.scheduledSends(as: $1, event: eventID) }
         case .cancelScheduled(let id):
             runAsUser(token, respond) { store, identity in
                 .json(200, try store.cancelScheduled(as: identity.userID, id: id))
@@ -238,13 +234,9 @@ final class HTTPAPI: @unchecked Sendable {
             }
         case .myNotifications:
             let unreadOnly = head.query["unread"] == "true"
-            runAsUser(token, respond) { store, identity in
-                .json(200, ["notifications": try store.notifications(as: identity.userID, unreadOnly: unreadOnly)])
-            }
+            listAsUser("notifications", token, respond) { try $0.notifications(as: $1, unreadOnly: unreadOnly) }
         case .myEvents:
-            runAsUser(token, respond) { store, identity in
-                .json(200, ["events": try store.events(of: identity.userID)])
-            }
+            listAsUser("events", token, respond) { try $0.events(of: $1) }
         case .createTeam, .listTeams, .deleteTeam, .teamMembers, .teamMember, .zoneCheckin, .answers, .audit:
             teams(route, request, respond)
         case .createInvite, .revokeInvite, .redeemInvite:
@@ -280,6 +272,13 @@ final class HTTPAPI: @unchecked Sendable {
     func runAsUser(_ token: String?, _ respond: @escaping Respond,
                            _ work: @escaping @Sendable (Store, Identity) throws -> HTTPResponse) {
         runAsUserThenLoops(token, respond) { store, identity, done in done(try work(store, identity)) }
+    }
+
+    /// Answers 200 with `{"<key>": list}`, the list that `read` gets with the store and the
+    /// token's user id.
+    func listAsUser<T: Encodable>(_ key: String, _ token: String?, _ respond: @escaping Respond,
+                                  _ read: @escaping @Sendable (Store, UUID) throws -> T) {
+        runAsUser(token, respond) { store, identity in .json(200, [key: try read(store, identity.userID)]) }
     }
 
     /// What `decode` makes of a request's body; nil after answering with its error (400).

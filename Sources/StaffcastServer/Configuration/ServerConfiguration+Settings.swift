@@ -11,42 +11,49 @@ extension ServerConfiguration {
             self.host = host
             self.port = port
         }
-        databaseWorkers = s.integer(.databaseWorkers)
-        jobQueueCapacity = s.integer(.jobQueueCapacity)
-        outboundMaxFrames = s.integer(.outboundMaxFrames)
-        outboundMaxBytes = s.integer(.outboundMaxBytes)
-        maxInFlightPerConnection = s.integer(.maxInFlightPerConnection)
-        sendBurst = s.number(.sendBurst)
-        sendRatePerSecond = s.number(.sendRatePerSecond)
-        listenerPollInterval = s.number(.listenerPollInterval)
-        heartbeatInterval = s.integer(.heartbeatInterval)
-        serviceThreads = s.integer(.serviceThreads)
+        for (field, key) in Self.integerFields { self[keyPath: field] = s.integer(key) }
+        for (field, key) in Self.numberFields { self[keyPath: field] = s.number(key) }
+        for (field, key) in Self.textFields { self[keyPath: field] = s.text(key) }
         eventLoop = s.text(.eventLoop).flatMap(EventLoopKind.init(rawValue:)) ?? eventLoop
-        maxConnections = s.integer(.maxConnections)
-        maxConnectionsPerUser = s.integer(.maxConnectionsPerUser)
-        headerTimeout = s.number(.headerTimeout)
-        idleTimeout = s.number(.idleTimeout)
-        writeStallTimeout = s.number(.writeStallTimeout)
-        duplicateWindowMinutes = s.integer(.duplicateWindowMinutes)
-        recentWindow = s.integer(.recentWindow)
-        shutdownGrace = s.number(.shutdownGrace)
         if let v = s.text(.nodeID) { nodeID = v }
-        opsToken = s.text(.opsToken)
         metricsRequireToken = s.flag(.metricsRequireToken)
         let minutes = s.integer(.escalateAfterMinutes)
         escalation.emergencyDefaultMinutes = minutes == 0 ? nil : minutes
-        escalation.maxRounds = s.integer(.maxEscalationRounds)
         escalation.intervalSecondsOverride = s.value(.escalationIntervalSeconds)?.integer
-        tlsCertificate = s.text(.tlsCert)
-        tlsKey = s.text(.tlsKey)
-        reach.pushVapidKey = s.text(.pushVapidKey)
         reach.pushContact = s.text(.pushContact) ?? reach.pushContact
-        reach.smtpURL = s.text(.smtpURL)
-        reach.emailFrom = s.text(.emailFrom)
-        reach.emailAfterSeconds = s.integer(.emailAfterSeconds)
-        reach.publicURL = s.text(.publicURL)
-        reach.caFile = s.text(.deliveryCAFile)
-        reach.concurrencyPerHost = s.integer(.deliveryConcurrencyPerHost)
-        reach.threads = s.integer(.deliveryThreads)
+    }
+
+    // Computed, not stored: a key path is not Sendable, so Swift 6 refuses a stored table.
+
+    /// The fields that take their key's whole number as it is.
+    private static var integerFields: [(WritableKeyPath<ServerConfiguration, Int>, ConfigKey)] {
+        [
+            (\.databaseWorkers, .databaseWorkers), (\.jobQueueCapacity, .jobQueueCapacity),
+            (\.outboundMaxFrames, .outboundMaxFrames), (\.outboundMaxBytes, .outboundMaxBytes),
+            (\.maxInFlightPerConnection, .maxInFlightPerConnection), (\.heartbeatInterval, .heartbeatInterval),
+            (\.serviceThreads, .serviceThreads), (\.maxConnections, .maxConnections),
+            (\.maxConnectionsPerUser, .maxConnectionsPerUser), (\.duplicateWindowMinutes, .duplicateWindowMinutes),
+            (\.recentWindow, .recentWindow), (\.escalation.maxRounds, .maxEscalationRounds),
+            (\.reach.emailAfterSeconds, .emailAfterSeconds), (\.reach.concurrencyPerHost, .deliveryConcurrencyPerHost),
+            (\.reach.threads, .deliveryThreads),
+        ]
+    }
+
+    /// The fields that take their key's number as it is.
+    private static var numberFields: [(WritableKeyPath<ServerConfiguration, Double>, ConfigKey)] {
+        [
+            (\.sendBurst, .sendBurst), (\.sendRatePerSecond, .sendRatePerSecond),
+            (\.listenerPollInterval, .listenerPollInterval), (\.headerTimeout, .headerTimeout),
+            (\.idleTimeout, .idleTimeout), (\.writeStallTimeout, .writeStallTimeout), (\.shutdownGrace, .shutdownGrace),
+        ]
+    }
+
+    /// The optional text fields: nil where the key is not set.
+    private static var textFields: [(WritableKeyPath<ServerConfiguration, String?>, ConfigKey)] {
+        [
+            (\.opsToken, .opsToken), (\.tlsCertificate, .tlsCert), (\.tlsKey, .tlsKey),
+            (\.reach.pushVapidKey, .pushVapidKey), (\.reach.smtpURL, .smtpURL), (\.reach.emailFrom, .emailFrom),
+            (\.reach.publicURL, .publicURL), (\.reach.caFile, .deliveryCAFile),
+        ]
     }
 }

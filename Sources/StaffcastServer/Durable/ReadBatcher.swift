@@ -13,7 +13,7 @@ final class ReadBatcher: Sendable {
     typealias Completion = @Sendable (Result<(eventID: UUID, unreadCount: Int), StaffcastError>) -> Void
     typealias AllCompletion = @Sendable (Result<Store.ReadAllResult, StaffcastError>) -> Void
 
-    enum Item: Sendable {
+    enum Item: FailableItem {
         case one(Store.PendingRead, Completion)
         case all(Store.PendingReadAll, AllCompletion)
 
@@ -28,14 +28,9 @@ final class ReadBatcher: Sendable {
     private let queue: GroupCommitQueue<Item>
 
     init(workers: DatabaseWorkers, capacity: Int, logger: Logger, metrics: ServerMetrics) {
-        queue = GroupCommitQueue(workers: workers, capacity: capacity, maxBatch: 2_000, maxConcurrent: 1,
-                                 commit: { batch, session in
-                                     Self.commit(batch, session, logger: logger, metrics: metrics)
-                                 },
-                                 strand: { items in
-                                     let e = StaffcastError.unavailable("The server is overloaded right now; nothing was marked. Try again in a moment.")
-                                     for item in items { item.fail(e) }
-                                 })
+        queue = GroupCommitQueue(workers: workers, capacity: capacity, maxBatch: 2_000,
+                                 unavailable: "The server is overloaded right now; nothing was marked. Try again in a moment.",
+                                 commit: { batch, session in Self.commit(batch, session, logger: logger, metrics: metrics) })
     }
 
     /// Queues a mark; `done` is called once, after its batch committed. False when too many

@@ -33,38 +33,24 @@ final class JobRunner: Sendable {
         if case .markRead(let messageID) = job.request {
             let ref = job.ref
             return reads.submit(user: job.identity.userID, message: messageID) { result in
-                let outcome: JobOutcome<OutFrame>
-                switch result {
-                case .success(let r):
-                    outcome = .reply(OutFrame(text: ServerFrame.read(ref: ref, messageID: messageID, eventID: r.eventID,
-                                                                     unreadCount: r.unreadCount).encoded()))
-                case .failure(let e): outcome = .failed(e)
+                Self.finish(job, result, on: loop) {
+                    ServerFrame.read(ref: ref, messageID: messageID, eventID: $0.eventID, unreadCount: $0.unreadCount).encoded()
                 }
-                loop.post { $0.jobFinished(job, outcome) }
             }
         }
         if case .answer(let messageID, let option) = job.request {
             let ref = job.ref
             return answers.submit(user: job.identity.userID, message: messageID, option: option) { result in
-                let outcome: JobOutcome<OutFrame>
-                switch result {
-                case .success: outcome = .reply(OutFrame(text: ServerFrame.answered(ref: ref, messageID: messageID, option: option).encoded()))
-                case .failure(let e): outcome = .failed(e)
-                }
-                loop.post { $0.jobFinished(job, outcome) }
+                Self.finish(job, result, on: loop) { _ in ServerFrame.answered(ref: ref, messageID: messageID, option: option).encoded() }
             }
         }
         if case .markAllRead(let eventID, let throughSeq) = job.request {
             let ref = job.ref
             return reads.submitAll(user: job.identity.userID, event: eventID, throughSeq: throughSeq) { result in
-                let outcome: JobOutcome<OutFrame>
-                switch result {
-                case .success(let r):
-                    outcome = .reply(OutFrame(text: ServerFrame.readAll(ref: ref, eventID: eventID, throughSeq: r.throughSeq,
-                                                                        marked: r.marked, unreadCount: r.unreadCount).encoded()))
-                case .failure(let e): outcome = .failed(e)
+                Self.finish(job, result, on: loop) {
+                    ServerFrame.readAll(ref: ref, eventID: eventID, throughSeq: $0.throughSeq, marked: $0.marked,
+                                        unreadCount: $0.unreadCount).encoded()
                 }
-                loop.post { $0.jobFinished(job, outcome) }
             }
         }
         if case .subscribe(let event, _, _) = job.request {
@@ -102,21 +88,29 @@ final class JobRunner: Sendable {
             let ref = job.ref
             let received = tracer.sample(at: submitted) ? send.receivedAt : nil
             return sends.item(sender: job.identity.userID, request, via: "websocket") { result in
-                let outcome: JobOutcome<OutFrame>
-                switch result {
-                case .success(let message):
+                Self.finish(job, result, on: loop) { message in
                     if let received {
                         tracer.committed(seq: message.seq, received: received, submitted: submitted,
                                          sentAt: message.sentAt.timeIntervalSince1970, committed: MessageTracer.now())
                     }
-                    outcome = .reply(OutFrame(text: ServerFrame.sent(ref: ref, message: message).encoded()))
-                case .failure(let e): outcome = .failed(e)
+                    return ServerFrame.sent(ref: ref, message: message).encoded()
                 }
-                loop.post { $0.jobFinished(job, outcome) }
             }
         }
         let queued = sends.submit(contentsOf: items)
         return gathered[queued...].map(\.job)
+    }
+
+    /// Posts a group-committed job's outcome to its loop: the reply `frame` encodes from the
+    /// committed value, or the error. Called on the database worker that committed the batch.
+    private static func finish<Value>(_ job: DatabaseJob, _ result: Result<Value, StaffcastError>, on loop: ServiceLoop,
+                                      frame: (Value) -> [UInt8]) {
+        let outcome: JobOutcome<OutFrame>
+        switch result {
+        case .success(let value): outcome = .reply(OutFrame(text: frame(value)))
+        case .failure(let e): outcome = .failed(e)
+        }
+        loop.post { $0.jobFinished(job, outcome) }
     }
 
     /// Queues subscribes of one event as one batch (`Store.subscribeBatch`): a few statements

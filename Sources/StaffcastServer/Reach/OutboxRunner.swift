@@ -16,7 +16,7 @@ final class OutboxRunner: Sendable {
     private let node: String
     private let logger: Logger
     private let policy = RetryPolicy()
-    private let busy = Mutex(false)
+    private let pass: SinglePass
     private let pool: DeliveryPool
     /// Seconds a claimed row stays leased to this server (its pool must start it well before).
     static let leaseSeconds = 300
@@ -27,6 +27,7 @@ final class OutboxRunner: Sendable {
         self.configuration = configuration
         self.node = node
         self.logger = logger
+        pass = SinglePass(workers: workers, logger: logger, failure: "outbox: a pass failed; the next tick tries again")
         let policy = self.policy
         // Filled below: the pool's completion needs the runner's recorder.
         let kick = Mutex<(@Sendable () -> Void)?>(nil)
@@ -46,39 +47,25 @@ final class OutboxRunner: Sendable {
 
     /// Called by the ticker; starts a pass unless one is running. Never waits.
     func tick() {
-        let start = busy.withLock { busy -> Bool in
-            if busy { return false }
-            busy = true
-            return true
-        }
-        guard start else { return }
         let room = pool.room
         let emailAfter = configuration.emailEnabled ? configuration.emailAfterSeconds : nil
-        let queued = workers.submit { [self] session in
-            defer { busy.withLock { $0 = false } }
-            do {
-                let store = try session.store()
-                // A backlog (after every server was down) is expanded 200 messages at a time.
-                for _ in 0..<10 {
-                    if try store.expandFanouts(emailAfterSeconds: emailAfter) < 200 { break }
+        pass.start { [self] store in
+            // A backlog (after every server was down) is expanded 200 messages at a time.
+            for _ in 0..<10 {
+                if try store.expandFanouts(emailAfterSeconds: emailAfter) < 200 { break }
+            }
+            let items = try store.claimDeliveries(node: node, limit: room, leaseSeconds: Self.leaseSeconds)
+            if !items.isEmpty {
+                logger.debug("outbox: claimed deliveries", metadata: ["count": "\(items.count)"])
+                let refused = pool.enqueue(items)
+                if !refused.isEmpty {
+                    // Full or stopping: back to the outbox now rather than after the lease.
+                    try store.releaseLeases(refused.map(\.id), node: node)
+                    logger.info("outbox: deliveries left for a later pass (delivery queue full or stopping)",
+                                metadata: ["count": "\(refused.count)"])
                 }
-                let items = try store.claimDeliveries(node: node, limit: room, leaseSeconds: Self.leaseSeconds)
-                if !items.isEmpty {
-                    logger.debug("outbox: claimed deliveries", metadata: ["count": "\(items.count)"])
-                    let refused = pool.enqueue(items)
-                    if !refused.isEmpty {
-                        // Full or stopping: back to the outbox now rather than after the lease.
-                        try store.releaseLeases(refused.map(\.id), node: node)
-                        logger.info("outbox: deliveries left for a later pass (delivery queue full or stopping)",
-                                    metadata: ["count": "\(refused.count)"])
-                    }
-                }
-            } catch {
-                session.dropIfBroken()
-                logger.warning("outbox: a pass failed; the next tick tries again", metadata: ["error": "\(error)"])
             }
         }
-        if !queued { busy.withLock { $0 = false } }
     }
 
     /// Trims finished rows (once a minute from the ticker, on a worker).

@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import StaffcastCore
 import StaffcastPostgres
-import Synchronization
 
 /// This server's share of sending scheduled messages (docs/protocol.md). Once a second
 /// the ticker calls `tick`, which hands one pass to a database worker (never more than one at a
@@ -11,54 +10,39 @@ import Synchronization
 /// every server was down is sent by the first pass after a start (marked late). The messages
 /// reach subscribers through the change feed like any other.
 final class ScheduledDispatcher: Sendable {
-    private let workers: DatabaseWorkers
     private let logger: Logger
     private let metrics: ServerMetrics
-    private let busy = Mutex(false)
+    private let pass: SinglePass
     /// A scheduled emergency escalates like one sent now (`EscalationPolicy`).
     private let emergencyEscalation: Int?
 
     init(workers: DatabaseWorkers, logger: Logger, metrics: ServerMetrics, emergencyEscalation: Int? = nil) {
         self.emergencyEscalation = emergencyEscalation
-        self.workers = workers
         self.logger = logger
         self.metrics = metrics
+        pass = SinglePass(workers: workers, logger: logger, failure: "scheduled sends: a pass failed; the next tick tries again")
     }
 
     /// Starts a pass unless one is still running. Never waits.
     func tick() {
-        let start = busy.withLock { busy -> Bool in
-            if busy { return false }
-            busy = true
-            return true
-        }
-        guard start else { return }
         let logger = self.logger
         let metrics = self.metrics
-        let queued = workers.submit { [self] session in
-            defer { busy.withLock { $0 = false } }
-            do {
-                let store = try session.store()
-                // A backlog (after every server was down) goes out in passes of 100.
-                for _ in 0..<50 {
-                    let result = try store.dispatchDueScheduled(emergencyEscalation: emergencyEscalation)
-                    for s in result.sent {
-                        metrics.messageSent(type: s.messageType.rawValue, priority: s.priority.rawValue)
-                        logger.info("scheduled send went out", metadata: [
-                            "scheduled_id": LogValue.id(s.id), "message_id": LogValue.id(s.messageID),
-                            "event_id": LogValue.id(s.eventID), "late": "\(s.late)"])
-                    }
-                    for s in result.dropped {
-                        logger.warning("scheduled send dropped: its sender may no longer send to the event",
-                                       metadata: ["scheduled_id": LogValue.id(s.id), "event_id": LogValue.id(s.eventID)])
-                    }
-                    if !result.more { break }
+        pass.start { [emergencyEscalation] store in
+            // A backlog (after every server was down) goes out in passes of 100.
+            for _ in 0..<50 {
+                let result = try store.dispatchDueScheduled(emergencyEscalation: emergencyEscalation)
+                for s in result.sent {
+                    metrics.messageSent(type: s.messageType.rawValue, priority: s.priority.rawValue)
+                    logger.info("scheduled send went out", metadata: [
+                        "scheduled_id": LogValue.id(s.id), "message_id": LogValue.id(s.messageID),
+                        "event_id": LogValue.id(s.eventID), "late": "\(s.late)"])
                 }
-            } catch {
-                session.dropIfBroken()
-                logger.warning("scheduled sends: a pass failed; the next tick tries again", metadata: ["error": "\(error)"])
+                for s in result.dropped {
+                    logger.warning("scheduled send dropped: its sender may no longer send to the event",
+                                   metadata: ["scheduled_id": LogValue.id(s.id), "event_id": LogValue.id(s.eventID)])
+                }
+                if !result.more { break }
             }
         }
-        if !queued { busy.withLock { $0 = false } }
     }
 }

@@ -20,8 +20,7 @@ struct HistoryCommand: ParsableCommand {
               staffcast history --event $EVENT --sender "Olivia" --json
             """)
 
-    @OptionGroup var client: ClientOptions
-    @Option(help: "Event id.") var event: String
+    @OptionGroup var target: EventOptions
     @Option(help: ArgumentHelp("Text the message contains (any case).", valueName: "text")) var search: String?
     @Option(name: .long, help: ArgumentHelp("broadcast, alert or emergency.", valueName: "type")) var type: String?
     @Option(help: ArgumentHelp("low, normal, high or urgent.", valueName: "priority")) var priority: String?
@@ -34,7 +33,7 @@ struct HistoryCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            let eventID = try UUID(option: "--event", event)
+            let eventID = try target.eventID()
             var query: [String: String] = ["include_expired": includeExpired ? "true" : "false"]
             if let search { query["q"] = search }
             if let type { query["type"] = type }
@@ -49,7 +48,7 @@ struct HistoryCommand: ParsableCommand {
             } catch {
                 throw CommandFailure(error.message.replacingOccurrences(of: "q ", with: "--search "))
             }
-            let page = try client.api().searchMessages(event: eventID, query: query)
+            let page = try target.api().searchMessages(event: eventID, query: query)
             if json {
                 struct Body: Encodable { var messages: [StaffMessage]; var more: Bool }
                 return try JSONOutput.print(Body(messages: page.messages, more: page.more ?? false))

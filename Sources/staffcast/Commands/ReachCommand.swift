@@ -19,14 +19,13 @@ struct ReachCommand: ParsableCommand {
               staffcast reach --event $EVENT --json | jq '.offline[].display_name'
             """)
 
-    @OptionGroup var client: ClientOptions
-    @Option(help: "Event id.") var event: String
+    @OptionGroup var target: EventOptions
     @Flag(help: "Print the server's JSON instead.") var json = false
 
     func run() throws {
         try reportingFailures {
-            let eventID = try UUID(option: "--event", event)
-            let reach = try client.api().reach(event: eventID)
+            let eventID = try target.eventID()
+            let reach = try target.api().reach(event: eventID)
             if json {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]

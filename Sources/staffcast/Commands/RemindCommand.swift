@@ -19,8 +19,7 @@ struct RemindCommand: ParsableCommand {
               staffcast remind --event $EVENT --before 15m --priority high "Doors open in 15 minutes"
             """)
 
-    @OptionGroup var client: ClientOptions
-    @Option(help: "Event id.") var event: String
+    @OptionGroup var target: EventOptions
     @Option(help: ArgumentHelp("Times before the start, comma-separated: e.g. 1d,2h,30m.", valueName: "times")) var before: String
     @Option(name: .long, help: ArgumentHelp("broadcast (default), alert or emergency.", valueName: "type")) var type: String?
     @Option(help: ArgumentHelp("low, normal (default), high or urgent.", valueName: "priority")) var priority: String?
@@ -32,7 +31,7 @@ struct RemindCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            let eventID = try UUID(option: "--event", event)
+            let eventID = try target.eventID()
             let leads: [LeadTime]
             do throws(StaffcastError) {
                 _ = try SendRequest(eventID: eventID, message: message, messageType: type, priority: priority, expiresInMinutes: expires)
@@ -40,7 +39,7 @@ struct RemindCommand: ParsableCommand {
             } catch {
                 throw CommandFailure(error.message)
             }
-            let api = try client.api()
+            let api = try target.api()
             var done: [ScheduledMessage] = []
             for lead in leads {
                 do {

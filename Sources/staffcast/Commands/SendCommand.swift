@@ -46,8 +46,7 @@ struct SendCommand: ParsableCommand {
             it anyway.
             """)
 
-    @OptionGroup var client: ClientOptions
-    @Option(help: "Event id.") var event: String
+    @OptionGroup var target: EventOptions
     @Option(name: .long, help: ArgumentHelp("broadcast (default), alert or emergency.", valueName: "type")) var type: String?
     @Option(help: ArgumentHelp("low, normal (default), high or urgent.", valueName: "priority")) var priority: String?
     @Option(name: .customLong("expires"), help: ArgumentHelp("How long until the message expires: 30m, 2h, 3d or a number of minutes (up to 30d).",
@@ -81,7 +80,7 @@ struct SendCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            let eventID = try UUID(option: "--event", event)
+            let eventID = try target.eventID()
             var pollOptions: [String]?
             if let poll {
                 do throws(StaffcastError) {
@@ -102,7 +101,7 @@ struct SendCommand: ParsableCommand {
                 } catch {
                     throw CommandFailure(error.message)
                 }
-                let sent = try client.api().sendTemplate(event: eventID, name: template, type: type, priority: priority,
+                let sent = try target.api().sendTemplate(event: eventID, name: template, type: type, priority: priority,
                                                          expiresInMinutes: expires, force: force, teams: teams)
                 print(sent.id.uuidString.lowercased())
                 return
@@ -130,14 +129,14 @@ struct SendCommand: ParsableCommand {
                     throw CommandFailure("--escalate-after applies to a message sent now; a scheduled emergency gets the server's default escalation when it is sent")
                 }
                 guard pollOptions == nil else { throw CommandFailure("--poll is for a message sent now, not with --at or --before-start") }
-                let scheduled = try client.api().scheduleMessage(event: eventID, message: text, type: type, priority: priority,
+                let scheduled = try target.api().scheduleMessage(event: eventID, message: text, type: type, priority: priority,
                                                                  expiresInMinutes: expires, sendAt: at, beforeStart: beforeStart,
                                                                  teams: teams)
                 print(scheduled.id.uuidString.lowercased())
-                printError("scheduled for \(RFC3339.format(scheduled.sendAt)) (staffcast scheduled list --event \(event); cancel with staffcast scheduled cancel ID)")
+                printError("scheduled for \(RFC3339.format(scheduled.sendAt)) (staffcast scheduled list --event \(target.event); cancel with staffcast scheduled cancel ID)")
                 return
             }
-            let api = try client.api()
+            let api = try target.api()
             let sent = try api.sendMessage(event: eventID, message: text, type: type, priority: priority,
                                            expiresInMinutes: expires, force: force, escalateAfterMinutes: escalateAfter,
                                            teams: teams, poll: pollOptions)

@@ -35,16 +35,15 @@ struct TeamCommand: ParsableCommand {
 
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Create a team (or with --zone a zone); prints its name.")
-        @OptionGroup var client: ClientOptions
-        @Option(help: "Event id.") var event: String
+        @OptionGroup var target: EventOptions
         @Flag(help: "Make a zone: people check into it themselves, one zone at a time.") var zone = false
         @Argument(help: "The name (1 to 100 bytes, no '/' or ',').") var name: String
 
         func run() throws {
             try reportingFailures {
-                let eventID = try UUID(option: "--event", event)
+                let eventID = try target.eventID()
                 try TeamCommand.validName(name)
-                let team = try client.api().createTeam(event: eventID, name: name, kind: zone ? .zone : .team)
+                let team = try target.api().createTeam(event: eventID, name: name, kind: zone ? .zone : .team)
                 print(team.name)
             }
         }
@@ -66,13 +65,12 @@ struct TeamCommand: ParsableCommand {
     struct Delete: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Delete a team or zone and its memberships; prints its name. Messages already sent keep their audience.")
-        @OptionGroup var client: ClientOptions
-        @Option(help: "Event id.") var event: String
+        @OptionGroup var target: EventOptions
         @Argument(help: "The team's name.") var name: String
 
         func run() throws {
             try reportingFailures {
-                try client.api().deleteTeam(event: try UUID(option: "--event", event), name: name)
+                try target.api().deleteTeam(event: try target.eventID(), name: name)
                 print(name)
             }
         }
@@ -80,14 +78,13 @@ struct TeamCommand: ParsableCommand {
 
     /// What `add` and `remove` are given: the event, the team and the person.
     struct Membership: ParsableArguments {
-        @OptionGroup var client: ClientOptions
-        @Option(help: "Event id.") var event: String
+        @OptionGroup var target: EventOptions
         @Option(help: "The team's name.") var team: String
         @Option(help: "The user's id.") var user: String
 
         func change(_ call: (APIClient, UUID, String, UUID) throws -> Void) throws {
             try reportingFailures {
-                try call(try client.api(), try UUID(option: "--event", event), team, try UUID(option: "--user", user))
+                try call(try target.api(), try target.eventID(), team, try UUID(option: "--user", user))
             }
         }
     }
@@ -109,14 +106,13 @@ struct TeamCommand: ParsableCommand {
 
     struct Members: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Who is in a team or zone now.")
-        @OptionGroup var client: ClientOptions
-        @Option(help: "Event id.") var event: String
+        @OptionGroup var target: EventOptions
         @Option(help: "The team's name.") var team: String
         @Flag(help: "Print JSON instead of a table.") var json = false
 
         func run() throws {
             try reportingFailures {
-                let members = try client.api().teamMembers(event: try UUID(option: "--event", event), team: team)
+                let members = try target.api().teamMembers(event: try target.eventID(), team: team)
                 if json {
                     return try JSONOutput.print(["members": members])
                 }
@@ -134,16 +130,15 @@ struct TeamCommand: ParsableCommand {
                 Staff with access to the event check in with staffcast checkin URL (or by opening it
                 in the staff app). --server is the address staff reach the server at.
                 """)
-        @OptionGroup var client: ClientOptions
-        @Option(help: "Event id.") var event: String
+        @OptionGroup var target: EventOptions
         @Option(help: "The zone's name.") var team: String
         @Flag(help: "Draw the QR code on stderr even when it is not a terminal.") var qr = false
 
         func run() throws {
             try reportingFailures {
-                let eventID = try UUID(option: "--event", event)
+                let eventID = try target.eventID()
                 // The zone must exist (and the caller see it): a link to nothing helps nobody.
-                let zones = try client.api().teams(event: eventID)
+                let zones = try target.api().teams(event: eventID)
                 guard let zone = zones.first(where: { $0.name == team }) else {
                     throw CommandFailure("there is no zone named '\(team)' in this event (staffcast team list shows them)",
                                          status: .notAllowed)
@@ -151,7 +146,7 @@ struct TeamCommand: ParsableCommand {
                 guard zone.kind == .zone else {
                     throw CommandFailure("'\(team)' is a team, not a zone: only zones take check-ins (staffcast team create --zone)")
                 }
-                let url = CheckinURL.make(base: client.serverURL, event: eventID, zone: team)
+                let url = CheckinURL.make(base: target.client.serverURL, event: eventID, zone: team)
                 FileHandle.standardOutput.write(Data((url + "\n").utf8))
                 if qr || isatty(STDERR_FILENO) == 1 { printError(try QRCode(url).terminalText()) }
             }

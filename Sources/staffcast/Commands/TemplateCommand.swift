@@ -22,8 +22,7 @@ struct TemplateCommand: ParsableCommand {
 
     struct Create: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Store a template; prints its name.")
-        @OptionGroup var client: ClientOptions
-        @Option(help: "Event id.") var event: String
+        @OptionGroup var target: EventOptions
         @Option(help: ArgumentHelp("The template's name (1 to 100 bytes, no '/').", valueName: "name")) var name: String
         @Option(name: .long, help: ArgumentHelp("broadcast (default), alert or emergency.", valueName: "type")) var type: String?
         @Option(help: ArgumentHelp("low, normal (default), high or urgent.", valueName: "priority")) var priority: String?
@@ -35,14 +34,14 @@ struct TemplateCommand: ParsableCommand {
 
         func run() throws {
             try reportingFailures {
-                let eventID = try UUID(option: "--event", event)
+                let eventID = try target.eventID()
                 do throws(StaffcastError) {
                     try MessageTemplate.validateName(name)
                     _ = try SendRequest(eventID: eventID, message: message, messageType: type, priority: priority, expiresInMinutes: expires)
                 } catch {
                     throw CommandFailure(error.message)
                 }
-                let t = try client.api().createTemplate(event: eventID, name: name, message: message, type: type,
+                let t = try target.api().createTemplate(event: eventID, name: name, message: message, type: type,
                                                         priority: priority, expiresInMinutes: expires)
                 print(t.name)
             }
@@ -67,14 +66,13 @@ struct TemplateCommand: ParsableCommand {
 
     struct Delete: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Delete a template; prints its name.")
-        @OptionGroup var client: ClientOptions
-        @Option(help: "Event id.") var event: String
+        @OptionGroup var target: EventOptions
         @Argument(help: "The template's name.") var name: String
 
         func run() throws {
             try reportingFailures {
-                let eventID = try UUID(option: "--event", event)
-                try client.api().deleteTemplate(event: eventID, name: name)
+                let eventID = try target.eventID()
+                try target.api().deleteTemplate(event: eventID, name: name)
                 print(name)
             }
         }

@@ -40,8 +40,7 @@ struct WatchCommand: ParsableCommand {
               staffcast watch --event $EVENT --json --on-message 'notify-send "$STAFFCAST_PRIORITY" "$STAFFCAST_MESSAGE"'
             """)
 
-    @OptionGroup var client: ClientOptions
-    @Option(help: "Event id.") var event: String
+    @OptionGroup var target: EventOptions
     @Flag(help: "One JSON object per line instead of the screen (automatic when stdout is not a terminal).") var json = false
     @Option(name: .customLong("on-message"), help: ArgumentHelp(
         "Run this shell command for each new message, with STAFFCAST_MESSAGE, STAFFCAST_PRIORITY, STAFFCAST_TYPE, STAFFCAST_SENDER, STAFFCAST_MESSAGE_ID, STAFFCAST_EVENT_ID, STAFFCAST_SEQ in its environment (line mode).",
@@ -53,8 +52,8 @@ struct WatchCommand: ParsableCommand {
     func run() throws {
         try reportingFailures {
             let strings = Strings(try Language.choose(flag: lang, environment: ProcessInfo.processInfo.environment))
-            let eventID = try UUID(option: "--event", event)
-            let api = try client.api()
+            let eventID = try target.eventID()
+            let api = try target.api()
             guard let token = api.token else { throw ClientError.missingToken }
             let session = SubscriberSession(webSocketURL: api.webSocketURL, token: token, eventID: eventID, cursors: CursorStore(),
                                             trust: api.trust)

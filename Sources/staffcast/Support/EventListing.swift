@@ -6,13 +6,12 @@ import StaffcastClient
 /// how it prints the list: with --json the document `{"<key>": [...]}` (`JSONOutput`), else a
 /// sentence when there is nothing, else a table.
 struct EventListing: ParsableArguments {
-    @OptionGroup var client: ClientOptions
-    @Option(help: "Event id.") var event: String
+    @OptionGroup var target: EventOptions
     @Flag(help: "Print the JSON list instead of a table.") var json = false
 
     func show<Item: Encodable>(_ key: String, fetch: (APIClient, UUID) throws -> [Item], none: String,
                                header: [String], row: (Item) -> [String]) throws {
-        let list = try fetch(try client.api(), try UUID(option: "--event", event))
+        let list = try fetch(try target.api(), try target.eventID())
         if json { return try JSONOutput.print([key: list]) }
         if list.isEmpty { return print(none) }
         print(TextTable.render(header: header, rows: list.map(row)))

@@ -7,6 +7,16 @@ enum PublishPlan {
     case paced(rate: Double, duration: Double)
     case flat(duration: Double)
     case count(Int)
+
+    /// The plan from `start` (monotonic ns): how many messages at the most, the gap between
+    /// paced sends (0: as fast as the window allows), and when sending ends.
+    func schedule(start: Int64) -> (total: Int, interval: Int64, end: Int64) {
+        switch self {
+        case .paced(let rate, let duration): (max(1, Int(rate * duration)), Int64(1e9 / rate), Int64.max)
+        case .flat(let duration): (Int.max, 0, start + Int64(duration * 1e9))
+        case .count(let k): (k, 0, Int64.max)
+        }
+    }
 }
 
 /// What a publisher did. Sequence numbers are relative to the scenario's base (seq - base - 1).
@@ -40,6 +50,29 @@ struct PublishResult {
         errors[code, default: 0] += 1
         if errorSample == nil { errorSample = sample }
     }
+
+    /// Whether a publisher's loop ends now: once it stopped sending (`stoppedAt`, set here) and
+    /// nothing is in flight, or 15 s later with sends unanswered; or at any time when no answer
+    /// came for 10 s with sends in flight. The last two are failures. `unit` names a send in the
+    /// failure ("PUBs"), `answer` what did not come, `hint` a guess at why.
+    mutating func isOver(now: Int64, sending: Bool, stoppedAt: inout Int64, lastProgress: Int64, inFlight: Int,
+                         unit: String, answer: String, hint: String = "") -> Bool {
+        if !sending {
+            if stoppedAt == 0 { stoppedAt = now }
+            if inFlight == 0 { return true }
+            if now - stoppedAt > 15_000_000_000 {
+                unanswered = inFlight
+                failure = "\(inFlight) \(unit) unanswered 15 s after the last"
+                return true
+            }
+        }
+        if inFlight > 0 && now - lastProgress > 10_000_000_000 {
+            unanswered = inFlight
+            failure = "no \(answer) for 10 s with \(inFlight) \(unit) in flight\(hint)"
+            return true
+        }
+        return false
+    }
 }
 
 /// The text of the n-th bench message: the publisher's monotonic clock at send time, so a
@@ -57,143 +90,75 @@ final class WebSocketPublisher {
     /// `limit`: the publisher sends message i only while i < limit() (flatout-bounded: the
     /// slowest subscriber's progress + BOUNDED_AHEAD); nil = no limit.
     func run(_ plan: PublishPlan, window: Int, limit: (() -> Int)? = nil) -> PublishResult {
-        var r = PublishResult()
-        let fd: Int32
-        switch Net.connect(host: host, port: port) {
-        case .failure(let e): r.failure = e.description; return r
-        case .success(let s): fd = s
-        }
-        defer { Wire.closeReset(fd) }
-        var rx: [UInt8] = []
-        guard Net.writeAll(fd, upgradeRequest(host: host, port: port, token: token)) else { r.failure = "upgrade: write failed"; return r }
-        let deadline = monoNs() + 10_000_000_000
-        var head: HTTPHead?
-        while head == nil && monoNs() < deadline {
-            guard Net.read(fd, into: &rx, timeoutMs: 100) != nil else { break }
-            head = HTTPHead.parse(rx)
-        }
-        guard let head, head.status == 101 else {
-            r.failure = "publisher upgrade refused: HTTP \(head?.status ?? 0) \(String(decoding: rx.suffix(160), as: UTF8.self))"
-            return r
-        }
-        rx.removeFirst(head.headLength)
+        WindowedSender.connect(host: host, port: port) { s in
+            guard Net.writeAll(s.fd, upgradeRequest(host: host, port: port, token: token)) else { s.r.failure = "upgrade: write failed"; return }
+            let deadline = monoNs() + 10_000_000_000
+            var head: HTTPHead?
+            while head == nil && monoNs() < deadline {
+                guard Net.read(s.fd, into: &s.rx, timeoutMs: 100) != nil else { break }
+                head = HTTPHead.parse(s.rx)
+            }
+            guard let head, head.status == 101 else {
+                s.r.failure = "publisher upgrade refused: HTTP \(head?.status ?? 0) \(String(decoding: s.rx.suffix(160), as: UTF8.self))"
+                return
+            }
+            s.rx.removeFirst(head.headLength)
 
-        let prefix = Array(#"{"op":"send","event_id":"\#(event)","ref":""#.utf8)
-        var sendTimes: [Int64] = []
-        var out: [UInt8] = []
-        var inFlight = 0
-        var n = 0
-        let start = monoNs()
-        var lastProgress = start
-        var stopSendingAt: Int64 = 0
-        var total = Int.max
-        var interval: Int64 = 0
-        var end = Int64.max
-        switch plan {
-        case .paced(let rate, let duration):
-            total = max(1, Int(rate * duration))
-            interval = Int64(1e9 / rate)
-        case .flat(let duration):
-            end = start + Int64(duration * 1e9)
-        case .count(let k):
-            total = k
+            let prefix = Array(#"{"op":"send","event_id":"\#(event)","ref":""#.utf8)
+            s.run(plan, window: window, limit: limit, unit: "sends", answer: "reply", closeLeavesUnanswered: false,
+                  frame: { n, now in
+                      // {"op":"send","event_id":"…","ref":"N","message":"bench-t=… n=N"}
+                      var payload = prefix
+                      payload += Array("\(n)\",\"message\":\"\(messageText(n, now: now))\"}".utf8)
+                      return payload.withUnsafeBytes { clientFrame(opcode: 0x1, $0) }
+                  },
+                  receive: { got in receive(s, at: got) })
         }
-        var next = start
+    }
 
-        func append(_ now: Int64) {
-            // {"op":"send","event_id":"…","ref":"N","message":"bench-t=… n=N"}
-            var payload = prefix
-            payload += Array("\(n)\",\"message\":\"\(messageText(n, now: now))\"}".utf8)
-            payload.withUnsafeBytes { out += clientFrame(opcode: 0x1, $0) }
-            sendTimes.append(now)
-            if r.firstSendNs == 0 { r.firstSendNs = now }
-            r.lastSendNs = now
-            n += 1
-            r.sent += 1
-            inFlight += 1
-        }
-
-        loop: while true {
-            let now = monoNs()
-            let sending = n < total && now < end
-            let allowed = limit?() ?? Int.max
-            if sending {
-                if interval > 0 {
-                    while next <= now && n < total {
-                        if inFlight >= window { r.heldBack += 1; break }
-                        if now - next > 5_000_000 { r.lateSends += 1 }
-                        append(now)
-                        next += interval
+    /// Takes the replies and control frames in `s.rx`; false when the server closed the connection.
+    private func receive(_ s: WindowedSender, at got: Int64) -> Bool {
+        var closed: String?
+        let used = s.rx.withUnsafeBufferPointer { buf -> Int in
+            splitFrames(buf.baseAddress!, buf.count) { _, opcode, p, len in
+                switch opcode {
+                case 0x1:
+                    var at = Needles.op.find(p, min(len, 512))
+                    if at < 0 { at = Needles.op.find(p, len) }
+                    guard at >= 0 else { return true }
+                    let q = p + at + Needles.op.count, rest = len - at - Needles.op.count
+                    let isSent = Needles.sent.isPrefix(of: q, rest)
+                    let isError = Needles.error.isPrefix(of: q, rest)
+                    guard isSent || isError else { return true }
+                    s.inFlight -= 1
+                    s.lastProgress = got
+                    if let ref = integer(after: Needle.ref, in: p, len), Int(ref) < s.sendTimes.count {
+                        s.r.sendToAck.add(us: (got - s.sendTimes[Int(ref)]) / 1_000)
                     }
-                } else {
-                    while inFlight < window && n < total && n < allowed { append(now) }
-                }
-            } else {
-                if stopSendingAt == 0 { stopSendingAt = now }
-                if inFlight == 0 { break }
-                if now - stopSendingAt > 15_000_000_000 { r.unanswered = inFlight; r.failure = "\(inFlight) sends unanswered 15 s after the last"; break }
-            }
-            if inFlight > 0 && now - lastProgress > 10_000_000_000 {
-                r.unanswered = inFlight
-                r.failure = "no reply for 10 s with \(inFlight) sends in flight"
-                break
-            }
-            if !out.isEmpty {
-                let w = out.withUnsafeBytes { Wire.send(fd, $0.baseAddress, $0.count) }
-                if w > 0 { out.removeFirst(w) } else if w < 0 && errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR {
-                    r.failure = "publisher send: \(String(cString: strerror(errno)))"
+                    if isSent, let seq = integer(after: Needles.seq, in: p, len) {
+                        s.r.acked += 1
+                        s.r.lastAckNs = got
+                        let index = Int(seq - base - 1)
+                        if index >= 0 { _ = s.r.acks.insert(index) }
+                    } else {
+                        s.r.error(shortString(after: Needles.code, in: p, len) ?? "?",
+                                  String(decoding: UnsafeBufferPointer(start: p, count: min(len, 240)), as: UTF8.self))
+                    }
+                case 0x8:
+                    let code = len >= 2 ? Int(p[0]) << 8 | Int(p[1]) : 1005
+                    closed = "the server closed the publisher (\(code))"
+                    return false
+                case 0x9:
+                    s.out += clientFrame(opcode: 0xA, UnsafeRawBufferPointer(start: p, count: len))
+                default:
                     break
                 }
+                return true
             }
-            var timeout: Int32 = 50
-            if sending && interval > 0 && inFlight < window { timeout = Int32(max(0, min(50, (next - monoNs()) / 1_000_000))) }
-            if sending && interval == 0 && inFlight < window { timeout = n < allowed ? 0 : 1 }
-            var p = pollfd(fd: fd, events: Int16(POLLIN) | (out.isEmpty ? 0 : Int16(POLLOUT)), revents: 0)
-            if poll(&p, 1, timeout) <= 0 || p.revents & Int16(POLLIN | POLLERR | POLLHUP) == 0 { continue }
-            guard Net.read(fd, into: &rx, timeoutMs: 0) != nil else { r.failure = "the server closed the publisher's connection"; break }
-            let got = monoNs()
-            var closed: String?
-            let used = rx.withUnsafeBufferPointer { buf -> Int in
-                splitFrames(buf.baseAddress!, buf.count) { _, opcode, p, len in
-                    switch opcode {
-                    case 0x1:
-                        var at = Needles.op.find(p, min(len, 512))
-                        if at < 0 { at = Needles.op.find(p, len) }
-                        guard at >= 0 else { return true }
-                        let q = p + at + Needles.op.count, rest = len - at - Needles.op.count
-                        let isSent = Needles.sent.isPrefix(of: q, rest)
-                        let isError = Needles.error.isPrefix(of: q, rest)
-                        guard isSent || isError else { return true }
-                        inFlight -= 1
-                        lastProgress = got
-                        if let ref = integer(after: Needle.ref, in: p, len), Int(ref) < sendTimes.count {
-                            r.sendToAck.add(us: (got - sendTimes[Int(ref)]) / 1_000)
-                        }
-                        if isSent, let seq = integer(after: Needles.seq, in: p, len) {
-                            r.acked += 1
-                            r.lastAckNs = got
-                            let index = Int(seq - base - 1)
-                            if index >= 0 { _ = r.acks.insert(index) }
-                        } else {
-                            r.error(shortString(after: Needles.code, in: p, len) ?? "?",
-                                    String(decoding: UnsafeBufferPointer(start: p, count: min(len, 240)), as: UTF8.self))
-                        }
-                    case 0x8:
-                        let code = len >= 2 ? Int(p[0]) << 8 | Int(p[1]) : 1005
-                        closed = "the server closed the publisher (\(code))"
-                        return false
-                    case 0x9:
-                        out += clientFrame(opcode: 0xA, UnsafeRawBufferPointer(start: p, count: len))
-                    default:
-                        break
-                    }
-                    return true
-                }
-            }
-            rx.removeFirst(used)
-            if let closed { r.failure = closed; r.unanswered = inFlight; break loop }
         }
-        return r
+        s.rx.removeFirst(used)
+        if let closed { s.r.failure = closed; s.r.unanswered = s.inFlight; return false }
+        return true
     }
 }
 
@@ -245,16 +210,7 @@ final class HTTPPublisher {
             : "POST /v1/events/\(event)/messages HTTP/1.1\r\nHost: \(host):\(port)\r\nAuthorization: Bearer \(token)\r\nContent-Type: application/json\r\nContent-Length: "
         var n = 0
         let start = monoNs()
-        var end = Int64.max
-        var total = Int.max
-        var interval: Int64 = 0
-        switch plan {
-        case .flat(let duration): end = start + Int64(duration * 1e9)
-        case .count(let k): total = k
-        case .paced(let rate, let duration):
-            total = max(1, Int(rate * duration))
-            interval = Int64(1e9 / rate)
-        }
+        let (total, interval, end) = plan.schedule(start: start)
         var next = start
         var turn = 0
         var stopSendingAt: Int64 = 0
@@ -297,16 +253,9 @@ final class HTTPPublisher {
                         c.out += request(now, c)
                     }
                 }
-            } else {
-                if stopSendingAt == 0 { stopSendingAt = now }
-                if inFlight == 0 { break }
-                if now - stopSendingAt > 15_000_000_000 { r.unanswered = inFlight; r.failure = "\(inFlight) requests unanswered 15 s after the last"; break }
             }
-            if inFlight > 0 && now - lastProgress > 10_000_000_000 {
-                r.unanswered = inFlight
-                r.failure = "no response for 10 s with \(inFlight) requests in flight (pipelining stalled?)"
-                break
-            }
+            if r.isOver(now: now, sending: sending, stoppedAt: &stopSendingAt, lastProgress: lastProgress, inFlight: inFlight,
+                        unit: "requests", answer: "response", hint: " (pipelining stalled?)") { break }
             if conns.allSatisfy({ $0.fd < 0 }) { r.failure = r.failure ?? "every HTTP connection was closed"; break }
             for (i, c) in conns.enumerated() {
                 if c.fd >= 0 && !c.out.isEmpty {
