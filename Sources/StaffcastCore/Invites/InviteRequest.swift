@@ -58,9 +58,9 @@ public struct InviteRequest: Sendable, Equatable {
 public struct Invite: Sendable, Equatable, Codable {
     public var code: String
     public var url: String
-    public var eventID: UUID
+    @WireUUID public var eventID: UUID
     public var accessLevel: AccessLevel
-    public var expiresAt: Date
+    @WireDate public var expiresAt: Date
     public var maxUses: Int
     public var uses: Int
 
@@ -77,38 +77,13 @@ public struct Invite: Sendable, Equatable, Codable {
     enum CodingKeys: String, CodingKey {
         case code, url, uses, eventID = "event_id", accessLevel = "access_level", expiresAt = "expires_at", maxUses = "max_uses"
     }
-
-    public init(from decoder: Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        code = try c.decode(String.self, forKey: .code)
-        url = try c.decode(String.self, forKey: .url)
-        eventID = try c.decode(UUID.self, forKey: .eventID)
-        accessLevel = try c.decode(AccessLevel.self, forKey: .accessLevel)
-        guard let at = RFC3339.parse(try c.decode(String.self, forKey: .expiresAt)) else {
-            throw DecodingError.dataCorruptedError(forKey: .expiresAt, in: c, debugDescription: "not RFC 3339")
-        }
-        expiresAt = at
-        maxUses = try c.decode(Int.self, forKey: .maxUses)
-        uses = try c.decode(Int.self, forKey: .uses)
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(code, forKey: .code)
-        try c.encode(url, forKey: .url)
-        try c.encode(eventID.uuidString.lowercased(), forKey: .eventID)
-        try c.encode(accessLevel, forKey: .accessLevel)
-        try c.encode(RFC3339.format(expiresAt), forKey: .expiresAt)
-        try c.encode(maxUses, forKey: .maxUses)
-        try c.encode(uses, forKey: .uses)
-    }
 }
 
 /// What redeeming an invite gives: a new user with a level on the event, and their token.
 public struct Redemption: Sendable, Equatable, Codable {
-    public var userID: UUID
+    @WireUUID public var userID: UUID
     public var token: String
-    public var eventID: UUID
+    @WireUUID public var eventID: UUID
     public var accessLevel: AccessLevel
 
     public init(userID: UUID, token: String, eventID: UUID, accessLevel: AccessLevel) {
