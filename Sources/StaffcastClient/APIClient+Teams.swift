@@ -18,7 +18,7 @@ extension APIClient {
     }
 
     public func createTeam(event: UUID, name: String, kind: Team.Kind) throws(ClientError) -> Team {
-        let body = try? JSONSerialization.data(withJSONObject: ["name": name, "kind": kind.rawValue])
+        let body = WireJSON.encode(TeamRequest(name: name, kind: kind))
         return try decoded(Team.self, try call("POST", Self.eventPath(event) + "/teams", body: body, contentType: "application/json"),
                            what: "a Team")
     }
@@ -59,7 +59,7 @@ extension APIClient {
     /// `POST /v1/messages/{id}/answers`.
     public func answer(message: UUID, option: Int) throws(ClientError) {
         _ = try call("POST", "/v1/messages/\(message.uuidString.lowercased())/answers",
-                     body: try? JSONSerialization.data(withJSONObject: ["option": option]), contentType: "application/json")
+                     body: WireJSON.encode(PollAnswerRequest(option: option)), contentType: "application/json")
     }
 
     /// `GET /v1/messages/{id}/answers`, decoded and as the server sent it.

@@ -123,10 +123,8 @@ public struct APIClient: Sendable {
                      contentType: String? = nil) throws(ClientError) -> Data {
         let r = try raw(method, path, query: query, body: body, contentType: contentType)
         guard (200..<300).contains(r.status) else {
-            if let object = try? JSONSerialization.jsonObject(with: r.body) as? [String: Any],
-               let error = object["error"] as? [String: Any] {
-                throw ClientError.server(code: error["code"] as? String ?? "error",
-                                         message: error["message"] as? String ?? "HTTP \(r.status)", status: r.status)
+            if let error = ErrorBody.decode(r.body) {
+                throw ClientError.server(code: error.code, message: error.message, status: r.status)
             }
             throw ClientError.server(code: "http_\(r.status)", message: "the server answered HTTP \(r.status)", status: r.status)
         }
@@ -137,16 +135,11 @@ public struct APIClient: Sendable {
                             expiresInMinutes: Int?, force: Bool = false,
                             escalateAfterMinutes: Int? = nil, teams: [String] = [],
                             poll: [String]? = nil) throws(ClientError) -> StaffMessage {
-        var body: [String: Any] = ["message": message]
-        if let poll { body["poll"] = ["options": poll] }
-        if !teams.isEmpty { body["teams"] = teams }
-        if force { body["force"] = true }
-        if let type { body["message_type"] = type }
-        if let priority { body["priority"] = priority }
-        if let expiresInMinutes { body["expires_in_minutes"] = expiresInMinutes }
-        if let escalateAfterMinutes { body["escalate_after_minutes"] = escalateAfterMinutes }
+        let body = SendBody(message: message, messageType: type, priority: priority, expiresInMinutes: expiresInMinutes,
+                            escalateAfterMinutes: escalateAfterMinutes, force: force, teams: teams,
+                            poll: poll.map { Poll(unchecked: $0) }) // the server checks it
         let data = try call("POST", "/v1/events/\(event.uuidString.lowercased())/messages",
-                            body: try? JSONSerialization.data(withJSONObject: body), contentType: "application/json")
+                            body: WireJSON.encode(body), contentType: "application/json")
         do {
             return try JSONDecoder().decode(StaffMessage.self, from: data)
         } catch {
