@@ -16,15 +16,10 @@ extension APIClient {
     /// A send for later: exactly one of `sendAt` (RFC 3339) and `beforeStart` (`2h`). 202 + Scheduled.
     public func scheduleMessage(event: UUID, message: String, type: String?, priority: String?, expiresInMinutes: Int?,
                                 sendAt: String?, beforeStart: String?, teams: [String] = []) throws(ClientError) -> ScheduledMessage {
-        var body: [String: Any] = ["message": message]
-        if !teams.isEmpty { body["teams"] = teams }
-        if let type { body["message_type"] = type }
-        if let priority { body["priority"] = priority }
-        if let expiresInMinutes { body["expires_in_minutes"] = expiresInMinutes }
-        if let sendAt { body["send_at"] = sendAt }
-        if let beforeStart { body["before_start"] = beforeStart }
+        let body = SendBody(message: message, messageType: type, priority: priority, expiresInMinutes: expiresInMinutes,
+                            sendAt: sendAt, beforeStart: beforeStart, teams: teams)
         let data = try call("POST", "/v1/events/\(Self.path(event))/messages",
-                            body: try? JSONSerialization.data(withJSONObject: body), contentType: "application/json")
+                            body: WireJSON.encode(body), contentType: "application/json")
         return try decode(ScheduledMessage.self, data, what: "a Scheduled object")
     }
 
@@ -54,7 +49,7 @@ extension APIClient {
     /// `PATCH /v1/messages/{id}`: the corrected message.
     public func editMessage(_ id: UUID, text: String) throws(ClientError) -> StaffMessage {
         let data = try call("PATCH", "/v1/messages/\(id.uuidString.lowercased())",
-                            body: try? JSONSerialization.data(withJSONObject: ["message": text]), contentType: "application/json")
+                            body: WireJSON.encode(EditBody(message: text)), contentType: "application/json")
         do {
             return try JSONDecoder().decode(StaffMessage.self, from: data)
         } catch {
@@ -87,12 +82,10 @@ extension APIClient {
 
     public func createTemplate(event: UUID, name: String, message: String, type: String?, priority: String?,
                                expiresInMinutes: Int?) throws(ClientError) -> MessageTemplate {
-        var body: [String: Any] = ["name": name, "message": message]
-        if let type { body["message_type"] = type }
-        if let priority { body["priority"] = priority }
-        if let expiresInMinutes { body["expires_in_minutes"] = expiresInMinutes }
+        let body = TemplateBody(name: name, message: message, messageType: type, priority: priority,
+                                expiresInMinutes: expiresInMinutes)
         let data = try call("POST", "/v1/events/\(event.uuidString.lowercased())/templates",
-                            body: try? JSONSerialization.data(withJSONObject: body), contentType: "application/json")
+                            body: WireJSON.encode(body), contentType: "application/json")
         do { return try JSONDecoder().decode(MessageTemplate.self, from: data) } catch {
             throw ClientError.protocolViolation("the reply was not a Template")
         }
@@ -113,14 +106,10 @@ extension APIClient {
     /// A send of the template `name` (201 + Message).
     public func sendTemplate(event: UUID, name: String, type: String?, priority: String?, expiresInMinutes: Int?,
                              force: Bool, teams: [String] = []) throws(ClientError) -> StaffMessage {
-        var body: [String: Any] = ["template": name]
-        if !teams.isEmpty { body["teams"] = teams }
-        if let type { body["message_type"] = type }
-        if let priority { body["priority"] = priority }
-        if let expiresInMinutes { body["expires_in_minutes"] = expiresInMinutes }
-        if force { body["force"] = true }
+        let body = SendBody(template: name, messageType: type, priority: priority, expiresInMinutes: expiresInMinutes,
+                            force: force, teams: teams)
         let data = try call("POST", "/v1/events/\(event.uuidString.lowercased())/messages",
-                            body: try? JSONSerialization.data(withJSONObject: body), contentType: "application/json")
+                            body: WireJSON.encode(body), contentType: "application/json")
         do { return try JSONDecoder().decode(StaffMessage.self, from: data) } catch {
             throw ClientError.protocolViolation("the reply was not a Message")
         }

@@ -239,7 +239,7 @@ final class HTTPAPI: @unchecked Sendable {
         case .myNotifications:
             let unreadOnly = head.query["unread"] == "true"
             runAsUser(token, respond) { store, identity in
-                .json(200, ["notifications": try store.notifications(as: identity.userID, unreadOnly: unreadOnly)])
+                .json(200, NotificationList(try store.notifications(as: identity.userID, unreadOnly: unreadOnly)))
             }
         case .myEvents:
             runAsUser(token, respond) { store, identity in
