@@ -1,5 +1,5 @@
 // libFuzzer target: the WebSocket client-frame decoder (ClientFrameDecoder, and through it
-// JSONFields, SendRequest, ReplyRequest, Team, Poll and TextRules). Built by scripts/fuzz.sh together with the sources of
+// WireFields, SendRequest, ReplyRequest, Team, Poll and TextRules). Built by scripts/fuzz.sh together with the sources of
 // StaffcastCore into one module, so no `import StaffcastCore`.
 //
 // Every input is decoded as one client text frame. Besides "never traps", it checks what a

@@ -2,7 +2,7 @@
 # `make fuzz` (and the smoke run at the end of `make test`): libFuzzer, coverage-guided, with
 # AddressSanitizer, on the three parsers that take bytes straight from the network:
 #
-#   frames  fuzz/FrameDecoderFuzz.swift  ClientFrameDecoder.decode (and JSONFields, SendRequest,
+#   frames  fuzz/FrameDecoderFuzz.swift  ClientFrameDecoder.decode (and WireFields, SendRequest,
 #                                        ReplyRequest, TextRules behind it), plus SendRequest on
 #                                        the raw bytes
 #   http    fuzz/HTTPParserFuzz.swift    HTTPRequestParser.parse as a keep-alive connection uses
@@ -47,7 +47,7 @@ CORE=Sources/StaffcastCore
 target_sources() {
   case "$1" in
     frames) echo fuzz/FrameDecoderFuzz.swift \
-              $CORE/Protocol/{ClientFrameDecoder,ClientFrameDecoder+Plain,ClientFrame,JSONFields,JSONValue,RFC3339,SendRequest,TextRules,WireModels}.swift \
+              $CORE/Protocol/{ClientFrameDecoder,ClientFrameDecoder+Plain,ClientFrame,ClientFrame+Codable,WireFields,WireKey,SendBody,WireUUID,WireDate,JSONValue,RFC3339,SendRequest,TextRules,WireModels}.swift \
               $CORE/Model/{Limits,MessageType,Priority,StaffMessage,StaffNotification}.swift \
               $CORE/Errors/{ErrorCode,StaffcastError}.swift \
               $CORE/Toolbox/{LeadTime,MessageTemplate,Reply,ReplyRequest,SendSchedule,TemplateUse}.swift \

@@ -10,7 +10,7 @@ extension APIClient {
     public static func segment(_ name: String) -> String { name }
 
     public func createTeam(event: UUID, name: String, kind: Team.Kind) throws(ClientError) -> Team {
-        try decode(Team.self, try call("POST", Self.eventPath(event) + "/teams", json: ["name": name, "kind": kind.rawValue]),
+        try decode(Team.self, try call("POST", Self.eventPath(event) + "/teams", json: TeamRequest(name: name, kind: kind)),
                    what: "a Team")
     }
 
@@ -49,7 +49,8 @@ extension APIClient {
 extension APIClient {
     /// `POST /v1/messages/{id}/answers`.
     public func answer(message: UUID, option: Int) throws(ClientError) {
-        _ = try call("POST", "/v1/messages/\(message.uuidString.lowercased())/answers", json: ["option": option])
+        _ = try call("POST", "/v1/messages/\(message.uuidString.lowercased())/answers",
+                     json: PollAnswerRequest(option: option))
     }
 
     /// `GET /v1/messages/{id}/answers`, decoded and as the server sent it.

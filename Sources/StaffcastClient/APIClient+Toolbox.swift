@@ -8,11 +8,10 @@ extension APIClient {
     /// A send for later: exactly one of `sendAt` (RFC 3339) and `beforeStart` (`2h`). 202 + Scheduled.
     public func scheduleMessage(event: UUID, message: String, type: String?, priority: String?, expiresInMinutes: Int?,
                                 sendAt: String?, beforeStart: String?, teams: [String] = []) throws(ClientError) -> ScheduledMessage {
-        var body: [String: Any] = ["message": message]
-        Self.addMessageFields(&body, type: type, priority: priority, expiresInMinutes: expiresInMinutes, teams: teams)
-        if let sendAt { body["send_at"] = sendAt }
-        if let beforeStart { body["before_start"] = beforeStart }
-        let data = try call("POST", "/v1/events/\(Self.path(event))/messages", json: body)
+        let body = SendBody(message: message, messageType: type, priority: priority, expiresInMinutes: expiresInMinutes,
+                            sendAt: sendAt, beforeStart: beforeStart, teams: teams)
+        let data = try call("POST", "/v1/events/\(Self.path(event))/messages",
+                            json: body)
         return try decode(ScheduledMessage.self, data, what: "a Scheduled object")
     }
 
@@ -41,7 +40,8 @@ extension APIClient {
 extension APIClient {
     /// `PATCH /v1/messages/{id}`: the corrected message.
     public func editMessage(_ id: UUID, text: String) throws(ClientError) -> StaffMessage {
-        let data = try call("PATCH", "/v1/messages/\(id.uuidString.lowercased())", json: ["message": text])
+        let data = try call("PATCH", "/v1/messages/\(id.uuidString.lowercased())",
+                            json: EditBody(message: text))
         return try decode(StaffMessage.self, data, what: "a Message")
     }
 
@@ -66,9 +66,10 @@ extension APIClient {
 
     public func createTemplate(event: UUID, name: String, message: String, type: String?, priority: String?,
                                expiresInMinutes: Int?) throws(ClientError) -> MessageTemplate {
-        var body: [String: Any] = ["name": name, "message": message]
-        Self.addMessageFields(&body, type: type, priority: priority, expiresInMinutes: expiresInMinutes)
-        let data = try call("POST", "/v1/events/\(event.uuidString.lowercased())/templates", json: body)
+        let body = TemplateBody(name: name, message: message, messageType: type, priority: priority,
+                                expiresInMinutes: expiresInMinutes)
+        let data = try call("POST", "/v1/events/\(event.uuidString.lowercased())/templates",
+                            json: body)
         return try decode(MessageTemplate.self, data, what: "a Template")
     }
 
@@ -85,10 +86,10 @@ extension APIClient {
     /// A send of the template `name` (201 + Message).
     public func sendTemplate(event: UUID, name: String, type: String?, priority: String?, expiresInMinutes: Int?,
                              force: Bool, teams: [String] = []) throws(ClientError) -> StaffMessage {
-        var body: [String: Any] = ["template": name]
-        Self.addMessageFields(&body, type: type, priority: priority, expiresInMinutes: expiresInMinutes, teams: teams)
-        if force { body["force"] = true }
-        let data = try call("POST", "/v1/events/\(event.uuidString.lowercased())/messages", json: body)
+        let body = SendBody(template: name, messageType: type, priority: priority, expiresInMinutes: expiresInMinutes,
+                            force: force, teams: teams)
+        let data = try call("POST", "/v1/events/\(event.uuidString.lowercased())/messages",
+                            json: body)
         return try decode(StaffMessage.self, data, what: "a Message")
     }
 }

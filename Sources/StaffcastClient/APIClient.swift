@@ -127,19 +127,9 @@ public struct APIClient: Sendable {
         }
     }
 
-    /// `call` with a JSON object as the body.
-    func call(_ method: String, _ path: String, json: [String: Any]) throws(ClientError) -> Data {
-        try call(method, path, body: try? JSONSerialization.data(withJSONObject: json), contentType: "application/json")
-    }
-
-    /// The optional fields of a message that sends, schedules and templates share, added to
-    /// `body` where given.
-    static func addMessageFields(_ body: inout [String: Any], type: String?, priority: String?, expiresInMinutes: Int?,
-                                 teams: [String] = []) {
-        if !teams.isEmpty { body["teams"] = teams }
-        if let type { body["message_type"] = type }
-        if let priority { body["priority"] = priority }
-        if let expiresInMinutes { body["expires_in_minutes"] = expiresInMinutes }
+    /// `call` with a wire body (its one Codable type, StaffcastCore) as JSON.
+    func call<Body: Encodable>(_ method: String, _ path: String, json body: Body) throws(ClientError) -> Data {
+        try call(method, path, body: WireJSON.encode(body), contentType: "application/json")
     }
 
     /// A request whose non-2xx answer becomes `ClientError.server` with the server's sentence.
@@ -147,10 +137,8 @@ public struct APIClient: Sendable {
                      contentType: String? = nil) throws(ClientError) -> Data {
         let r = try raw(method, path, query: query, body: body, contentType: contentType)
         guard (200..<300).contains(r.status) else {
-            if let object = try? JSONSerialization.jsonObject(with: r.body) as? [String: Any],
-               let error = object["error"] as? [String: Any] {
-                throw ClientError.server(code: error["code"] as? String ?? "error",
-                                         message: error["message"] as? String ?? "HTTP \(r.status)", status: r.status)
+            if let error = ErrorBody.decode(r.body) {
+                throw ClientError.server(code: error.code, message: error.message, status: r.status)
             }
             throw ClientError.server(code: "http_\(r.status)", message: "the server answered HTTP \(r.status)", status: r.status)
         }
@@ -161,12 +149,11 @@ public struct APIClient: Sendable {
                             expiresInMinutes: Int?, force: Bool = false,
                             escalateAfterMinutes: Int? = nil, teams: [String] = [],
                             poll: [String]? = nil) throws(ClientError) -> StaffMessage {
-        var body: [String: Any] = ["message": message]
-        if let poll { body["poll"] = ["options": poll] }
-        if force { body["force"] = true }
-        Self.addMessageFields(&body, type: type, priority: priority, expiresInMinutes: expiresInMinutes, teams: teams)
-        if let escalateAfterMinutes { body["escalate_after_minutes"] = escalateAfterMinutes }
-        let data = try call("POST", "/v1/events/\(event.uuidString.lowercased())/messages", json: body)
+        let body = SendBody(message: message, messageType: type, priority: priority, expiresInMinutes: expiresInMinutes,
+                            escalateAfterMinutes: escalateAfterMinutes, force: force, teams: teams,
+                            poll: poll.map { Poll(unchecked: $0) }) // the server checks it
+        let data = try call("POST", "/v1/events/\(event.uuidString.lowercased())/messages",
+                            json: body)
         return try decode(StaffMessage.self, data, what: "a Message")
     }
 }

@@ -53,7 +53,7 @@ public final class SubscriberSession {
 
     /// Moves to another event: unsubscribes, and subscribes there from its remembered seq.
     public func switchEvent(to event: UUID) {
-        enqueue(["op": "unsubscribe", "event_id": eventID.uuidString.lowercased()])
+        enqueue(.unsubscribe(eventID: eventID))
         eventID = event
         lastSeq = cursors?.load(event.uuidString.lowercased())
         enqueueSubscribe()
@@ -62,21 +62,17 @@ public final class SubscriberSession {
     /// Queues a subscribe to the current event from `lastSeq`, ahead of anything else queued
     /// (marks made while offline follow it).
     private func enqueueSubscribe() {
-        var subscribe: [String: Any] = ["op": "subscribe", "event_id": eventID.uuidString.lowercased()]
-        if let lastSeq { subscribe["since_seq"] = lastSeq }
-        subscribeRef = enqueue(subscribe)
+        subscribeRef = enqueue(.subscribe(eventID: eventID, sinceSeq: lastSeq))
         if let text = outgoing.popLast() { outgoing.insert(text, at: 0) }
     }
 
-    /// Queues a client frame (JSON object) to send; returns its ref.
+    /// Queues a client frame to send; returns its ref.
     @discardableResult
-    public func enqueue(_ object: [String: Any]) -> String {
-        var o = object
+    public func enqueue(_ request: ClientRequest) -> String {
         let ref = "c\(nextRef)"
         nextRef += 1
-        o["ref"] = ref
-        if let data = try? JSONSerialization.data(withJSONObject: o), let text = String(data: data, encoding: .utf8) {
-            outgoing.append(text)
+        if let data = WireJSON.encode(ClientFrame(ref: ref, request: request)) {
+            outgoing.append(String(decoding: data, as: UTF8.self))
         }
         return ref
     }
@@ -150,8 +146,7 @@ public final class SubscriberSession {
             if let lastSeq, !contextRequested.contains(event.id) {
                 // Caught up with since_seq: also fetch what came before, for context on screen.
                 contextRequested.insert(event.id)
-                enqueue(["op": "history", "event_id": event.id.uuidString.lowercased(), "before_seq": lastSeq + 1,
-                         "limit": Limits.subscribeHistory])
+                enqueue(.history(eventID: event.id, beforeSeq: lastSeq + 1, limit: Limits.subscribeHistory))
             }
             onUpdate(.subscribed(event, history: history, fresh: fresh, unreadCount: unread))
             if let last = history.map(\.seq).max() { remember(last) }
@@ -192,8 +187,7 @@ public final class SubscriberSession {
     }
 
     private func requestCatchUpPage(after seq: Int64) {
-        let ref = enqueue(["op": "history", "event_id": eventID.uuidString.lowercased(), "after_seq": seq,
-                           "limit": Limits.maxHistoryLimit])
+        let ref = enqueue(.history(eventID: eventID, beforeSeq: nil, afterSeq: seq, limit: Limits.maxHistoryLimit))
         catchUp = (ref, catchUp?.held ?? [])
     }
 
@@ -212,11 +206,6 @@ public final class SubscriberSession {
     }
 
     private static func message(_ body: String) -> String {
-        if let data = body.data(using: .utf8),
-           let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-           let error = object["error"] as? [String: Any], let m = error["message"] as? String {
-            return m
-        }
-        return body
+        ErrorBody.decode(Data(body.utf8))?.message ?? body
     }
 }

@@ -41,17 +41,16 @@ public struct Poll: Sendable, Equatable, Codable {
             .map { $0.trimmingCharacters(in: .whitespaces) })
     }
 
-    /// The `poll` field of a send: `{"options": [..]}` or `{"options": "safe"}`.
-    public static func fromJSON(_ value: Any?) throws(StaffcastError) -> Poll? {
-        guard let value, !(value is NSNull) else { return nil }
-        guard let object = value as? [String: Any] else {
-            throw .invalid("poll must be an object: {\"options\": [\"Yes\", \"No\"]} or {\"options\": \"safe\"}.")
-        }
-        if let s = object["options"] as? String {
+    /// The `poll` field of a send: `{"options": [..]}` or `{"options": "safe"}`; nil when
+    /// absent or `null`.
+    public static func from(_ send: WireFields) throws(StaffcastError) -> Poll? {
+        guard let object = try send.object("poll", notAnObject:
+            .invalid("poll must be an object: {\"options\": [\"Yes\", \"No\"]} or {\"options\": \"safe\"}.")) else { return nil }
+        if let s = try? object.string("options") {
             guard s == "safe" else { throw .invalid("poll options must be an array of 2 to 6 strings, or \"safe\".") }
             return .safety
         }
-        guard let list = try JSONFields(object).strings("options") else {
+        guard let list = try object.strings("options") else {
             throw .invalid("poll needs \"options\": an array of 2 to 6 strings, or \"safe\".")
         }
         return try Poll(options: list)

@@ -3,13 +3,13 @@ import Foundation
 /// A named subset of an event's people (docs/protocol.md, Audiences): a `team` that organisers
 /// fill, or a `zone` that people join themselves by checking in at their post (one zone per
 /// person per event at a time).
-public struct Team: Sendable, Equatable {
+public struct Team: Sendable, Equatable, Codable {
     public enum Kind: String, Sendable, Codable, CaseIterable {
         case team, zone
     }
 
     public var name: String
-    public var eventID: UUID
+    @WireUUID public var eventID: UUID
     public var kind: Kind
     /// How many people are in it now.
     public var members: Int
@@ -20,6 +20,8 @@ public struct Team: Sendable, Equatable {
         self.kind = kind
         self.members = members
     }
+
+    enum CodingKeys: String, CodingKey { case name, kind, members, eventID = "event_id" }
 
     /// 1 to 100 bytes, one line, no control characters and no `/` (it names the team in a URL
     /// path) and no `,` (the CLI and `reach?teams=` take comma-separated lists).
@@ -37,29 +39,9 @@ public struct Team: Sendable, Equatable {
     }
 }
 
-extension Team: Codable {
-    enum CodingKeys: String, CodingKey { case name, kind, members, eventID = "event_id" }
-
-    public init(from decoder: Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        name = try c.decode(String.self, forKey: .name)
-        eventID = try c.decode(UUID.self, forKey: .eventID)
-        kind = try c.decode(Kind.self, forKey: .kind)
-        members = try c.decode(Int.self, forKey: .members)
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(name, forKey: .name)
-        try c.encode(eventID.uuidString.lowercased(), forKey: .eventID)
-        try c.encode(kind, forKey: .kind)
-        try c.encode(members, forKey: .members)
-    }
-}
-
 /// One member of a team: `{"user_id","display_name"}`.
 public struct TeamMember: Sendable, Equatable, Codable {
-    public var userID: UUID
+    @WireUUID public var userID: UUID
     public var displayName: String
 
     public init(userID: UUID, displayName: String) {
@@ -68,16 +50,4 @@ public struct TeamMember: Sendable, Equatable, Codable {
     }
 
     enum CodingKeys: String, CodingKey { case userID = "user_id", displayName = "display_name" }
-
-    public init(from decoder: Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        userID = try c.decode(UUID.self, forKey: .userID)
-        displayName = try c.decode(String.self, forKey: .displayName)
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(userID.uuidString.lowercased(), forKey: .userID)
-        try c.encode(displayName, forKey: .displayName)
-    }
 }

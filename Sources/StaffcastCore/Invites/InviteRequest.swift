@@ -29,28 +29,43 @@ public struct InviteRequest: Sendable, Equatable {
     /// From a JSON body `{"access_level"?, "expires_in_minutes"?, "max_uses"?}` (an empty body
     /// takes every default).
     public static func decode(eventID: UUID, body: [UInt8]) throws(StaffcastError) -> InviteRequest {
-        let object: [String: Any]
-        if body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
-            object = [:]
-        } else {
-            guard let parsed = try? JSONSerialization.jsonObject(with: Data(body)), let o = parsed as? [String: Any] else {
-                throw .invalid("The body must be a JSON object such as {\"access_level\":\"staff\",\"expires_in_minutes\":60,\"max_uses\":50}.")
-            }
-            object = o
+        var fields = Body()
+        if !body.allSatisfy({ $0 == 0x20 || $0 == 0x0A || $0 == 0x0D || $0 == 0x09 }) {
+            fields = try WireJSON.decode(Body.self, from: body, notAnObject:
+                "The body must be a JSON object such as {\"access_level\":\"staff\",\"expires_in_minutes\":60,\"max_uses\":50}.")
         }
-        let fields = JSONFields(object)
         var level = AccessLevel.staff
-        if let text = try fields.string("access_level") {
+        if let text = fields.accessLevel {
             guard let l = AccessLevel(rawValue: text) else { throw .invalid("access_level must be staff, admin or owner.") }
             level = l
         }
-        func int(_ key: String, _ fallback: Int) throws(StaffcastError) -> Int {
-            guard let n = try fields.int64(key, min: Int64(Int32.min)) else { return fallback }
-            return Int(clamping: n)
-        }
         return try InviteRequest(eventID: eventID, accessLevel: level,
-                                 expiresInMinutes: try int("expires_in_minutes", defaultExpiresInMinutes),
-                                 maxUses: try int("max_uses", 1))
+                                 expiresInMinutes: fields.expiresInMinutes.map { Int(clamping: $0) } ?? defaultExpiresInMinutes,
+                                 maxUses: fields.maxUses.map { Int(clamping: $0) } ?? 1)
+    }
+
+    /// The body as sent (`staffcast admin invite create` and the console encode it).
+    public struct Body: Sendable, Equatable, Codable {
+        public var accessLevel: String?
+        public var expiresInMinutes: Int64?
+        public var maxUses: Int64?
+
+        public init(accessLevel: AccessLevel? = nil, expiresInMinutes: Int? = nil, maxUses: Int? = nil) {
+            self.accessLevel = accessLevel?.rawValue
+            self.expiresInMinutes = expiresInMinutes.map(Int64.init)
+            self.maxUses = maxUses.map(Int64.init)
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case accessLevel = "access_level", expiresInMinutes = "expires_in_minutes", maxUses = "max_uses"
+        }
+
+        public init(from decoder: Decoder) throws {
+            let f = try WireFields(decoder)
+            accessLevel = try f.string("access_level")
+            expiresInMinutes = try f.int64("expires_in_minutes", min: Int64(Int32.min))
+            maxUses = try f.int64("max_uses", min: Int64(Int32.min))
+        }
     }
 }
 
@@ -58,9 +73,9 @@ public struct InviteRequest: Sendable, Equatable {
 public struct Invite: Sendable, Equatable, Codable {
     public var code: String
     public var url: String
-    public var eventID: UUID
+    @WireUUID public var eventID: UUID
     public var accessLevel: AccessLevel
-    public var expiresAt: Date
+    @WireDate public var expiresAt: Date
     public var maxUses: Int
     public var uses: Int
 
@@ -77,38 +92,13 @@ public struct Invite: Sendable, Equatable, Codable {
     enum CodingKeys: String, CodingKey {
         case code, url, uses, eventID = "event_id", accessLevel = "access_level", expiresAt = "expires_at", maxUses = "max_uses"
     }
-
-    public init(from decoder: Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        code = try c.decode(String.self, forKey: .code)
-        url = try c.decode(String.self, forKey: .url)
-        eventID = try c.decode(UUID.self, forKey: .eventID)
-        accessLevel = try c.decode(AccessLevel.self, forKey: .accessLevel)
-        guard let at = RFC3339.parse(try c.decode(String.self, forKey: .expiresAt)) else {
-            throw DecodingError.dataCorruptedError(forKey: .expiresAt, in: c, debugDescription: "not RFC 3339")
-        }
-        expiresAt = at
-        maxUses = try c.decode(Int.self, forKey: .maxUses)
-        uses = try c.decode(Int.self, forKey: .uses)
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(code, forKey: .code)
-        try c.encode(url, forKey: .url)
-        try c.encode(eventID.uuidString.lowercased(), forKey: .eventID)
-        try c.encode(accessLevel, forKey: .accessLevel)
-        try c.encode(RFC3339.format(expiresAt), forKey: .expiresAt)
-        try c.encode(maxUses, forKey: .maxUses)
-        try c.encode(uses, forKey: .uses)
-    }
 }
 
 /// What redeeming an invite gives: a new user with a level on the event, and their token.
 public struct Redemption: Sendable, Equatable, Codable {
-    public var userID: UUID
+    @WireUUID public var userID: UUID
     public var token: String
-    public var eventID: UUID
+    @WireUUID public var eventID: UUID
     public var accessLevel: AccessLevel
 
     public init(userID: UUID, token: String, eventID: UUID, accessLevel: AccessLevel) {
@@ -119,12 +109,4 @@ public struct Redemption: Sendable, Equatable, Codable {
     }
 
     enum CodingKeys: String, CodingKey { case token, userID = "user_id", eventID = "event_id", accessLevel = "access_level" }
-
-    public func encode(to encoder: Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(userID.uuidString.lowercased(), forKey: .userID)
-        try c.encode(token, forKey: .token)
-        try c.encode(eventID.uuidString.lowercased(), forKey: .eventID)
-        try c.encode(accessLevel, forKey: .accessLevel)
-    }
 }

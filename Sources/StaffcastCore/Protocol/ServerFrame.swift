@@ -135,13 +135,7 @@ public enum ServerFrame: Sendable, Equatable {
 }
 
 extension ServerFrame: Codable {
-    struct Key: CodingKey {
-        var stringValue: String
-        var intValue: Int? { nil }
-        init(_ s: String) { stringValue = s }
-        init?(stringValue: String) { self.stringValue = stringValue }
-        init?(intValue: Int) { nil }
-    }
+    typealias Key = WireKey
 
     private static func id(_ u: UUID) -> String { u.uuidString.lowercased() }
 

@@ -29,15 +29,39 @@ public struct PushSubscriptionRequest: Sendable, Equatable {
 
     /// From the JSON body (`PushSubscription.toJSON()`; `expirationTime` and other fields are ignored).
     public static func decode(body: [UInt8]) throws(StaffcastError) -> PushSubscriptionRequest {
-        guard let parsed = try? JSONSerialization.jsonObject(with: Data(body)), let object = parsed as? [String: Any] else {
-            throw .invalid("The body must be the browser's PushSubscription as JSON: {\"endpoint\":\"https://…\",\"keys\":{\"p256dh\":\"…\",\"auth\":\"…\"}}.")
-        }
-        let fields = JSONFields(object)
-        guard let endpoint = try fields.string("endpoint") else { throw .invalid("endpoint is missing.") }
-        guard let keys = object["keys"] as? [String: Any] else { throw .invalid("keys is missing: {\"p256dh\":\"…\",\"auth\":\"…\"}.") }
-        let k = JSONFields(keys)
-        guard let p256dh = try k.string("p256dh") else { throw .invalid("keys.p256dh is missing.") }
-        guard let auth = try k.string("auth") else { throw .invalid("keys.auth is missing.") }
+        let b = try WireJSON.decode(Body.self, from: body, notAnObject:
+            "The body must be the browser's PushSubscription as JSON: {\"endpoint\":\"https://…\",\"keys\":{\"p256dh\":\"…\",\"auth\":\"…\"}}.")
+        guard let endpoint = b.endpoint else { throw .invalid("endpoint is missing.") }
+        guard let keys = b.keys else { throw Body.keysMissing }
+        guard let p256dh = keys.p256dh else { throw .invalid("keys.p256dh is missing.") }
+        guard let auth = keys.auth else { throw .invalid("keys.auth is missing.") }
         return try PushSubscriptionRequest(endpoint: endpoint, p256dh: p256dh, auth: auth)
+    }
+
+    /// The body as a browser sends it: `{"endpoint", "keys": {"p256dh", "auth"}}`.
+    public struct Body: Sendable, Equatable, Codable {
+        public struct Keys: Sendable, Equatable, Codable {
+            public var p256dh: String?
+            public var auth: String?
+        }
+
+        public var endpoint: String?
+        public var keys: Keys?
+
+        public init(endpoint: String, p256dh: String, auth: String) {
+            self.endpoint = endpoint
+            self.keys = Keys(p256dh: p256dh, auth: auth)
+        }
+
+        static let keysMissing = StaffcastError.invalid("keys is missing: {\"p256dh\":\"…\",\"auth\":\"…\"}.")
+
+        public init(from decoder: Decoder) throws {
+            let f = try WireFields(decoder)
+            endpoint = try f.string("endpoint")
+            // keys that is not an object counts as missing.
+            if let k = try f.object("keys", notAnObject: Self.keysMissing) {
+                keys = Keys(p256dh: try k.string("p256dh"), auth: try k.string("auth"))
+            }
+        }
     }
 }

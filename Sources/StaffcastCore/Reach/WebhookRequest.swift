@@ -34,15 +34,34 @@ public struct WebhookRequest: Sendable, Equatable {
     }
 
     public static func decode(eventID: UUID, body: [UInt8]) throws(StaffcastError) -> WebhookRequest {
-        guard let parsed = try? JSONSerialization.jsonObject(with: Data(body)), let object = parsed as? [String: Any] else {
-            throw .invalid("The body must be JSON: {\"url\":\"https://…\",\"events\":[\"message\",\"receipt\"],\"secret\":\"…\"}.")
-        }
-        let fields = JSONFields(object)
-        guard let url = try fields.string("url") else { throw .invalid("url is missing.") }
-        guard let secret = try fields.string("secret") else { throw .invalid("secret is missing (16 to 500 bytes).") }
-        guard let events = object["events"] as? [String] else {
-            throw .invalid("events must be an array of: \(changeTypes.joined(separator: ", ")).")
-        }
+        let b = try WireJSON.decode(Body.self, from: body, notAnObject:
+            "The body must be JSON: {\"url\":\"https://…\",\"events\":[\"message\",\"receipt\"],\"secret\":\"…\"}.")
+        guard let url = b.url else { throw .invalid("url is missing.") }
+        guard let secret = b.secret else { throw .invalid("secret is missing (16 to 500 bytes).") }
+        guard let events = b.events else { throw Body.eventsError }
         return try WebhookRequest(eventID: eventID, url: url, events: events, secret: secret)
+    }
+
+    /// The body as sent: `{"url", "events", "secret"}`.
+    public struct Body: Sendable, Equatable, Codable {
+        public var url: String?
+        public var secret: String?
+        public var events: [String]?
+
+        public init(url: String, events: [String], secret: String) {
+            self.url = url
+            self.events = events
+            self.secret = secret
+        }
+
+        static let eventsError = StaffcastError.invalid("events must be an array of: \(changeTypes.joined(separator: ", ")).")
+
+        /// In the order the old checks ran, so the first fault is the one named.
+        public init(from decoder: Decoder) throws {
+            let f = try WireFields(decoder)
+            url = try f.string("url")
+            secret = try f.string("secret")
+            do { events = try f.strings("events") } catch { throw Self.eventsError }
+        }
     }
 }

@@ -80,11 +80,8 @@ extension Store {
         let shown = names.prefix(20).joined(separator: ", ") + (names.count > 20 ? " and \(names.count - 20) more" : "")
         let snippet = text.count > 80 ? String(text.prefix(79)) + "…" : text
         let body = "Round \(round) of \(maxRounds): \(names.count) \(names.count == 1 ? "person has" : "people have") not read \"\(snippet)\": \(shown)"
-        let data: [String: Any] = [
-            "message_id": Self.id(message), "round": round,
-            "unread_by": unread.map { ["user_id": Self.id($0.userID), "display_name": $0.displayName] },
-        ]
-        let json = String(decoding: try JSONSerialization.data(withJSONObject: data, options: [.sortedKeys]), as: UTF8.self)
+        let json = try EscalationNotice(messageID: message, round: round,
+                                        unreadBy: unread.map { TeamMember(userID: $0.userID, displayName: $0.displayName) }).json()
         try tx.query("SELECT staffcast_record_escalation_round($1, $2, $3::uuid[], $4, $5, $6, $7::jsonb)",
                      [Self.id(message), String(round), Self.arrayLiteral(unread.map(\.userID)), last ? "true" : "false",
                       "Not read: \(snippet)", body, json])

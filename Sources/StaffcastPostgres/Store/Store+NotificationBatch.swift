@@ -31,33 +31,30 @@ extension Store {
         var statements: [(sql: String, params: [String?])] = [("SET LOCAL ROLE staffcast_app", [])]
         var inserts: [Int] = []
         for (sender, indices) in bySender.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
-            var rows: [[String: Any]] = []
-            for (ord, i) in indices.enumerated() {
-                let n = pending[i]
-                var row: [String: Any] = [
-                    "ord": ord, "id": Self.id(n.id), "user_id": Self.id(n.request.userID), "type": n.request.type,
-                    "title": n.request.title, "message": n.request.message, "created_at": RFC3339.format(n.createdAt),
-                ]
-                if let data = n.request.data {
-                    row["data"] = String(decoding: try JSONEncoder().encode(data), as: UTF8.self)
-                }
-                rows.append(row)
+            // One typed array per column, in the order of `indices` (WITH ORDINALITY keeps it).
+            let rows = indices.map { pending[$0] }
+            var data: [String?] = []
+            data.reserveCapacity(rows.count)
+            for n in rows {
+                data.append(try n.request.data.map { String(decoding: try JSONEncoder().encode($0), as: UTF8.self) })
             }
-            let json = String(decoding: try JSONSerialization.data(withJSONObject: rows), as: UTF8.self)
             statements.append(("SELECT set_config('staffcast.user_id', $1, true)", [Self.id(sender)]))
             inserts.append(statements.count)
             // No RETURNING: by the rules the sender may insert the row but not read it back.
             statements.append(("""
                 WITH x AS (
-                    SELECT * FROM jsonb_to_recordset($1::jsonb)
-                        AS x(ord int, id uuid, user_id uuid, type text, title text, message text, data text, created_at timestamptz)),
+                    SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::timestamptz[])
+                        WITH ORDINALITY AS x(id, user_id, type, title, message, data, created_at, ord)),
                 ins AS (
                     INSERT INTO notifications (id, user_id, sender_id, type, title, message, data, created_at)
-                    SELECT id, user_id, $2::uuid, type, title, message, data::jsonb, created_at
+                    SELECT id, user_id, $8::uuid, type, title, message, data::jsonb, created_at
                     FROM x WHERE staffcast_may_notify(x.user_id) ORDER BY ord
                     RETURNING 1)
                 SELECT x.id FROM x WHERE staffcast_may_notify(x.user_id)
-                """, [json, Self.id(sender)]))
+                """, [Self.arrayLiteral(rows.map(\.id)), Self.arrayLiteral(rows.map(\.request.userID)),
+                      Self.textArrayLiteral(rows.map(\.request.type)), Self.textArrayLiteral(rows.map(\.request.title)),
+                      Self.textArrayLiteral(rows.map(\.request.message)), Self.textArrayLiteral(data),
+                      Self.textArrayLiteral(rows.map { RFC3339.format($0.createdAt) }), Self.id(sender)]))
         }
         let results = try conn.pipelinedTransaction(statements)
         var stored: Set<UUID> = []

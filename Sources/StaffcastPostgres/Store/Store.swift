@@ -106,4 +106,21 @@ public struct Store {
 
     /// UUIDs as a PostgreSQL array literal.
     static func arrayLiteral(_ ids: [UUID]) -> String { "{" + ids.map(id).joined(separator: ",") + "}" }
+
+    /// Texts as a PostgreSQL array literal (for `$1::text[]`, `$1::timestamptz[]`…): each element
+    /// quoted with `"` and `\` escaped, nil as an unquoted NULL.
+    static func textArrayLiteral(_ values: [String?]) -> String {
+        var out = "{"
+        for (i, value) in values.enumerated() {
+            if i > 0 { out += "," }
+            guard let value else { out += "NULL"; continue }
+            out += "\""
+            for c in value.unicodeScalars {
+                if c == "\"" || c == "\\" { out += "\\" }
+                out.unicodeScalars.append(c)
+            }
+            out += "\""
+        }
+        return out + "}"
+    }
 }

@@ -33,7 +33,7 @@ extension HTTPAPI {
                 respond(response)
                 return
             }
-            guard let name: String = decoded(respond, try Self.displayName(request.body)) else { return }
+            guard let name: String = decoded(respond, try RedeemRequest.decode(request.body)) else { return }
             guard !health.isDraining else {
                 respond(.error(.unavailable("This server is shutting down; try again in a moment.")))
                 return
@@ -54,16 +54,6 @@ extension HTTPAPI {
         }
         return "http://" + (head.header("host") ?? "127.0.0.1")
     }
-
-    static func displayName(_ body: [UInt8]) throws(StaffcastError) -> String {
-        guard let parsed = try? JSONSerialization.jsonObject(with: Data(body)), let object = parsed as? [String: Any] else {
-            throw .invalid("The body must be JSON such as {\"display_name\":\"Sam (gate 3)\"}.")
-        }
-        guard let name = try JSONFields(object).string("display_name") else {
-            throw .invalid("display_name is missing: the name others see in receipts.")
-        }
-        return name
-    }
 }
 
 /// `201` of `POST …/invites?qr=svg`: the Invite plus `qr_svg`, the join URL as an SVG image.
@@ -73,15 +63,8 @@ struct CreatedInviteWithQR: Encodable {
 
     func encode(to encoder: Encoder) throws {
         try invite.encode(to: encoder)
-        var c = encoder.container(keyedBy: Key.self)
-        try c.encode(qrSVG, forKey: Key(stringValue: "qr_svg"))
-    }
-
-    struct Key: CodingKey {
-        var stringValue: String
-        init(stringValue: String) { self.stringValue = stringValue }
-        var intValue: Int? { nil }
-        init?(intValue: Int) { nil }
+        var c = encoder.container(keyedBy: WireKey.self)
+        try c.encode(qrSVG, forKey: WireKey("qr_svg"))
     }
 }
 

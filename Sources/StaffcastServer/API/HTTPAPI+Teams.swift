@@ -10,7 +10,7 @@ extension HTTPAPI {
         let token = head.bearerToken
         switch route {
         case .createTeam(let eventID):
-            guard let made: (name: String, kind: Team.Kind) = decoded(respond, try Self.teamRequest(request.body)) else { return }
+            guard let made: (name: String, kind: Team.Kind) = decoded(respond, try TeamRequest.decode(request.body)) else { return }
             runAsUser(token, respond) { store, identity in
                 .json(201, try store.createTeam(as: identity.userID, event: eventID, name: made.name, kind: made.kind))
             }
@@ -41,14 +41,9 @@ extension HTTPAPI {
         case .answers(let messageID) where head.method == "POST":
             let option: Int
             do {
-                guard let object = (try? JSONSerialization.jsonObject(with: Data(request.body), options: [])) as? [String: Any],
-                      let n = try JSONFields(object).int64("option", min: 0) else {
-                    throw StaffcastError.invalid("Send {\"option\": N}, the 0-based index of the chosen option.")
-                }
-                guard n <= 5 else { throw StaffcastError.invalid("option must be from 0 to 5; got \(n).") }
-                option = Int(n)
+                option = try PollAnswerRequest.decode(request.body)
             } catch {
-                respond(.error(StaffcastError.from(error, logger: logger)))
+                respond(.error(error))
                 return
             }
             guard !health.isDraining else {
@@ -87,22 +82,6 @@ extension HTTPAPI {
         default:
             respond(.error(.notFound("There is no such route.")))
         }
-    }
-
-    /// `{"name", "kind"?: "team" | "zone"}`.
-    static func teamRequest(_ body: [UInt8]) throws(StaffcastError) -> (name: String, kind: Team.Kind) {
-        guard let object = (try? JSONSerialization.jsonObject(with: Data(body), options: [])) as? [String: Any] else {
-            throw .invalid("The body must be a JSON object {\"name\": \"…\", \"kind\": \"team\" or \"zone\"}.")
-        }
-        let fields = JSONFields(object)
-        guard let name = try fields.string("name") else { throw .invalid("The JSON body needs a \"name\".") }
-        try Team.validateName(name)
-        var kind = Team.Kind.team
-        if let raw = try fields.string("kind") {
-            guard let k = Team.Kind(rawValue: raw) else { throw .invalid("kind must be \"team\" or \"zone\"; got '\(raw.prefix(20))'.") }
-            kind = k
-        }
-        return (name, kind)
     }
 }
 

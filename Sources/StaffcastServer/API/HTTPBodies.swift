@@ -8,30 +8,11 @@ enum HTTPBodies {
     /// works: curl labels that body as a form, but it is the text itself).
     static func sendRequest(eventID: UUID, contentType: String, body: [UInt8],
                             query: [String: String]) throws(StaffcastError) -> SendRequest {
-        if let object = try jsonObject(body, required: contentType.lowercased().hasPrefix("application/json")),
-           contentType.lowercased().hasPrefix("application/json") || object["message"] != nil || object["template"] != nil {
-            let fields = JSONFields(object)
-            let minutes = try fields.int64("expires_in_minutes", min: Int64.min).map { Int(clamping: $0) }
-            let escalate = try fields.int64("escalate_after_minutes", min: Int64.min).map { Int(clamping: $0) }
-            var send: SendRequest
-            switch (try fields.string("message"), try fields.string("template")) {
-            case (let message?, nil):
-                send = try SendRequest(eventID: eventID, message: message, messageType: try fields.string("message_type"),
-                                       priority: try fields.string("priority"), expiresInMinutes: minutes,
-                                       escalateAfterMinutes: escalate)
-            case (nil, let name?):
-                send = try SendRequest.byTemplate(eventID: eventID, name: name, messageType: try fields.string("message_type"),
-                                                  priority: try fields.string("priority"), expiresInMinutes: minutes,
-                                                  escalateAfterMinutes: escalate)
-            case (.some, .some):
-                throw .invalid("The JSON body takes \"message\" or \"template\", not both.")
-            case (nil, nil):
-                throw .invalid("The JSON body needs a \"message\" field with the text to send (or a \"template\" name).")
-            }
-            send.schedule = try SendSchedule.from(sendAt: try fields.string("send_at"), beforeStart: try fields.string("before_start"))
-            send.force = try fields.bool("force") ?? false
-            send.poll = try Poll.fromJSON(object["poll"])
-            return try send.withTeams(try fields.strings("teams") ?? [])
+        let isJSON = contentType.lowercased().hasPrefix("application/json")
+        // curl -d labels a JSON body as a form: it is JSON when it is an object with a text.
+        if isJSON || (ObjectKeys.of(body)?.contains { $0 == "message" || $0 == "template" } ?? false) {
+            return try WireJSON.decode(SendBody.self, from: body, notAnObject: notAnObject)
+                .request(eventID: eventID, who: "The JSON body")
         }
         guard let text = String(validating: body, as: UTF8.self) else {
             throw .invalid("The body is not UTF-8 text.")
@@ -69,27 +50,16 @@ enum HTTPBodies {
         return try send.withTeams(teams)
     }
 
-    /// `POST /v1/events/{id}/templates`: `{"name","message","message_type"?,"priority"?,"expires_in_minutes"?}`.
+    /// `POST /v1/events/{id}/templates`: `TemplateBody`.
     static func templateRequest(eventID: UUID, body: [UInt8]) throws(StaffcastError) -> (name: String, send: SendRequest) {
-        guard let object = try jsonObject(body, required: true) else {
-            throw .invalid("Send a JSON object with name and message.")
-        }
-        let fields = JSONFields(object)
-        guard let name = try fields.string("name"), let message = try fields.string("message") else {
-            throw .invalid("A template needs the string fields name and message.")
-        }
-        try MessageTemplate.validateName(name)
-        let minutes = try fields.int64("expires_in_minutes", min: Int64.min).map { Int(clamping: $0) }
-        let send = try SendRequest(eventID: eventID, message: message, messageType: try fields.string("message_type"),
-                                   priority: try fields.string("priority"), expiresInMinutes: minutes)
-        return (name, try send.withTeams(try fields.strings("teams") ?? []))
+        try WireJSON.decode(TemplateBody.self, from: body, notAnObject: notAnObject).validated(eventID: eventID)
     }
 
-    /// `PATCH /v1/messages/{id}`: `{"message"}`, or the corrected text as a plain body.
+    /// `PATCH /v1/messages/{id}`: `EditBody`, or the corrected text as a plain body.
     static func editText(contentType: String, body: [UInt8]) throws(StaffcastError) -> String {
         let text: String
-        if let object = try jsonObject(body, required: contentType.lowercased().hasPrefix("application/json")) {
-            guard let m = try JSONFields(object).string("message") else {
+        if contentType.lowercased().hasPrefix("application/json") || ObjectKeys.of(body) != nil {
+            guard let m = try WireJSON.decode(EditBody.self, from: body, notAnObject: notAnObject).message else {
                 throw .invalid("The JSON body needs a \"message\" field with the corrected text.")
             }
             text = m
@@ -101,36 +71,18 @@ enum HTTPBodies {
         return text
     }
 
-    /// `POST /v1/users/{id}/notifications`: `{"type","title","message","data"?}`.
+    /// `POST /v1/users/{id}/notifications`: `NotificationBody`.
     static func notificationRequest(userID: UUID, body: [UInt8]) throws(StaffcastError) -> NotificationRequest {
-        guard let object = try jsonObject(body, required: true) else {
-            throw .invalid("Send a JSON object with type, title and message.")
-        }
-        let fields = JSONFields(object)
-        guard let type = try fields.string("type"), let title = try fields.string("title"),
-              let message = try fields.string("message") else {
-            throw .invalid("A notification needs the string fields type, title and message.")
-        }
-        var data: JSONValue?
-        if let raw = object["data"], !(raw is NSNull) {
-            guard JSONSerialization.isValidJSONObject(["d": raw]),
-                  let encoded = try? JSONSerialization.data(withJSONObject: raw, options: [.fragmentsAllowed]),
-                  let value = try? JSONDecoder().decode(JSONValue.self, from: encoded) else {
-                throw .invalid("data must be a JSON object or null.")
-            }
-            if encoded.count > Limits.maxNotificationDataBytes {
-                throw StaffcastError(.tooLarge, "data is \(encoded.count) bytes; the limit is \(Limits.maxNotificationDataBytes).")
-            }
-            data = value
-        }
-        return try NotificationRequest(userID: userID, type: type, title: title, message: message, data: data)
+        try WireJSON.decode(NotificationBody.self, from: body, notAnObject: notAnObject).request(userID: userID)
     }
 
-    private static func jsonObject(_ body: [UInt8], required: Bool) throws(StaffcastError) -> [String: Any]? {
-        let parsed = try? JSONSerialization.jsonObject(with: Data(body), options: [])
-        if let object = parsed as? [String: Any] { return object }
-        if required { throw .invalid("The body is not a JSON object.") }
-        return nil
+    private static let notAnObject = "The body is not a JSON object."
+
+    /// The keys of a body that is a JSON object (a `null` value counts); nil for any other body.
+    private struct ObjectKeys: Decodable {
+        var keys: [String]
+        init(from decoder: Decoder) throws { keys = try WireFields(decoder).keys }
+        static func of(_ body: [UInt8]) -> [String]? { (try? JSONDecoder().decode(ObjectKeys.self, from: Data(body)))?.keys }
     }
 
     /// A whole-number query parameter, or nil when absent.

@@ -21,7 +21,7 @@ struct HTTPResponse: Sendable {
     }
 
     static func error(_ e: StaffcastError) -> HTTPResponse {
-        json(e.code.httpStatus, ["error": ["code": e.code.rawValue, "message": e.message]])
+        json(e.code.httpStatus, ErrorBody(e))
     }
 
     static func text(_ status: Int, _ text: String, contentType: String = "text/plain; charset=utf-8") -> HTTPResponse {

@@ -60,10 +60,18 @@ struct VAPIDKey: @unchecked Sendable {
         }
         let origin = "\(scheme)://\(host)" + (url.port.map { ":\($0)" } ?? "")
         let header = #"{"typ":"JWT","alg":"ES256"}"#
-        let claims: [String: Any] = ["aud": origin, "exp": Int(now.timeIntervalSince1970) + 12 * 3_600, "sub": contact]
-        let claimsJSON = try JSONSerialization.data(withJSONObject: claims, options: [.sortedKeys, .withoutEscapingSlashes])
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        let claimsJSON = try encoder.encode(Claims(aud: origin, exp: Int(now.timeIntervalSince1970) + 12 * 3_600, sub: contact))
         let signingInput = Base64URL.encode(Array(header.utf8)) + "." + Base64URL.encode(claimsJSON)
         let signature = try privateKey.signature(for: Data(signingInput.utf8))
         return "vapid t=\(signingInput).\(Base64URL.encode(signature.rawRepresentation)), k=\(publicKey)"
+    }
+
+    /// The JWT's claims (RFC 8292).
+    private struct Claims: Encodable {
+        var aud: String
+        var exp: Int
+        var sub: String
     }
 }

@@ -39,7 +39,7 @@ struct JoinCommand: ParsableCommand {
             }
             let trust = TLSTrust(caFile: caFile ?? environment("STAFFCAST_CA_FILE"))
             let api = try APIClient(server: base, token: nil, trust: trust)
-            let body = try JSONSerialization.data(withJSONObject: ["display_name": name])
+            let body = WireJSON.encode(RedeemRequest(displayName: name))
             let response: APIClient.Response
             do {
                 response = try api.raw("POST", "/v1/invites/\(code)/redeem", body: body, contentType: "application/json")
@@ -57,8 +57,7 @@ struct JoinCommand: ParsableCommand {
             case 404: throw CommandFailure(t[.joinNotFound])
             case 429: throw CommandFailure(t[.joinRateLimited])
             default:
-                let object = try? JSONSerialization.jsonObject(with: response.body) as? [String: Any]
-                let message = (object?["error"] as? [String: Any])?["message"] as? String ?? "HTTP \(response.status)"
+                let message = ErrorBody.decode(response.body)?.message ?? "HTTP \(response.status)"
                 throw CommandFailure(t.text(.joinFailed, ["reason": message]))
             }
             try SecretFile.write(joined.token + "\n", to: path)

@@ -14,10 +14,8 @@ struct ScreenWatcher {
         var state = WatchState(eventID: session.eventID)
         state.strings = strings
         if let data = try? api.call("GET", "/v1/me/notifications"),
-           let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any],
-           let list = object["notifications"],
-           let notes = try? JSONDecoder().decode([StaffNotification].self, from: JSONSerialization.data(withJSONObject: list)) {
-            state.notifications = notes
+           let list = try? JSONDecoder().decode(NotificationList.self, from: data) {
+            state.notifications = list.notifications
         }
         let screen = CursesScreen(color: color)
         defer { screen.close() }
@@ -60,23 +58,23 @@ struct ScreenWatcher {
         func perform(_ effects: [WatchEffect]) {
             for effect in effects {
                 switch effect {
-                case .markRead(let id): session.enqueue(["op": "mark_read", "message_id": id.uuidString.lowercased()])
+                case .markRead(let id): session.enqueue(.markRead(messageID: id))
                 case .markAllRead(let event, let through):
-                    session.enqueue(["op": "mark_all_read", "event_id": event.uuidString.lowercased(), "through_seq": through])
+                    session.enqueue(.markAllRead(eventID: event, throughSeq: through))
                 case .loadOlder(let event, let before):
-                    session.enqueue(["op": "history", "event_id": event.uuidString.lowercased(), "before_seq": before,
-                                     "limit": Limits.maxHistoryLimit])
+                    session.enqueue(.history(eventID: event, beforeSeq: before, limit: Limits.maxHistoryLimit))
                 case .markNotificationRead(let id):
-                    session.enqueue(["op": "mark_notification_read", "notification_id": id.uuidString.lowercased()])
-                case .listEvents: session.enqueue(["op": "list_events"])
+                    session.enqueue(.markNotificationRead(notificationID: id))
+                case .listEvents: session.enqueue(.listEvents)
                 case .switchEvent(let event):
                     state.switched(to: event)
                     session.switchEvent(to: event.id)
                     restored = false
                 case .reply(let id, let status):
-                    session.enqueue(["op": "reply", "message_id": id.uuidString.lowercased(), "status": status.rawValue])
+                    // A status key never needs a text (only `custom` does).
+                    if let reply = try? ReplyRequest(messageID: id, status: status.rawValue, text: nil) { session.enqueue(.reply(reply)) }
                 case .answer(let id, let option):
-                    session.enqueue(["op": "answer", "message_id": id.uuidString.lowercased(), "option": option])
+                    session.enqueue(.answer(messageID: id, option: option))
                 case .bell: screen.bell()
                 case .quit: quit = true
                 }
