@@ -47,7 +47,7 @@ run: build-release
 # test's time goes to .build/test-results.xml (xUnit). TEST_PARALLEL= runs every test one after
 # another in one process.
 UNIT_TESTS := StaffcastCoreTests|StaffcastClientTests
-TEST_WORKERS ?= 4
+TEST_WORKERS ?= 6
 TEST_PARALLEL ?= --parallel --num-workers $(TEST_WORKERS) --xunit-output .build/test-results.xml
 test: build
 	@set -o pipefail; status=0; skip=(); \
