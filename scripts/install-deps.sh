@@ -24,6 +24,7 @@ command -v chromium >/dev/null 2>&1 || need+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need+=(chromium-driver)
 command -v zbarimg >/dev/null 2>&1 || need+=(zbar-tools)   # the tests read the QR codes back
 command -v python3 >/dev/null 2>&1 || need+=(python3)
+command -v ss >/dev/null 2>&1 || need+=(iproute2)   # a TLS test tells socket pairs apart with ss
 # `make test` checks the systemd unit of `make install` with systemd-analyze (no running systemd needed).
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
 python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)

@@ -80,13 +80,7 @@ final class BadInputTests: IntegrationTestCase {
         // TLSTests.testWSSFramingRulesAndTheirCloseCodes).
         let bytes = Array(#"{"op":"send","event_id":"\#(event)","message":"caf"#.utf8) + [0xC3, 0x28] + Array(#""}"#.utf8)
         try owner.client.sendFrame(opcode: 0x1, payload: bytes)
-        var code: UInt16?
-        do {
-            while try owner.nextOrNil(timeout: 5) != nil {}
-        } catch ClientError.closed(let c, _) {
-            code = c
-        }
-        XCTAssertEqual(code, 1007)
+        XCTAssertEqual(try owner.closeCode(idle: 5), 1007)
         XCTAssertEqual(fixture.messageCount, 0)
         _ = try server.connect(fixture.ownerToken) // the server is fine
     }

@@ -81,17 +81,7 @@ final class CommandLineTests: XCTestCase {
         serve.standardOutput = banner
         serve.standardError = FileHandle.nullDevice
         try serve.run()
-        var port = 0
-        var text = ""
-        let deadline = Date().addingTimeInterval(60)
-        while port == 0 && Date() < deadline {
-            let chunk = banner.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-            if let r = text.range(of: #"serving on 127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
-                port = Int(text[r].split(separator: ":").last ?? "") ?? 0
-            }
-        }
+        let (port, text) = ServeBanner.port(from: banner.fileHandleForReading, seconds: 60)
         XCTAssertGreaterThan(port, 0, "no banner: \(text)")
         let server = "http://127.0.0.1:\(port)"
 
@@ -124,9 +114,7 @@ final class CommandLineTests: XCTestCase {
         // SIGTERM: clients get 1001, the process exits 0 within 10 s, PostgreSQL is stopped.
         let started = Date()
         serve.terminate()
-        var closeCode: UInt16?
-        do { while let _ = try socket.nextOrNil(timeout: 10) {} } catch ClientError.closed(let code, _) { closeCode = code }
-        XCTAssertEqual(closeCode, 1001)
+        XCTAssertEqual(try socket.closeCode(idle: 10), 1001)
         serve.waitUntilExit()
         XCTAssertEqual(serve.terminationStatus, 0)
         XCTAssertLessThan(Date().timeIntervalSince(started), 10)

@@ -151,7 +151,7 @@ final class EmergencyTests: IntegrationTestCase {
         p.standardError = FileHandle.nullDevice
         try p.run()
         defer { if p.isRunning { p.terminate() } }
-        usleep(1_500_000) // subscribed
+        XCTAssertTrue(waitUntil(10) { a.subscribers(fixture.event) == 1 }, "receipts --watch never subscribed")
         for (user, token) in [(fixture.staff, fixture.staffToken), (li!, liToken!), (fixture.admin, fixture.adminToken)] {
             let s = try a.connect(token)
             try markRead(s, message.id)

@@ -111,9 +111,7 @@ final class EventLoopTests: IntegrationTestCase {
         _ = try last.expect("hello")
         _ = try last.subscribe(fixture.event)
         serve.process.terminate()
-        var closeCode: UInt16?
-        do { while let _ = try last.nextOrNil(timeout: 20) {} } catch ClientError.closed(let code, _) { closeCode = code }
-        XCTAssertEqual(closeCode, 1001)
+        XCTAssertEqual(try last.closeCode(idle: 20), 1001)
         XCTAssertEqual(serve.wait(seconds: 20), 0, "graceful stop exits 0: \(serve.stderr)")
         XCTAssertFalse(serve.stderr.contains("libwebsockets did not finish"), serve.stderr)
     }

@@ -95,13 +95,7 @@ final class FanoutTests: IntegrationTestCase {
                     """, [fixture.event.uuidString, fixture.owner.uuidString, "burst \(i)"])
             }
         }
-        var closedWith: UInt16?
-        do {
-            while let _ = try slow.nextOrNil(timeout: 3) {}
-        } catch ClientError.closed(let code, _) {
-            closedWith = code
-        }
-        XCTAssertEqual(closedWith, 4008)
+        XCTAssertEqual(try slow.closeCode(idle: 3), 4008)
         // The server is up and a reconnecting client catches up on everything.
         let again = try server.connect(fixture.staffToken)
         let (history, _) = try again.subscribe(fixture.event, sinceSeq: 0)
@@ -114,13 +108,7 @@ final class FanoutTests: IntegrationTestCase {
         let stopped = DispatchSemaphore(value: 0)
         let core = server.server
         Thread { core.stop(); stopped.signal() }.start()
-        var code: UInt16?
-        do {
-            while let _ = try staff.nextOrNil(timeout: 5) {}
-        } catch ClientError.closed(let c, _) {
-            code = c
-        }
-        XCTAssertEqual(code, 1001)
+        XCTAssertEqual(try staff.closeCode(idle: 5), 1001)
         XCTAssertEqual(stopped.wait(timeout: .now() + 10), .success)
         XCTAssertThrowsError(try WebSocketClient(url: server.ws, headers: ["Authorization": "Bearer \(fixture.staffToken)"]))
     }

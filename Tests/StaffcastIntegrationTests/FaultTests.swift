@@ -114,23 +114,26 @@ final class FaultTests: XCTestCase {
         return (cluster, try crowd(cluster.conninfo), dir)
     }
 
-    /// A server for senders that go as fast as they can (`maxInFlight` sends each).
-    static func unlimitedServer(_ cluster: EmbeddedCluster, maxInFlight: Int) throws -> TestServer {
-        try TestServer(conninfo: cluster.conninfo) {
+    /// A cluster of its own with its crowd (`ownCluster`), and a server on it for senders that go
+    /// as fast as they can (`maxInFlight` sends each); the test's teardown stops the server, then
+    /// the cluster, and removes the cluster's folder.
+    func ownClusterAndUnlimitedServer(maxInFlight: Int) throws -> (EmbeddedCluster, Crowd, TestServer) {
+        let (cluster, crowd, dir) = try Self.ownCluster()
+        addTeardownBlock {
+            try? cluster.stop()
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+        let server = try TestServer(conninfo: cluster.conninfo) {
             $0.sendBurst = 100_000
             $0.sendRatePerSecond = 100_000
             $0.maxInFlightPerConnection = maxInFlight
         }
+        addTeardownBlock { server.stop() } // runs first: teardown blocks run last added first
+        return (cluster, crowd, server)
     }
 
     func testAPostgreSQLRestartUnderLoadIsAClear503AndTheServerRecoversLosingAndDoublingNothing() throws {
-        let (cluster, crowd, dir) = try Self.ownCluster()
-        defer {
-            try? cluster.stop()
-            try? FileManager.default.removeItem(atPath: dir)
-        }
-        let server = try Self.unlimitedServer(cluster, maxInFlight: 64)
-        defer { server.stop() }
+        let (cluster, crowd, server) = try ownClusterAndUnlimitedServer(maxInFlight: 64)
         let event = crowd.fixture.event
         let subscribers = crowd.subscriberTokens.map { RecordingSubscriber(url: server.ws, token: $0, event: event) }
         subscribers.forEach { $0.start() }
@@ -169,13 +172,7 @@ final class FaultTests: XCTestCase {
     }
 
     func testNothingIsAcknowledgedBeforeItIsCommittedWhenPostgreSQLDiesMidBatch() throws {
-        let (cluster, crowd, dir) = try Self.ownCluster()
-        defer {
-            try? cluster.stop()
-            try? FileManager.default.removeItem(atPath: dir)
-        }
-        let server = try Self.unlimitedServer(cluster, maxInFlight: 256)
-        defer { server.stop() }
+        let (cluster, crowd, server) = try ownClusterAndUnlimitedServer(maxInFlight: 256)
         // Wide windows, no spacing: batches of group commit in flight when PostgreSQL dies.
         let senders = crowd.senderTokens.enumerated().map {
             RecordingSender(url: server.ws, token: $1, event: crowd.fixture.event, name: "batch\($0)", window: 128, spacing: 0)

@@ -66,17 +66,9 @@ final class SearchAndGuardTests: IntegrationTestCase {
         let owner = try server.connect(fixture.ownerToken)
         let event = fixture.event.uuidString
         let texts = ["one", "two", "Gates open", "three", "Gates open", "four"]
-        for (i, text) in texts.enumerated() {
-            try owner.send(["op": "send", "ref": "r\(i)", "event_id": event, "message": text])
-        }
-        var sent = Set<String>(), refused: [String: ErrorCode] = [:]
-        for _ in texts {
-            switch try owner.next() {
-            case .sent(let ref?, _): sent.insert(ref)
-            case .error(let ref?, let e): refused[ref] = e.code
-            case let other: XCTFail("unexpected \(other)")
-            }
-        }
+        let (sent, refused) = try owner.sendBatch(texts.enumerated().map { i, text in
+            ["op": "send", "ref": "r\(i)", "event_id": event, "message": text]
+        })
         XCTAssertEqual(sent, ["r0", "r1", "r2", "r3", "r5"])
         XCTAssertEqual(refused, ["r4": .conflict])
         XCTAssertEqual(fixture.messageCount, 5)

@@ -12,14 +12,33 @@ import XCTest
 extension TLSTests {
     /// Restarts the test server on TLS with short deadlines.
     func restart(headerTimeout: Double = 10, writeStallTimeout: Double = 15) throws {
-        server.stop()
-        server = try startServer { [certificates] c in
-            c.tlsCertificate = certificates!.certificate
-            c.tlsKey = certificates!.key
+        try restartOnTLS { c in
             c.headerTimeout = headerTimeout
             c.writeStallTimeout = writeStallTimeout
         }
     }
+
+    /// Python for the stalled readers: `tiny_window_tls` opens a TLS connection with a 4 KB
+    /// receive window; `watch_tcp_state` then waits (60 s at most), never reading, for the server
+    /// to reset it or close it, and prints RESET or FIN (OPEN at the end) with `report()`.
+    static let stalledReaderPython = """
+        import socket, ssl, sys, time
+        def tiny_window_tls(port, ca):
+            raw = socket.socket()
+            raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
+            raw.connect(("127.0.0.1", port))
+            return ssl.create_default_context(cafile=ca).wrap_socket(raw, server_hostname="127.0.0.1")
+        def watch_tcp_state(s, started, report):
+            # TCP_INFO's state: 7 = CLOSE (reset), 8 = CLOSE_WAIT (FIN)
+            while time.time() - started < 60:
+                state = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)[0]
+                if state in (7, 8):
+                    print("RESET" if state == 7 else "FIN", report(), flush=True)
+                    sys.exit(0)
+                time.sleep(0.05)
+            print("OPEN", report(), flush=True)
+
+        """
 
     func curl(_ arguments: [String]) throws -> (status: Int32, output: String) {
         let outcome = try ProcessRunner.run("/usr/bin/env", ["curl", "-sS", "--max-time", "20", "--cacert", certificates.ca] + arguments)
@@ -79,13 +98,10 @@ extension TLSTests {
         try restart(writeStallTimeout: stall)
         // A wss client with a tiny receive window that subscribes, then never reads again and
         // watches its TCP state (TCP_INFO) without reading: 7 = CLOSE (reset), 8 = CLOSE_WAIT (FIN).
-        let script = """
-        import base64, json, os, socket, ssl, struct, sys, time
+        let script = Self.stalledReaderPython + """
+        import base64, json, os, struct
         port, ca, token, event = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
-        raw = socket.socket()
-        raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        raw.connect(("127.0.0.1", port))
-        s = ssl.create_default_context(cafile=ca).wrap_socket(raw, server_hostname="127.0.0.1")
+        s = tiny_window_tls(port, ca)
         key = base64.b64encode(os.urandom(16)).decode()
         s.sendall(("GET /v1/ws HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nUpgrade: websocket\\r\\nConnection: Upgrade\\r\\n"
                    "Sec-WebSocket-Key: %s\\r\\nSec-WebSocket-Version: 13\\r\\nSec-WebSocket-Protocol: staffcast.v1\\r\\n"
@@ -98,14 +114,7 @@ extension TLSTests {
         s.sendall(bytes([0x81, 0x80 | len(p)]) + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(p)))
         while b'"subscribed"' not in buf: buf += s.recv(4096)
         print("READY", flush=True)
-        started = time.time()
-        while time.time() - started < 60:
-            state = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)[0]
-            if state in (7, 8):
-                print("RESET" if state == 7 else "FIN", time.time(), flush=True)
-                sys.exit(0)
-            time.sleep(0.05)
-        print("OPEN", time.time(), flush=True)
+        watch_tcp_state(s, time.time(), time.time)
         """
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
@@ -144,22 +153,12 @@ extension TLSTests {
                                                                        message: "\(i) " + String(repeating: "z", count: 4_000)))
         }
         // Asks for ~200 KB with a 4 KB window and never reads it.
-        let script = """
-        import socket, ssl, sys, time
+        let script = Self.stalledReaderPython + """
         port, ca, token, path = int(sys.argv[1]), sys.argv[2], sys.argv[3], sys.argv[4]
-        raw = socket.socket()
-        raw.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4096)
-        raw.connect(("127.0.0.1", port))
-        s = ssl.create_default_context(cafile=ca).wrap_socket(raw, server_hostname="127.0.0.1")
+        s = tiny_window_tls(port, ca)
         s.sendall(("GET %s HTTP/1.1\\r\\nHost: 127.0.0.1\\r\\nAuthorization: Bearer %s\\r\\n\\r\\n" % (path, token)).encode())
         sent = time.time()
-        while time.time() - sent < 60:
-            state = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 8)[0]
-            if state in (7, 8):
-                print("RESET" if state == 7 else "FIN", time.time() - sent, flush=True)
-                sys.exit(0)
-            time.sleep(0.05)
-        print("OPEN", time.time() - sent, flush=True)
+        watch_tcp_state(s, sent, lambda: time.time() - sent)
         """
         let r = try ProcessRunner.run("/usr/bin/env", ["python3", "-c", script, "\(server.port)", certificates.ca, fixture.ownerToken,
                                                        "\(messagesPath)?limit=50"])

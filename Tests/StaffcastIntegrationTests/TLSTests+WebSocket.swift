@@ -57,12 +57,7 @@ extension TLSTests {
     }
 
     func testWSSHeartbeatsKeepAnAnsweringClientAndCloseASilentOne() throws {
-        server.stop()
-        server = try startServer { [certificates] c in
-            c.tlsCertificate = certificates!.certificate
-            c.tlsKey = certificates!.key
-            c.heartbeatInterval = 1
-        }
+        try restartOnTLS { $0.heartbeatInterval = 1 }
         let answering = try connectWSS(fixture.staffToken)
         // A silent client (python's ssl: it writes nothing after its first ping and reads
         // nothing for 5 s, then reads everything without answering).
@@ -201,22 +196,20 @@ extension TLSTests {
     }
 
     func testFiftyWSSConnectionsHoldOneDescriptorEach() throws {
-        server.stop()
-        server = try startServer { [certificates] c in
-            c.tlsCertificate = certificates!.certificate
-            c.tlsKey = certificates!.key
-            c.maxConnectionsPerUser = 100
-        }
+        try restartOnTLS { $0.maxConnectionsPerUser = 100 }
         // The server runs in this process: its descriptors and the 50 clients' are counted
         // together. Each connection is two TCP sockets here (the client's end and the server's);
-        // the relay this replaced added a local socket pair (two more) per connection.
+        // the relay this replaced added a local socket pair (two more) per connection. Unix
+        // sockets whose other end is in this process are counted as pairs: the server's own
+        // connections to PostgreSQL (its workers connect at their first job, at any moment)
+        // are Unix sockets too, but their other end is PostgreSQL's.
         let before = Self.descriptors()
         var sockets: [TestSocket] = []
         for _ in 0..<50 { sockets.append(try connectWSS(fixture.staffToken)) }
         XCTAssertTrue(waitUntil(10) { self.openConnections() == 50 })
         let during = Self.descriptors()
         XCTAssertLessThanOrEqual(during.total - before.total, 2 * 50 + 4, "descriptors: \(before) -> \(during)")
-        XCTAssertLessThanOrEqual(during.unix - before.unix, 2, "local sockets appeared: \(before) -> \(during)")
+        XCTAssertLessThanOrEqual(during.paired - before.paired, 2, "local socket pairs appeared: \(before) -> \(during)")
         // All of them work.
         _ = try api(fixture.ownerToken).sendMessage(event: fixture.event, message: "to fifty", type: nil, priority: nil,
                                                     expiresInMinutes: nil)
@@ -227,18 +220,23 @@ extension TLSTests {
                       "descriptors not given back: \(before) -> \(Self.descriptors())")
     }
 
-    /// This process's open descriptors, and how many of them are Unix-domain sockets.
-    static func descriptors() -> (total: Int, unix: Int) {
-        let unixInodes = Set(((try? String(contentsOfFile: "/proc/self/net/unix", encoding: .utf8)) ?? "")
-            .split(separator: "\n").dropFirst().compactMap { $0.split(separator: " ").dropFirst(6).first.map(String.init) })
+    /// This process's open descriptors, and how many of them are Unix-domain sockets whose other
+    /// end is in this process too (`ss` names each socket's peer).
+    static func descriptors() -> (total: Int, paired: Int) {
         let names = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
-        var unix = 0
-        for name in names {
+        let sockets = Set(names.compactMap { name -> String? in
             guard let target = try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\(name)"),
-                  target.hasPrefix("socket:[") else { continue }
-            if unixInodes.contains(String(target.dropFirst(8).dropLast())) { unix += 1 }
-        }
-        return (names.count, unix)
+                  target.hasPrefix("socket:[") else { return nil }
+            return String(target.dropFirst(8).dropLast())
+        })
+        // `ss -xaH`: one Unix socket a line, ending with its inode, the peer's address and inode.
+        let listed = (try? ProcessRunner.run("/usr/bin/env", ["ss", "-xaH"]).output) ?? ""
+        let paired = listed.split(separator: "\n").filter { line in
+            let fields = line.split(separator: " ")
+            guard fields.count >= 4 else { return false }
+            return sockets.contains(String(fields[fields.count - 3])) && sockets.contains(String(fields[fields.count - 1]))
+        }.count
+        return (names.count, paired)
     }
 
     /// WebSockets the server holds (`/v1/status` over https, with the ops token).
@@ -246,15 +244,6 @@ extension TLSTests {
         guard let data = try? api("ops-secret").call("GET", "/v1/status"),
               let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { return nil }
         return object["connections"] as? Int
-    }
-
-    func waitUntil(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(50_000)
-        }
-        return condition()
     }
 }
 

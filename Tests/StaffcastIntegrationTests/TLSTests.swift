@@ -54,6 +54,16 @@ final class TLSTests: IntegrationTestCase {
         }
     }
 
+    /// Stops the test server and starts it again on TLS with `configure`'s settings too.
+    func restartOnTLS(_ configure: (inout ServerConfiguration) -> Void) throws {
+        server.stop()
+        server = try startServer { [certificates] c in
+            c.tlsCertificate = certificates!.certificate
+            c.tlsKey = certificates!.key
+            configure(&c)
+        }
+    }
+
     override func tearDown() {
         _ = try? ProcessRunner.run("/usr/bin/tmux", ["-L", socketName, "kill-server"])
         super.tearDown()

@@ -86,15 +86,7 @@ final class TemplatesTests: IntegrationTestCase {
             ["op": "send", "ref": "c", "event_id": event, "template": "lunch"],
             ["op": "send", "ref": "d", "event_id": event, "message": "two"],
         ]
-        for f in frames { try owner.send(f) }
-        var sent = Set<String>(), refused: [String: ErrorCode] = [:]
-        for _ in frames {
-            switch try owner.next() {
-            case .sent(let ref?, _): sent.insert(ref)
-            case .error(let ref?, let e): refused[ref] = e.code
-            case let other: XCTFail("unexpected \(other)")
-            }
-        }
+        let (sent, refused) = try owner.sendBatch(frames)
         XCTAssertEqual(sent, ["a", "c", "d"])
         XCTAssertEqual(refused, ["b": .notFound])
         XCTAssertEqual(try fixture.count("SELECT count(*) FROM staff_messages WHERE message = 'Lunch is served'"), 1)

@@ -217,17 +217,7 @@ final class ServeProcess {
         FileManager.default.createFile(atPath: logFile, contents: nil)
         process.standardError = FileHandle(forWritingAtPath: logFile)
         try process.run()
-        var found = 0
-        var text = ""
-        let deadline = Date().addingTimeInterval(60)
-        while found == 0 && Date() < deadline {
-            let chunk = banner.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-            if let r = text.range(of: #"serving on 127\.0\.0\.1:(\d+)"#, options: .regularExpression) {
-                found = Int(text[r].split(separator: ":").last ?? "") ?? 0
-            }
-        }
+        let (found, text) = ServeBanner.port(from: banner.fileHandleForReading, seconds: 60)
         guard found > 0 else {
             process.terminate()
             let log = (try? String(contentsOfFile: logFile, encoding: .utf8)) ?? ""

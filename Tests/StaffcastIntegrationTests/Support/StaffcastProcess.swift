@@ -34,16 +34,8 @@ final class StaffcastProcess: @unchecked Sendable {
             }
         }
         guard expectBanner else { return }
-        var text = ""
-        let deadline = Date().addingTimeInterval(90)
-        while port == 0 && Date() < deadline {
-            let chunk = out.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text += String(decoding: chunk, as: UTF8.self)
-            if let r = text.range(of: #"serving on [^ ]+:(\d+)"#, options: .regularExpression) {
-                port = Int(text[r].split(separator: ":").last ?? "") ?? 0
-            }
-        }
+        let (found, text) = ServeBanner.port(from: out.fileHandleForReading, seconds: 90)
+        port = found
         if port == 0 {
             if process.isRunning { process.terminate() }
             process.waitUntilExit()

@@ -103,6 +103,17 @@ final class TestSocket {
         throw ClientError.timeout
     }
 
+    /// Reads on, skipping frames, until the server closes the socket: its close code (nil when
+    /// `idle` seconds pass with no frame and no close).
+    func closeCode(idle: TimeInterval) throws -> UInt16? {
+        do {
+            while try nextOrNil(timeout: idle) != nil {}
+        } catch ClientError.closed(let code, _) {
+            return code
+        }
+        return nil
+    }
+
     /// Asserts that nothing arrives for `seconds`.
     func expectSilence(_ seconds: TimeInterval, file: StaticString = #filePath, line: UInt = #line) throws {
         if let frame = try nextOrNil(timeout: seconds) {
@@ -119,6 +130,22 @@ final class TestSocket {
         guard case .subscribed(let ref, _, let history, let unread, _) = frame else { throw ClientError.timeout }
         XCTAssertEqual(ref, "sub", file: file, line: line)
         return (history, unread)
+    }
+
+    /// Sends `requests` back to back (one group commit) and reads one answer per request: the
+    /// refs acknowledged with `sent`, and the code each refused ref got.
+    func sendBatch(_ requests: [[String: Any]], file: StaticString = #filePath, line: UInt = #line) throws
+        -> (sent: Set<String>, refused: [String: ErrorCode]) {
+        for r in requests { try send(r) }
+        var sent = Set<String>(), refused: [String: ErrorCode] = [:]
+        for _ in requests {
+            switch try next(file: file, line: line) {
+            case .sent(let ref?, _): sent.insert(ref)
+            case .error(let ref?, let e): refused[ref] = e.code
+            case let other: XCTFail("unexpected \(other)", file: file, line: line)
+            }
+        }
+        return (sent, refused)
     }
 
     /// Sends a request and returns the error frame it must produce.
