@@ -53,17 +53,14 @@ extension Store {
         }
         var inserts: [Int] = [] // which results are the inserts
         for (sender, indices) in bySender.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
-            let rows = Self.sendColumns(indices.map { sends[$0] })
+            let json = Self.sendRows(indices.map { sends[$0] })
             statements.append(("SELECT set_config('staffcast.user_id', $1, true)", [Self.id(sender)]))
             inserts.append(statements.count)
             statements.append(("""
                 WITH x AS (
-                    SELECT u.ord, u.id, u.event_id, u.message, u.message_type, u.priority, u.expires_in, u.force,
-                           u.escalate_after, u.template, u.emergency_default, u.teams::text[] AS teams, u.poll::text[] AS poll
-                    FROM unnest($1::int[], $5::uuid[], $6::uuid[], $7::text[], $8::text[], $9::text[], $10::int[], $11::bool[],
-                                $12::int[], $13::text[], $14::int[], $15::text[], $16::text[])
-                        AS u(ord, id, event_id, message, message_type, priority, expires_in, force,
-                             escalate_after, template, emergency_default, teams, poll)),
+                    SELECT * FROM jsonb_to_recordset($1::jsonb)
+                        AS x(ord int, id uuid, event_id uuid, message text, message_type text, priority text, expires_in int, force bool,
+                              escalate_after int, template text, emergency_default int, teams text[], poll text[])),
                 -- Sends by template take its text and defaults; one whose template is missing is left out.
                 -- An emergency template escalates by default like any emergency (EscalationPolicy).
                 r AS (
@@ -102,7 +99,7 @@ extension Store {
                     FROM ok ORDER BY ord
                     RETURNING *)
                 SELECT \(Self.insertedMessageColumns) FROM m JOIN profiles p ON p.id = m.sender_id
-                """, ([rows[0], Self.id(sender), String(duplicateWindowMinutes), batchIDs] + rows.dropFirst()).map { Optional($0) }))
+                """, [json, Self.id(sender), String(duplicateWindowMinutes), batchIDs]))
         }
         // BEGIN, the role, each sender's user and rows, COMMIT: one round trip (pipeline mode).
         let results = try conn.pipelinedTransaction(statements)
@@ -113,33 +110,63 @@ extension Store {
         return sends.map { stored[$0.id] }
     }
 
-    /// One sender's rows as typed arrays, one PostgreSQL array literal per column, in the
-    /// order of the statement's `unnest` ($1, then $5 … $16): ord, id, event_id, message,
-    /// message_type, priority, expires_in, force, escalate_after, template, emergency_default,
-    /// teams and poll (the last two each an array literal per row, cast in SQL: rows of
-    /// different lengths do not fit one two-dimensional array). Absent values are NULL.
-    static func sendColumns(_ sends: [PendingSend]) -> [String] {
-        var columns = [[String?]](repeating: [], count: 13)
+    /// One sender's rows for `jsonb_to_recordset`, written straight into bytes (this runs for
+    /// every batch on the worker that commits it; JSONSerialization of dictionaries cost more
+    /// per send than the insert). Absent values are null.
+    static func sendRows(_ sends: [PendingSend]) -> String {
+        var out: [UInt8] = [UInt8(ascii: "[")]
+        out.reserveCapacity(64 + sends.count * 320)
+        func key(_ name: StaticString) {
+            out.append(UInt8(ascii: ","))
+            out.append(UInt8(ascii: "\""))
+            name.withUTF8Buffer { out.append(contentsOf: $0) }
+            out.append(UInt8(ascii: "\""))
+            out.append(UInt8(ascii: ":"))
+        }
+        func string(_ s: String?) {
+            if let s { JSONBytes.appendString(s, to: &out) } else { out += Array("null".utf8) }
+        }
+        func int(_ n: Int?) {
+            if let n { JSONBytes.appendInt(n, to: &out) } else { out += Array("null".utf8) }
+        }
+        func strings(_ list: [String]?) {
+            guard let list else { return out += Array("null".utf8) }
+            out.append(UInt8(ascii: "["))
+            for (i, s) in list.enumerated() {
+                if i > 0 { out.append(UInt8(ascii: ",")) }
+                JSONBytes.appendString(s, to: &out)
+            }
+            out.append(UInt8(ascii: "]"))
+        }
         for (ord, s) in sends.enumerated() {
             let r = s.request
-            let byTemplate = r.template
-            let row: [String?] = [
-                String(ord), id(s.id), id(r.eventID),
+            if ord > 0 { out.append(UInt8(ascii: ",")) }
+            out += Array(#"{"ord":"#.utf8)
+            JSONBytes.appendInt(ord, to: &out)
+            key("id"); JSONBytes.appendUUID(s.id, to: &out)
+            key("event_id"); JSONBytes.appendUUID(r.eventID, to: &out)
+            key("force"); out += Array((r.force ? "true" : "false").utf8)
+            key("teams"); strings(r.teams)
+            key("poll"); strings(r.poll?.options)
+            key("escalate_after"); int(r.escalateAfterMinutes)
+            if let use = r.template {
                 // By template: its text, and its defaults where the send says nothing (SQL in sendBatch).
-                byTemplate == nil ? r.message : nil,
-                byTemplate.map { $0.messageType?.rawValue } ?? r.messageType.rawValue,
-                byTemplate.map { $0.priority?.rawValue } ?? r.priority.rawValue,
-                (byTemplate.map { $0.expiresInMinutes } ?? r.expiresInMinutes).map(String.init),
-                r.force ? "true" : "false",
-                r.escalateAfterMinutes.map(String.init),
-                byTemplate?.name,
-                byTemplate?.emergencyEscalationDefault.map(String.init),
-                textArray(r.teams),
-                r.poll.map { textArray($0.options) },
-            ]
-            for (column, value) in row.enumerated() { columns[column].append(value) }
+                key("template"); string(use.name)
+                key("message"); string(nil)
+                key("message_type"); string(use.messageType?.rawValue)
+                key("priority"); string(use.priority?.rawValue)
+                key("expires_in"); int(use.expiresInMinutes)
+                key("emergency_default"); int(use.emergencyEscalationDefault)
+            } else {
+                key("message"); string(r.message)
+                key("message_type"); string(r.messageType.rawValue)
+                key("priority"); string(r.priority.rawValue)
+                key("expires_in"); int(r.expiresInMinutes)
+            }
+            out.append(UInt8(ascii: "}"))
         }
-        return columns.map(textArrayLiteral)
+        out.append(UInt8(ascii: "]"))
+        return String(decoding: out, as: UTF8.self)
     }
 
     struct DuplicateKey: Hashable {
