@@ -129,6 +129,29 @@ final class WatchStateTests: WatchStateTestCase {
         XCTAssertEqual(s.messages.count, 2)
     }
 
+    /// `watch` restores unacknowledged urgent messages over HTTP while it subscribes. One
+    /// committed after the subscribe's snapshot is found by that restore first and then arrives
+    /// live: it is counted once (the clean-clone `make test` caught "1 unread" for two).
+    func testAnUrgentMessageRestoredBeforeItArrivesLiveIsCountedOnce() {
+        var s = state() // subscribed: nothing yet, 0 unread
+        let urgent = message(1, priority: .urgent)
+        s.restore([urgent])
+        XCTAssertEqual(s.unreadCount, 0)
+        _ = s.live(urgent, now: t0)
+        _ = s.live(message(2, priority: .normal), now: t0)
+        XCTAssertEqual(s.unreadCount, 2)
+        _ = s.live(urgent, now: t0) // a duplicate still changes nothing
+        XCTAssertEqual(s.unreadCount, 2)
+        // Restored before the subscribe's snapshot, which counted it: not counted again.
+        var t = WatchState(eventID: event)
+        t.connected(me)
+        let early = message(3, priority: .urgent)
+        t.restore([early])
+        t.subscribed(EventSummary(id: event, name: "Fest", startsAt: nil, accessLevel: .staff), history: [early], unreadCount: 1)
+        _ = t.live(early, now: t0)
+        XCTAssertEqual(t.unreadCount, 1)
+    }
+
     func testOrderingMovingAndExpiry() {
         var s = state()
         s.subscribed(EventSummary(id: event, name: "Fest", startsAt: nil, accessLevel: .staff),

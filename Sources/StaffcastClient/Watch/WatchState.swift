@@ -75,6 +75,9 @@ public struct WatchState: Equatable {
     public var loadingOlder = false
     /// The server said nothing older exists.
     public var olderExhausted = false
+    /// Messages `restore` put in the list that no `subscribed` count covered yet: found over
+    /// HTTP after the subscribe's snapshot, they still arrive live, and are counted then.
+    private var restoredUncounted: Set<UUID> = []
 
     public init(eventID: UUID) { self.eventID = eventID }
 
@@ -119,6 +122,7 @@ public struct WatchState: Equatable {
         if !event.name.isEmpty { eventName = event.name }
         merge(history)
         lowerFloor(history)
+        restoredUncounted.subtract(history.map(\.id)) // counted in `unreadCount` below
         // Unread emergencies from before (sent while away) take the screen too.
         for m in history where m.eventID == eventID { raise(m, round: nil) }
         self.unreadCount = unreadCount
@@ -141,6 +145,7 @@ public struct WatchState: Equatable {
     /// list, and onto the screen until acknowledged. They leave the paging floor alone.
     public mutating func restore(_ found: [StaffMessage]) {
         let pending = found.filter { $0.eventID == eventID && $0.mustBeAcknowledged && !$0.read && $0.senderID != user?.userID }
+        for m in pending where !messages.contains(where: { $0.id == m.id }) { restoredUncounted.insert(m.id) }
         merge(pending)
         for m in pending.sorted(by: { $0.seq < $1.seq }) { raise(m, round: nil) }
     }
@@ -165,7 +170,12 @@ public struct WatchState: Equatable {
 
     /// A live message: into the list, a banner on top; returns effects (the bell).
     public mutating func live(_ message: StaffMessage, now: Date) -> [WatchEffect] {
-        guard message.eventID == eventID, !messages.contains(where: { $0.id == message.id }) else { return [] }
+        guard message.eventID == eventID else { return [] }
+        if messages.contains(where: { $0.id == message.id }) {
+            // Already on screen through `restore` (its alarm is up): counted once, now.
+            if restoredUncounted.remove(message.id) != nil, message.senderID != user?.userID, !message.read { unreadCount += 1 }
+            return []
+        }
         merge([message])
         if message.senderID != user?.userID { unreadCount += 1 }
         banners.append(Banner(message: message, shownAt: now))
