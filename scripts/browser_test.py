@@ -2,7 +2,9 @@
 Selenium, one line per step on stdout, waits on conditions with deadlines, axe-core checks.
 A failure prints "FAIL: reason" and exits non-zero; the Swift test that runs the script shows
 its output."""
-import json, os, shutil, sys
+import json, os, shutil, sys, time, traceback
+
+last_step = "(none yet)"
 
 
 def fail(msg):
@@ -11,7 +13,21 @@ def fail(msg):
 
 
 def step(msg):
+    global last_step
+    last_step = msg
     print("ok: " + msg, flush=True)
+
+
+def _unexpected(kind, value, tb):
+    # An exception outside a wait (an element gone, the browser crashed): one FAIL line that
+    # names it and the last step that passed, then the traceback for whoever reads on.
+    first = (str(value).strip().splitlines() or [""])[0]
+    print("FAIL: %s after step \"%s\": %s" % (kind.__name__, last_step, first), flush=True)
+    traceback.print_exception(kind, value, tb, limit=6)
+    sys.stdout.flush()
+
+
+sys.excepthook = _unexpected
 
 
 try:
@@ -42,7 +58,18 @@ class Browser:
                   "--window-size=%d,%d" % (width, height), "--lang=en-GB"]:
             opts.add_argument(a)
         opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-        self.driver = webdriver.Chrome(service=Service(driver_path), options=opts)
+        # Chromium sometimes fails to start when the machine is busy ("DevToolsActivePort file
+        # doesn't exist", "session not created"): three tries, then a clear failure.
+        for attempt in range(3):
+            try:
+                self.driver = webdriver.Chrome(service=Service(driver_path), options=opts)
+                break
+            except Exception as e:
+                first = (str(e).strip().splitlines() or [""])[0]
+                print("chromium did not start (try %d of 3): %s" % (attempt + 1, first), flush=True)
+                if attempt == 2:
+                    fail("chromium did not start three times: " + first)
+                time.sleep(2)
         self.on_timeout = on_timeout
         self.text_limit = text_limit
 

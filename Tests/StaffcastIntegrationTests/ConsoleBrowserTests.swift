@@ -39,7 +39,7 @@ final class ConsoleBrowserTests: IntegrationTestCase {
         let output = browser.output
 
         // The browser's alert reaches staff over the WebSocket; staff read it.
-        let frame = try staff.expect("message", timeout: 90)
+        let frame = try browser.expect("message", on: staff, timeout: 90)
         let message = try XCTUnwrap(frame.message, "\(frame)\n\(output.text)")
         XCTAssertEqual(message.message, text)
         XCTAssertEqual(message.priority, .urgent)
@@ -52,10 +52,10 @@ final class ConsoleBrowserTests: IntegrationTestCase {
 
         // The page sends to team Security: staff (a member) gets it with its audience, and the
         // server stored it so (read back over HTTP).
-        let team = try XCTUnwrap(try staff.expect("message", timeout: 60).message, output.text)
+        let team = try XCTUnwrap(try browser.expect("message", on: staff, timeout: 60).message, output.text)
         XCTAssertTrue(team.message.hasPrefix("Security to the north gate"), team.message)
         XCTAssertEqual(team.teams, ["Security"])
-        XCTAssertTrue(output.wait(for: "TEAM \(team.id.uuidString.lowercased())", timeout: 30), output.text)
+        guard browser.reached("TEAM \(team.id.uuidString.lowercased())", timeout: 30) else { return }
         let listed = try owner.raw("GET", base + "/messages", query: ["since_seq": "0", "limit": "200"])
         XCTAssertEqual(listed.status, 200)
         let messages = try XCTUnwrap((try JSONSerialization.jsonObject(with: listed.body) as? [String: Any])?["messages"] as? [[String: Any]])
@@ -63,24 +63,24 @@ final class ConsoleBrowserTests: IntegrationTestCase {
         XCTAssertEqual(stored["teams"] as? [String], ["Security"])
 
         // A Yes/No poll from the page: staff answers Yes over the WebSocket (the page shows the tally).
-        let poll = try XCTUnwrap(try staff.expect("message", timeout: 60).message, output.text)
+        let poll = try XCTUnwrap(try browser.expect("message", on: staff, timeout: 60).message, output.text)
         XCTAssertEqual(poll.poll?.options, ["Yes", "No"])
         XCTAssertEqual(poll.teams, [])
         // Answered once the page shows it unanswered (so the page sees the tally change).
-        XCTAssertTrue(output.wait(for: "POLL \(poll.id.uuidString.lowercased())", timeout: 30), output.text)
+        guard browser.reached("POLL \(poll.id.uuidString.lowercased())", timeout: 30) else { return }
         try staff.send(["op": "answer", "message_id": poll.id.uuidString.lowercased(), "option": 0])
         _ = try staff.expect("answered")
 
         // The safety check: staff needs help, answered over HTTP; the page raises an alert.
-        let safe = try XCTUnwrap(try staff.expect("message", timeout: 90).message, output.text)
+        let safe = try XCTUnwrap(try browser.expect("message", on: staff, timeout: 90).message, output.text)
         XCTAssertEqual(safe.poll?.options, Poll.safetyOptions)
-        XCTAssertTrue(output.wait(for: "SAFE \(safe.id.uuidString.lowercased())", timeout: 30), output.text)
+        guard browser.reached("SAFE \(safe.id.uuidString.lowercased())", timeout: 30) else { return }
         let answered = try server.api(fixture.staffToken).raw("POST", "/v1/messages/\(safe.id.uuidString.lowercased())/answers",
                                                               body: Data(#"{"option":1}"#.utf8), contentType: "application/json")
         XCTAssertEqual(answered.status, 201, String(decoding: answered.body, as: UTF8.self))
 
         // The page asks for a server restart to show that it reconnects and catches up.
-        XCTAssertTrue(output.wait(for: "RESTART", timeout: 150), "the script did not get to the reconnect step:\n\(output.text)")
+        guard browser.reached("RESTART", timeout: 150) else { return }
         let port = server.port
         server.stop()
         sleep(1) // the page is away for a moment (it reconnects with backoff): what is tested is the catch-up
@@ -163,7 +163,12 @@ final class OutputCollector: @unchecked Sendable {
     func append(_ d: Data) { lock.lock(); data.append(d); lock.unlock() }
     var text: String { lock.lock(); defer { lock.unlock() }; return String(decoding: data, as: UTF8.self) }
     func wait(for line: String, timeout: TimeInterval) -> Bool {
-        waitUntil(timeout) { text.contains("\n" + line + "\n") || text.hasPrefix(line + "\n") }
+        waitUntil(timeout) { has(line) }
+    }
+    /// Whether `line` has been printed on a line of its own.
+    func has(_ line: String) -> Bool {
+        let text = text
+        return text.contains("\n" + line + "\n") || text.hasPrefix(line + "\n")
     }
 }
 

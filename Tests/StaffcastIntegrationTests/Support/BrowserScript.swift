@@ -1,4 +1,6 @@
 import Foundation
+import StaffcastClient
+import StaffcastCore
 import XCTest
 
 /// A browser test script (`scripts/*-browser-test.py`: Python driving headless Chromium) run
@@ -37,9 +39,32 @@ final class BrowserScript {
 
     /// Waits for the script to print `marker` on a line of its own; fails the test if it does not in time.
     func reached(_ marker: String, timeout: TimeInterval = 120, file: StaticString = #filePath, line: UInt = #line) -> Bool {
-        let ok = output.wait(for: marker, timeout: timeout)
+        // Stops waiting once the script has ended (a failed step) and the marker is not there.
+        _ = waitUntil(timeout) { output.has(marker) || !process.isRunning }
+        let ok = output.wait(for: marker, timeout: 0.2)
         if !ok { XCTFail("the script did not get to \(marker):\n\(output.text)", file: file, line: line) }
         return ok
+    }
+
+    /// The next frame with `op` on `socket`, waited for only while the script runs: when the
+    /// script has ended (a failed step), the test fails at once with its output instead of
+    /// waiting out `timeout`.
+    func expect(_ op: String, on socket: TestSocket, timeout: TimeInterval, file: StaticString = #filePath, line: UInt = #line)
+        throws -> ServerFrame {
+        let deadline = Date().addingTimeInterval(timeout)
+        while Date() < deadline {
+            let scriptEnded = !process.isRunning
+            if let frame = try socket.nextOrNil(timeout: min(1, max(0.01, deadline.timeIntervalSinceNow))) {
+                if frame.op == op { return frame }
+                continue
+            }
+            if scriptEnded {
+                XCTFail("the browser script ended before the \(op) frame came:\n\(output.text)", file: file, line: line)
+                throw ClientError.timeout
+            }
+        }
+        XCTFail("no \(op) frame within \(timeout) s; the script said:\n\(output.text)", file: file, line: line)
+        throw ClientError.timeout
     }
 
     /// Waits (at most `timeout`) for the script to end, and checks that it ended well: status 0 and "OK".
