@@ -44,6 +44,8 @@ final class ServerMetrics: @unchecked Sendable {
     let connectionsOpened: Counter
     let slowClientsClosed: Counter
     let deliveries: Counter
+    /// Socket writes of WebSocket frames: deliveries / writes is how many frames share a write.
+    let socketWrites: Counter
     let fanoutLatency: Seconds
     let listenerBatches: Counter
     let heartbeatRTT: Seconds
@@ -60,6 +62,7 @@ final class ServerMetrics: @unchecked Sendable {
         connectionsOpened = r.makeCounter(descriptor: Self.describe("staffcast_connections_opened_total", "WebSocket connections opened."))
         slowClientsClosed = r.makeCounter(descriptor: Self.describe("staffcast_slow_clients_closed_total", "Connections closed or dropped because they did not keep up with their frames."))
         deliveries = r.makeCounter(descriptor: Self.describe("staffcast_deliveries_total", "Frames written to WebSocket clients."))
+        socketWrites = r.makeCounter(descriptor: Self.describe("staffcast_socket_writes_total", "Writes of WebSocket frames to sockets; several frames can share one write (deliveries / writes = frames per write)."))
         fanoutLatency = Seconds(histogram: r.makeValueHistogram(descriptor: Self.describe("staffcast_delivery_latency_seconds", "From a message's commit to its fan-out on this server (queued for every subscriber of every loop)."), buckets: Self.secondsBuckets))
         listenerBatches = r.makeCounter(descriptor: Self.describe("staffcast_listener_batches_total", "Batches of changes the listener read."))
         heartbeatRTT = Seconds(histogram: r.makeValueHistogram(descriptor: Self.describe("staffcast_heartbeat_rtt_seconds", "WebSocket ping to pong round trips."), buckets: Self.secondsBuckets))

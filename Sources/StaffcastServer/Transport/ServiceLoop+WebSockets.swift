@@ -88,6 +88,7 @@ extension ServiceLoop {
                 if !write(wsi, writeBuffer + OutFrame.headroom, offset - OutFrame.headroom) { return -1 }
             }
             metrics.deliveries.increment(by: Int64(frames.count))
+            metrics.socketWrites.increment()
             if writeTrace != nil { traceWritten(frames) }
             if lws_partial_buffered(wsi) != 0 {
                 // The socket took part of it; lws keeps the rest and calls back once it is

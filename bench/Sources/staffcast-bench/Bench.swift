@@ -342,6 +342,7 @@ final class Bench {
             + "p99 \(ms(t.commitToReceipt.percentileMs(0.99))) max \(ms(t.commitToReceipt.maxMs))")
         if o.target == .staffcast, let stages = StageBudget.scrape(host: o.host, port: o.port, token: o.opsToken)?.since(stages0) {
             log("  server stages, commit to first byte (sampled WebSocket sends): " + stages.text)
+            log("  sharing: " + stages.sharingText)
         }
         log("  CPU: server \(d(t.serverCPU, 2)) s (\(t.deliveries > 0 ? d(t.serverCPU * 1e6 / Double(t.deliveries), 2) + " µs" : "—") per delivery), "
             + "PostgreSQL \(d(t.postgresCPU, 2)) s, bench client \(d(t.clientCPU, 2)) s"

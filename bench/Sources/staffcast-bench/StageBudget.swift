@@ -11,10 +11,20 @@ struct StageBudget {
     /// Cumulative bucket counts by stage, ascending `le` (+Inf last).
     var buckets: [String: [(le: Double, count: Double)]] = [:]
 
+    /// Counters that say how well work is shared: frames per socket write, sends per commit,
+    /// messages per listener read.
+    static let sharing = ["staffcast_deliveries_total", "staffcast_socket_writes_total", "staffcast_send_batch_size_sum",
+                          "staffcast_send_batch_size_count", "staffcast_listener_batches_total"]
+    var counters: [String: Double] = [:]
+
     /// nil when the server does not answer or has no stage histogram (an older server).
     static func scrape(host: String, port: Int, token: String) -> StageBudget? {
         guard let r = Net.get(host: host, port: port, path: "/metrics", token: token.isEmpty ? nil : token), r.status == 200 else { return nil }
         var b = StageBudget()
+        for line in r.body.split(separator: "\n") {
+            let fields = line.split(separator: " ")
+            if fields.count == 2, Self.sharing.contains(String(fields[0])), let v = Double(fields[1]) { b.counters[String(fields[0])] = v }
+        }
         for line in r.body.split(separator: "\n") where line.hasPrefix("staffcast_stage_seconds_bucket{") {
             guard let open = line.firstIndex(of: "{"), let close = line.lastIndex(of: "}") else { continue }
             var stage: String?, le: Double?
@@ -36,6 +46,7 @@ struct StageBudget {
     func since(_ earlier: StageBudget?) -> StageBudget {
         guard let earlier else { return self }
         var out = StageBudget()
+        for (name, value) in counters { out.counters[name] = value - (earlier.counters[name] ?? 0) }
         for (stage, list) in buckets {
             let before = earlier.buckets[stage] ?? []
             out.buckets[stage] = list.map { b in (b.le, b.count - (before.first { $0.le == b.le }?.count ?? 0)) }
@@ -71,6 +82,15 @@ struct StageBudget {
             return "\(stage) \(Self.ms(p50))/\(Self.ms(p99))"
         }
         return parts.joined(separator: ", ") + " ms (p50/p99; \(traced) sends traced)"
+    }
+
+    /// One line: frames per socket write, sends per commit, listener reads.
+    var sharingText: String {
+        func c(_ name: String) -> Double { counters[name] ?? 0 }
+        let writes = c("staffcast_socket_writes_total"), commits = c("staffcast_send_batch_size_count")
+        return String(format: "%.0f socket writes (%.2f frames each), %.0f commits (%.1f sends each), %.0f listener reads",
+                      writes, writes > 0 ? c("staffcast_deliveries_total") / writes : 0,
+                      commits, commits > 0 ? c("staffcast_send_batch_size_sum") / commits : 0, c("staffcast_listener_batches_total"))
     }
 
     static func ms(_ seconds: Double) -> String {
