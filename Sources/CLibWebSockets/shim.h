@@ -3,6 +3,7 @@
 #ifndef STAFFCAST_LWS_SHIM_H
 #define STAFFCAST_LWS_SHIM_H
 #include <libwebsockets.h>
+#include <stdlib.h>
 // libev: the event loop each service thread gives libwebsockets (LWS_SERVER_OPTION_LIBEV with a
 // foreign loop), so the kernel's epoll reports ready sockets instead of poll() scanning them all.
 // EV_COMPAT3 off: its `ev_loop` function would clash with `struct ev_loop` in Swift.
@@ -52,4 +53,34 @@ static inline struct ev_loop *staffcast_ev_loop_new(void) {
 static inline int staffcast_ev_run(struct ev_loop *loop) { return ev_run(loop, 0); }
 /// Makes the running staffcast_ev_run return after the current callback (loop thread only).
 static inline void staffcast_ev_break(struct ev_loop *loop) { ev_break(loop, EVBREAK_ALL); }
+
+/// A libev prepare watcher that calls `callback(context)` once per turn of the loop, after the
+/// turn's callbacks and before the loop waits again. It does not keep the loop alive
+/// (ev_unref), so ev_run still returns 0 once libwebsockets has stopped watching.
+struct staffcast_turn_watcher {
+    ev_prepare prepare; // first: the watcher libev hands back is this struct
+    void (*callback)(void *);
+    void *context;
+};
+static inline void staffcast_turn_fired(struct ev_loop *loop, ev_prepare *w, int revents) {
+    (void)loop; (void)revents;
+    struct staffcast_turn_watcher *t = (struct staffcast_turn_watcher *)w;
+    t->callback(t->context);
+}
+/// Starts one (NULL when out of memory); stop and free it with staffcast_ev_turn_stop.
+static inline struct staffcast_turn_watcher *staffcast_ev_turn_start(struct ev_loop *loop, void (*callback)(void *), void *context) {
+    struct staffcast_turn_watcher *t = (struct staffcast_turn_watcher *)malloc(sizeof *t);
+    if (!t) return NULL;
+    ev_prepare_init(&t->prepare, staffcast_turn_fired);
+    t->callback = callback;
+    t->context = context;
+    ev_prepare_start(loop, &t->prepare);
+    ev_unref(loop);
+    return t;
+}
+static inline void staffcast_ev_turn_stop(struct ev_loop *loop, struct staffcast_turn_watcher *t) {
+    ev_ref(loop);
+    ev_prepare_stop(loop, &t->prepare);
+    free(t);
+}
 #endif

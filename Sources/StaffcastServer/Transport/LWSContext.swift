@@ -37,6 +37,9 @@ final class LWSContext {
     /// Set to nil by libwebsockets once `lws_context_destroy` has wholly finished (`info.pcontext`).
     private let destroyed: UnsafeMutablePointer<OpaquePointer?>
 
+    /// The context's user pointer (the service loop, unretained: the loop owns this context).
+    private let user: UnsafeMutableRawPointer?
+
     /// Creates the context on the calling thread, which becomes its service thread.
     /// `loop` receives every callback (through the context's user pointer).
     convenience init(loop: ServiceLoop) throws(SocketError) {
@@ -45,6 +48,7 @@ final class LWSContext {
 
     /// `user` receives the callbacks (nil: a context only to check the TLS files).
     private init(user: UnsafeMutableRawPointer?, tls configuration: ServerConfiguration) throws(SocketError) {
+        self.user = user
         lws_set_log_level(Int32(LLL_ERR | LLL_WARN), lwsLogEmit)
         protocolName = strdup(Self.subprotocol)
         vhostName = strdup("staffcast")
@@ -150,14 +154,20 @@ final class LWSContext {
 
     /// Serves on the calling (service) thread until `keepGoing` is false after a wake-up or
     /// `interrupt`. Returns early only if libwebsockets gives up (nothing left to watch).
-    func serve(while keepGoing: () -> Bool) {
+    /// `afterTurn` runs on this thread after every turn of the loop (all of the turn's
+    /// callbacks have run), before the loop waits again.
+    func serve(while keepGoing: () -> Bool, afterTurn: @escaping @convention(c) (UnsafeMutableRawPointer?) -> Void) {
         if let evLoop {
+            // A prepare watcher: libev runs it once per turn, before it blocks in epoll.
+            let turns = staffcast_ev_turn_start(evLoop, afterTurn, user)
+            defer { if let turns { staffcast_ev_turn_stop(evLoop, turns) } }
             while keepGoing() {
                 if staffcast_ev_run(evLoop) == 0 { return } // no watcher left: lws has stopped
             }
         } else {
             while keepGoing(), let context {
                 if lws_service(context, 0) < 0 { return }
+                afterTurn(user) // lws_service returns after each turn
             }
         }
     }

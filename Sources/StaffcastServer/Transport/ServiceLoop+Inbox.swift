@@ -134,6 +134,14 @@ extension ServiceLoop {
 
     static let maxSubscribeBatch = 500
 
+    /// The end of a turn of the loop (every callback of the turn has run; it waits next): the
+    /// sends read during the turn go to the group commit, its subscribes to the database.
+    /// Nothing gathered waits for another turn, and no wake-up is spent on it.
+    func turnEnded() {
+        if !gatheredSends.isEmpty { flushSends() }
+        if !subscribes.isEmpty { flushSubscribes() }
+    }
+
     /// Hands the gathered sends to the group commit in one call, in the order they were read;
     /// those it has no room for are answered `unavailable`.
     func flushSends() {

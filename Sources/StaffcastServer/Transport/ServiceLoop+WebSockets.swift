@@ -153,12 +153,11 @@ extension ServiceLoop {
                 if let wsi = sockets[id]?.wsi { lws_rx_flow_control(wsi, 1) }
             case .run(let job):
                 if job.isGroupCommittedSend {
-                    // Gathered until the loop next wakes (before other backlog work), then one call.
-                    if gatheredSends.isEmpty { postLive { $0.flushSends() } }
+                    // Gathered until this turn of the loop ends (`turnEnded`), then one call:
+                    // sends read in one turn commit together, and none waits for another turn.
                     gatheredSends.append(GatheredSend(job: job, receivedAt: frameReceivedAt))
                 } else if case .subscribe = job.request {
-                    // Gathered until the loop next drains its inbox, then answered in batches.
-                    if subscribes.isEmpty { post { $0.flushSubscribes() } }
+                    // Gathered until this turn of the loop ends, then answered in batches.
                     subscribes.append(job)
                 } else if !runner.submit(job, replyTo: self) {
                     perform(engine.jobRefused(connection: job.connection, ref: job.ref, now: Self.monotonicNow()))

@@ -53,10 +53,11 @@ final class ServiceLoop: @unchecked Sendable {
     /// Open WebSockets: their wsi and the slot they hold.
     var sockets: [Int: (wsi: OpaquePointer, admission: Gatekeeper.Admission)] = [:]
     var nextConnection = 1
-    /// Subscribe jobs gathered since the loop last drained its inbox (`flushSubscribes`).
+    /// Subscribe jobs read during this turn of the loop: sent to the database in batches when
+    /// the turn ends (`turnEnded`, `flushSubscribes`).
     var subscribes: [DatabaseJob] = []
-    /// Sends read since the loop last drained its inbox: handed to the group commit together
-    /// (`flushSends`), so the sends of one turn join one batch.
+    /// Sends read during this turn of the loop: handed to the group commit together when the
+    /// turn ends (`turnEnded`, `flushSends`), so the sends of one turn join one batch.
     var gatheredSends: [GatheredSend] = []
     /// Work taken from the inbox's `work` lane and not yet run (`drainInbox`); `backlogHead`
     /// is the next item. Bounded by what the inbox's lane is (see `LoopInbox`).
@@ -135,7 +136,10 @@ final class ServiceLoop: @unchecked Sendable {
             return
         }
         started(nil)
-        lws?.serve { !exitRequested }
+        lws?.serve(while: { !exitRequested }, afterTurn: { raw in
+            guard let raw else { return }
+            Unmanaged<ServiceLoop>.fromOpaque(raw).takeUnretainedValue().turnEnded()
+        })
         inbox.withLock { $0.context = 0 }
         // TLS connections' descriptors belong to libwebsockets (closed by `destroy`).
         for connection in http.values where connection.tls == nil { _ = sc_close(connection.fd) }
