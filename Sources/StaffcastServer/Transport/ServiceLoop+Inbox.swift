@@ -67,7 +67,7 @@ extension ServiceLoop {
 
     // MARK: the loop's thread
 
-    /// The loop woke for its inbox (`LWS_CALLBACK_EVENT_WAIT_CANCELLED`).
+    /// The loop woke for its inbox (`LWS_CALLBACK_EVENT_WAIT_CANCELLED`), or a turn ended.
     func drainInbox() {
         let (live, work) = inbox.withLock { box -> ([Work], [Work]) in
             defer {
@@ -135,11 +135,13 @@ extension ServiceLoop {
     static let maxSubscribeBatch = 500
 
     /// The end of a turn of the loop (every callback of the turn has run; it waits next): the
-    /// sends read during the turn go to the group commit, its subscribes to the database.
-    /// Nothing gathered waits for another turn, and no wake-up is spent on it.
+    /// sends read during the turn go to the group commit, its subscribes to the database, and
+    /// whatever was posted during the turn runs now (`drainInbox`) rather than in the next
+    /// turn, where its wake-up would be one ready descriptor among every socket to write.
     func turnEnded() {
         if !gatheredSends.isEmpty { flushSends() }
         if !subscribes.isEmpty { flushSubscribes() }
+        drainInbox()
     }
 
     /// Hands the gathered sends to the group commit in one call, in the order they were read;
