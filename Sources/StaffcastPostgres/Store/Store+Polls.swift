@@ -70,19 +70,9 @@ extension Store {
                 FROM unnest($1::uuid[], $2::uuid[], $3::int[]) WITH ORDINALITY AS x(user_id, message_id, option, i)
                 JOIN staff_messages m ON m.id = x.message_id ORDER BY x.i
                 """, [u, m, o]),
-                // Answering marks read (sql/005: the mark, and read_by with exactly the new readers).
-                ("""
-                WITH mark AS (
-                    INSERT INTO message_reads (message_id, user_id, event_id)
-                    SELECT DISTINCT x.message_id, x.user_id, m.event_id
-                    FROM unnest($1::uuid[], $2::uuid[]) AS x(user_id, message_id)
-                    JOIN staff_messages m ON m.id = x.message_id
-                    ON CONFLICT DO NOTHING RETURNING message_id, user_id)
-                UPDATE staff_messages m
-                SET read_by = m.read_by || n.readers, read_count = m.read_count + cardinality(n.readers)
-                FROM (SELECT message_id, array_agg(user_id) AS readers FROM mark GROUP BY message_id) n
-                WHERE m.id = n.message_id
-                """, [u, m]),
+                // Answering marks read (sql/005: the mark, and read_by with exactly the new readers);
+                // the first statement already kept only answers their users may give.
+                (Self.markReads(), [u, m]),
             ]
             for s in statements { try tx.query(s.sql, s.params) }
         }

@@ -26,6 +26,26 @@ extension Store {
         try markReadBatch(reads, all: []).reads
     }
 
+    /// The statement that marks read the pairs `$1` (users) × `$2` (messages), `r` joined to
+    /// their message `m`, kept where `filter` (SQL after the join; empty: all) holds. Rows of
+    /// message_reads (the primary key drops repeats, in this batch or already stored), and for
+    /// each message one UPDATE that appends exactly the readers whose row this statement inserted.
+    static func markReads(only filter: String = "") -> String {
+        """
+        WITH mark AS (
+            INSERT INTO message_reads (message_id, user_id, event_id)
+            SELECT DISTINCT r.message_id, r.user_id, m.event_id
+            FROM unnest($1::uuid[], $2::uuid[]) AS r(user_id, message_id)
+            JOIN staff_messages m ON m.id = r.message_id
+            \(filter)
+            ON CONFLICT DO NOTHING RETURNING message_id, user_id)
+        UPDATE staff_messages m
+        SET read_by = m.read_by || n.readers, read_count = m.read_count + cardinality(n.readers)
+        FROM (SELECT message_id, array_agg(user_id) AS readers FROM mark GROUP BY message_id) n
+        WHERE m.id = n.message_id
+        """
+    }
+
     /// Single marks and mark-all requests (`Store+ReadAll.swift`) committed in one transaction.
     public func markReadBatch(_ reads: [PendingRead], all: [PendingReadAll]) throws
         -> (reads: [(eventID: UUID, unreadCount: Int)?], all: [ReadAllResult?]) {
@@ -42,23 +62,10 @@ extension Store {
             JOIN event_access a ON a.event_id = m.event_id AND a.user_id = r.user_id
             WHERE \(Self.messageIsFor(user: "r.user_id", level: "a.access_level"))
             """, [users, messages]),
-            // Rows of message_reads (the primary key drops repeats, in this batch or already
-            // stored), and for each message one UPDATE that appends exactly the readers whose
-            // row this statement inserted.
-            ("""
-            WITH mark AS (
-                INSERT INTO message_reads (message_id, user_id, event_id)
-                SELECT DISTINCT r.message_id, r.user_id, m.event_id
-                FROM unnest($1::uuid[], $2::uuid[]) AS r(user_id, message_id)
-                JOIN staff_messages m ON m.id = r.message_id
+            (Self.markReads(only: """
                 JOIN event_access a ON a.event_id = m.event_id AND a.user_id = r.user_id
                 WHERE \(Self.messageIsFor(user: "r.user_id", level: "a.access_level"))
-                ON CONFLICT DO NOTHING RETURNING message_id, user_id)
-            UPDATE staff_messages m
-            SET read_by = m.read_by || n.readers, read_count = m.read_count + cardinality(n.readers)
-            FROM (SELECT message_id, array_agg(user_id) AS readers FROM mark GROUP BY message_id) n
-            WHERE m.id = n.message_id
-            """, [users, messages]),
+                """), [users, messages]),
             // The event's total counted once per event, not once per reader.
             ("""
             WITH p AS (SELECT DISTINCT r.user_id, m.event_id

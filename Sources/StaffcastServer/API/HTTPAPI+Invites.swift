@@ -34,10 +34,7 @@ extension HTTPAPI {
                 return
             }
             guard let name: String = decoded(respond, try RedeemRequest.decode(request.body)) else { return }
-            guard !health.isDraining else {
-                respond(.error(.unavailable("This server is shutting down; try again in a moment.")))
-                return
-            }
+            guard acceptsRequests(respond) else { return }
             runAsServer(respond) { store in
                 .json(201, try store.redeemInvite(code: code, displayName: name))
             }

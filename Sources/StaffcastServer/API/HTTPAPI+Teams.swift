@@ -39,17 +39,8 @@ extension HTTPAPI {
                 return .json(200, CheckedIn(zone: zone.name, eventID: eventID, userID: identity.userID))
             }
         case .answers(let messageID) where head.method == "POST":
-            let option: Int
-            do {
-                option = try PollAnswerRequest.decode(request.body)
-            } catch {
-                respond(.error(error))
-                return
-            }
-            guard !health.isDraining else {
-                respond(.error(.unavailable("This server is shutting down; try again in a moment.")))
-                return
-            }
+            guard let option: Int = decoded(respond, try PollAnswerRequest.decode(request.body)) else { return }
+            guard acceptsRequests(respond) else { return }
             guard let identity = caller(token, respond) else { return }
             let accepted = answers.submit(user: identity.userID, message: messageID, option: option) { result in
                 switch result {

@@ -121,18 +121,10 @@ final class HTTPAPI: @unchecked Sendable {
                     return
                 }
             }
-            let send: SendRequest
-            do {
-                send = try HTTPBodies.sendRequest(eventID: eventID, contentType: head.header("content-type") ?? "",
-                                                  body: request.body, query: head.query)
-            } catch {
-                respond(.error(error))
-                return
-            }
-            guard !health.isDraining else {
-                respond(.error(.unavailable("This server is shutting down; try again in a moment.")))
-                return
-            }
+            let contentType = head.header("content-type") ?? ""
+            guard let send = decoded(respond, try HTTPBodies.sendRequest(eventID: eventID, contentType: contentType,
+                                                                          body: request.body, query: head.query)) else { return }
+            guard acceptsRequests(respond) else { return }
             guard let identity = gatekeeper.identity(for: token) else {
                 respond(.error(gatekeeper.refusal(for: token)))
                 return
@@ -291,6 +283,14 @@ final class HTTPAPI: @unchecked Sendable {
         }
     }
 
+    /// False once it has answered 503: a draining server takes no new work (the client retries
+    /// on another one).
+    func acceptsRequests(_ respond: Respond) -> Bool {
+        guard health.isDraining else { return true }
+        respond(.error(.unavailable("This server is shutting down; try again in a moment.")))
+        return false
+    }
+
     /// `runAsUser` for answers that also need the loops' state: `work` calls `done` once.
     func runAsUserThenLoops(_ token: String?, _ respond: @escaping Respond,
                                     _ work: @escaping @Sendable (Store, Identity, @escaping Respond) throws -> Void) {
@@ -306,10 +306,7 @@ final class HTTPAPI: @unchecked Sendable {
     /// from any thread.
     func runOnWorker(_ token: String?, allowOpsToken: Bool, _ respond: @escaping Respond,
                              _ work: @escaping @Sendable (Store, Identity?, @escaping Respond) throws -> Void) {
-        guard !health.isDraining else {
-            respond(.error(.unavailable("This server is shutting down; try again in a moment.")))
-            return
-        }
+        guard acceptsRequests(respond) else { return }
         let opsToken = configuration.opsToken.flatMap { $0.isEmpty ? nil : $0 }
         let isOps = allowOpsToken && opsToken != nil && token == opsToken
         var identity: Identity?

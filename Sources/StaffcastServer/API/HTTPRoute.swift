@@ -69,6 +69,16 @@ enum HTTPRoute: Equatable {
         func only(_ allowed: String, _ route: () -> Result<HTTPRoute, Failure>) -> Result<HTTPRoute, Failure> {
             method == allowed || (allowed == "GET" && method == "HEAD") ? route() : .failure(.methodNotAllowed(allowed: allowed))
         }
+        /// A name in a path (a template, team or zone) as the client percent-encoded it.
+        func pathName(_ segment: String) -> String { segment.removingPercentEncoding ?? segment }
+        /// A collection at `/v1/{kind}/{id}/{what}` that GET (or HEAD) reads and POST adds to.
+        func getOrPost(get: (UUID) -> HTTPRoute, post: (UUID) -> HTTPRoute) -> Result<HTTPRoute, Failure> {
+            switch method {
+            case "POST": return id(parts[2]).map(post)
+            case "GET", "HEAD": return id(parts[2]).map(get)
+            default: return .failure(.methodNotAllowed(allowed: "GET, POST"))
+            }
+        }
         switch parts.count {
         case 1:
             switch parts[0] {
@@ -103,10 +113,7 @@ enum HTTPRoute: Equatable {
         case 4 where parts[0] == "v1" && parts[1] == "push" && parts[2] == "subscriptions":
             return only("DELETE") { id(parts[3]).map { .deletePushSubscription(id: $0) } }
         case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "webhooks":
-            switch method {
-            case "POST", "GET", "HEAD": return id(parts[2]).map { .webhooks(eventID: $0) }
-            default: return .failure(.methodNotAllowed(allowed: "GET, POST"))
-            }
+            return getOrPost(get: Self.webhooks(eventID:), post: Self.webhooks(eventID:))
         case 5 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "webhooks":
             return only("DELETE") { id(parts[2]).flatMap { e in id(parts[4]).map { .deleteWebhook(eventID: e, webhookID: $0) } } }
         case 6 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "webhooks" && parts[5] == "deliveries":
@@ -120,38 +127,26 @@ enum HTTPRoute: Equatable {
         case 3 where parts == ["v1", "me", "events"]:
             return only("GET") { .success(.myEvents) }
         case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "messages":
-            switch method {
-            case "POST": return id(parts[2]).map { .sendMessage(eventID: $0) }
-            case "GET", "HEAD": return id(parts[2]).map { .listMessages(eventID: $0) }
-            default: return .failure(.methodNotAllowed(allowed: "GET, POST"))
-            }
+            return getOrPost(get: Self.listMessages(eventID:), post: Self.sendMessage(eventID:))
         case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "templates":
-            switch method {
-            case "POST": return id(parts[2]).map { .createTemplate(eventID: $0) }
-            case "GET", "HEAD": return id(parts[2]).map { .listTemplates(eventID: $0) }
-            default: return .failure(.methodNotAllowed(allowed: "GET, POST"))
-            }
+            return getOrPost(get: Self.listTemplates(eventID:), post: Self.createTemplate(eventID:))
         case 5 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "templates":
-            let name = parts[4].removingPercentEncoding ?? parts[4]
+            let name = pathName(parts[4])
             return only("DELETE") { id(parts[2]).map { .deleteTemplate(eventID: $0, name: name) } }
         case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "teams":
-            switch method {
-            case "POST": return id(parts[2]).map { .createTeam(eventID: $0) }
-            case "GET", "HEAD": return id(parts[2]).map { .listTeams(eventID: $0) }
-            default: return .failure(.methodNotAllowed(allowed: "GET, POST"))
-            }
+            return getOrPost(get: Self.listTeams(eventID:), post: Self.createTeam(eventID:))
         case 5 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "teams":
-            let name = parts[4].removingPercentEncoding ?? parts[4]
+            let name = pathName(parts[4])
             return only("DELETE") { id(parts[2]).map { .deleteTeam(eventID: $0, name: name) } }
         case 6 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "teams" && parts[5] == "members":
-            let name = parts[4].removingPercentEncoding ?? parts[4]
+            let name = pathName(parts[4])
             return only("GET") { id(parts[2]).map { .teamMembers(eventID: $0, name: name) } }
         case 7 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "teams" && parts[5] == "members":
-            let name = parts[4].removingPercentEncoding ?? parts[4]
+            let name = pathName(parts[4])
             guard method == "PUT" || method == "DELETE" else { return .failure(.methodNotAllowed(allowed: "PUT, DELETE")) }
             return id(parts[2]).flatMap { event in id(parts[6]).map { .teamMember(eventID: event, name: name, userID: $0) } }
         case 6 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "zones" && parts[5] == "checkin":
-            let name = parts[4].removingPercentEncoding ?? parts[4]
+            let name = pathName(parts[4])
             return only("POST") { id(parts[2]).map { .zoneCheckin(eventID: $0, name: name) } }
         case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "audit":
             return only("GET") { id(parts[2]).map { .audit(eventID: $0) } }
@@ -170,10 +165,7 @@ enum HTTPRoute: Equatable {
         case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "reach":
             return only("GET") { id(parts[2]).map { .reach(eventID: $0) } }
         case 4 where parts[0] == "v1" && parts[1] == "messages" && parts[3] == "answers":
-            switch method {
-            case "POST", "GET", "HEAD": return id(parts[2]).map { .answers(messageID: $0) }
-            default: return .failure(.methodNotAllowed(allowed: "GET, POST"))
-            }
+            return getOrPost(get: Self.answers(messageID:), post: Self.answers(messageID:))
         case 4 where parts[0] == "v1" && parts[1] == "messages" && parts[3] == "replies":
             return only("GET") { id(parts[2]).map { .replies(messageID: $0) } }
         case 4 where parts[0] == "v1" && parts[1] == "messages" && parts[3] == "receipts":

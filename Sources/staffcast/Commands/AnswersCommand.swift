@@ -30,7 +30,7 @@ struct AnswersCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            guard let id = UUID(uuidString: messageID) else { throw CommandFailure("'\(messageID)' is not a message id (a UUID)") }
+            let id = try UUID(messageID: messageID)
             guard !(json && csv) else { throw CommandFailure("give --json or --csv, not both") }
             let api = try client.api()
             if csv {
@@ -38,18 +38,15 @@ struct AnswersCommand: ParsableCommand {
                 FileHandle.standardOutput.write(try api.csv("/v1/messages/\(id.uuidString.lowercased())/answers"))
                 return
             }
-            var current = try api.answers(message: id)
+            let first = try api.answers(message: id)
             let screen = !json && isatty(STDOUT_FILENO) == 1
-            show(current, redraw: false, screen: screen)
-            guard watch, !current.report.unanswered.isEmpty else { return }
-            // The event of the poll: from its receipts.
-            let event = try api.receipts(message: id).list.eventID
-            current = try LiveReport.follow(
-                api: api, event: event, from: current, fetch: { try? api.answers(message: id) },
+            try LiveReport.run(
+                first, watch: watch, api: api,
+                event: { try api.receipts(message: id).list.eventID }, // the poll's event: from its receipts
+                fetch: { try? api.answers(message: id) },
                 differs: { $0.report != $1.report }, isComplete: { $0.report.unanswered.isEmpty },
                 concerns: { if case .pollTally(let t) = $0 { return t.messageID == id } else { return false } },
-                show: { show($0, redraw: true, screen: screen) })
-            if !current.report.unanswered.isEmpty { throw ExitCode(1) }
+                show: { show($0, redraw: $1, screen: screen) })
         }
     }
 

@@ -21,7 +21,7 @@ struct EditCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            guard let id = UUID(uuidString: messageID) else { throw CommandFailure("'\(messageID)' is not a message id (a UUID)") }
+            let id = try UUID(messageID: messageID)
             var body = text
             if text == "-" {
                 let data = FileHandle.standardInput.readDataToEndOfFile()

@@ -32,23 +32,21 @@ struct ReceiptsCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            guard let id = UUID(uuidString: messageID) else { throw CommandFailure("'\(messageID)' is not a message id (a UUID)") }
+            let id = try UUID(messageID: messageID)
             let api = try client.api()
             if csv {
                 guard !watch && !json else { throw CommandFailure("--csv prints one report; leave out --watch and --json") }
                 FileHandle.standardOutput.write(try api.csv("/v1/messages/\(id.uuidString.lowercased())/receipts"))
                 return
             }
-            var current = try api.receipts(message: id)
+            let first = try api.receipts(message: id)
             let screen = !json && isatty(STDOUT_FILENO) == 1
-            show(current, redraw: false, screen: screen)
-            guard watch, !current.list.unreadBy.isEmpty else { return }
-            current = try LiveReport.follow(
-                api: api, event: current.list.eventID, from: current, fetch: { try? api.receipts(message: id) },
+            try LiveReport.run(
+                first, watch: watch, api: api, event: { first.list.eventID },
+                fetch: { try? api.receipts(message: id) },
                 differs: { $0.list != $1.list }, isComplete: { $0.list.unreadBy.isEmpty },
                 concerns: { if case .receipt(let r) = $0 { return r.messageID == id } else { return false } },
-                show: { show($0, redraw: true, screen: screen) })
-            if !current.list.unreadBy.isEmpty { throw ExitCode(1) }
+                show: { show($0, redraw: $1, screen: screen) })
         }
     }
 

@@ -23,7 +23,7 @@ struct RepliesCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            guard let id = UUID(uuidString: messageID) else { throw CommandFailure("'\(messageID)' is not a message id (a UUID)") }
+            let id = try UUID(messageID: messageID)
             if csv {
                 FileHandle.standardOutput.write(try client.api().csv("/v1/messages/\(id.uuidString.lowercased())/replies"))
                 return

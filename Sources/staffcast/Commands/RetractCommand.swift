@@ -20,7 +20,7 @@ struct RetractCommand: ParsableCommand {
 
     func run() throws {
         try reportingFailures {
-            guard let id = UUID(uuidString: messageID) else { throw CommandFailure("'\(messageID)' is not a message id (a UUID)") }
+            let id = try UUID(messageID: messageID)
             try client.api().retractMessage(id)
             print(id.uuidString.lowercased())
         }

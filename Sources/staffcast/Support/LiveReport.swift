@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import StaffcastClient
 import StaffcastCore
@@ -7,12 +8,17 @@ import StaffcastCore
 /// safety net (e.g. while reconnecting), and shown again when it changed, until it is complete
 /// or Ctrl-C. Everything runs on the calling thread (the subscriber session's loop).
 enum LiveReport {
-    /// Follows `event` from `first` on; returns the last report. Throws when the connection
+    /// Shows `first` (`show(report, redraw)`); with `watch`, unless it is complete already,
+    /// follows its event (`event` is asked only then) and shows each change, and ends with exit
+    /// status 1 when the last report is still not complete (Ctrl-C). Throws when the connection
     /// fails for good or access to the event ends.
-    static func follow<Report>(api: APIClient, event: UUID, from first: Report,
-                               fetch: () -> Report?, differs: (Report, Report) -> Bool,
-                               isComplete: (Report) -> Bool, concerns: (ServerFrame) -> Bool,
-                               show: (Report) -> Void) throws -> Report {
+    static func run<Report>(_ first: Report, watch: Bool, api: APIClient, event: () throws -> UUID,
+                            fetch: () -> Report?, differs: (Report, Report) -> Bool,
+                            isComplete: (Report) -> Bool, concerns: (ServerFrame) -> Bool,
+                            show: (Report, _ redraw: Bool) -> Void) throws {
+        show(first, false)
+        guard watch, !isComplete(first) else { return }
+        let event = try event()
         guard let token = api.token else { throw ClientError.missingToken }
         StopFlag.shared.install()
         let session = SubscriberSession(webSocketURL: api.webSocketURL, token: token, eventID: event, cursors: nil)
@@ -26,7 +32,7 @@ enum LiveReport {
             lastFetch = Date()
             if let next = fetch(), differs(next, current) {
                 current = next
-                show(current)
+                show(current, true)
             }
         }) { update in
             switch update {
@@ -38,7 +44,7 @@ enum LiveReport {
             }
         }
         if let failure { throw CommandFailure(failure) }
-        return current
+        if !isComplete(current) { throw ExitCode(1) }
     }
 
     /// The `--json` form: the server's JSON, one object a line (a line on each change while watching).

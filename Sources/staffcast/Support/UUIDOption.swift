@@ -7,4 +7,11 @@ extension UUID {
         guard let id = UUID(uuidString: text) else { throw CommandFailure("\(name) '\(text)' is not a UUID") }
         self = id
     }
+
+    /// The MESSAGE_ID argument of a command (`receipts`, `answers`, `edit`…), or a failure that
+    /// says so: "'x' is not a message id (a UUID)".
+    init(messageID text: String) throws(CommandFailure) {
+        guard let id = UUID(uuidString: text) else { throw CommandFailure("'\(text)' is not a message id (a UUID)") }
+        self = id
+    }
 }
