@@ -25,11 +25,6 @@ extension APIClient {
         try decode(ScheduledMessage.self, try call("DELETE", "/v1/scheduled/\(Self.path(id))"), what: "a Scheduled object")
     }
 
-    public struct MessagesPage: Decodable, Sendable {
-        public var messages: [StaffMessage]
-        public var more: Bool?
-    }
-
     /// `GET /v1/events/{id}/messages` with search filters (`q`, `type`, `priority`, `sender`,
     /// `from`, `to`, `include_expired`, `limit`, `before_seq`).
     public func searchMessages(event: UUID, query: [String: String]) throws(ClientError) -> MessagesPage {

@@ -32,7 +32,7 @@ final class AudienceTests: IntegrationTestCase {
     func messages(_ token: String, _ query: [String: String] = [:]) throws -> [StaffMessage] {
         let r = try server.api(token).raw("GET", base + "/messages", query: query)
         XCTAssertEqual(r.status, 200, String(decoding: r.body, as: UTF8.self))
-        return try JSONDecoder().decode(APIClient.MessagesPage.self, from: r.body).messages
+        return try JSONDecoder().decode(MessagesPage.self, from: r.body).messages
     }
 
     func visibleInSQL(_ user: UUID) throws -> [String] {

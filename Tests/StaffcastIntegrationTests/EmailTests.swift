@@ -74,10 +74,10 @@ final class EmailTests: IntegrationTestCase {
         XCTAssertEqual(try fixture.count("SELECT count(*) FROM message_reach WHERE message_id = $1 AND user_id = $2 AND via = 'email'",
                                          [id(emergency.id), id(fixture.staff)]), 1)
         let funnel = try server.api(fixture.ownerToken).receipts(message: emergency.id).list
-        XCTAssertEqual(funnel.totals?.email, 1)
-        XCTAssertEqual(funnel.totals?.read, 1)
-        XCTAssertEqual(funnel.unreadBy.first { $0.userID == fixture.staff }?.reached?.map(\.via), ["email"])
-        XCTAssertEqual(funnel.readBy.first { $0.userID == li }?.reached?.map(\.via), ["live"])
+        XCTAssertEqual(funnel.totals.email, 1)
+        XCTAssertEqual(funnel.totals.read, 1)
+        XCTAssertEqual(funnel.unreadBy.first { $0.userID == fixture.staff }?.reached.map(\.via), ["email"])
+        XCTAssertEqual(funnel.readBy.first { $0.userID == li }?.reached.map(\.via), ["live"])
         // A restart does not send it again.
         server.stop()
         let port = smtp.port

@@ -186,7 +186,7 @@ final class PushTests: IntegrationTestCase {
         // Receipts carry the funnel: per person how and when, and the totals.
         let receipts = try server.api(fixture.adminToken).receipts(message: urgent.id).list
         let sam = try XCTUnwrap(receipts.unreadBy.first { $0.userID == fixture.staff })
-        XCTAssertEqual(sam.reached?.map(\.via), ["live", "push"])
+        XCTAssertEqual(sam.reached.map(\.via), ["live", "push"])
         XCTAssertEqual(receipts.totals, FunnelTotals(live: 1, push: 1, email: 0, read: 0))
         XCTAssertEqual(receipts.unreadBy.first { $0.userID == fixture.admin }?.reached, [])
     }

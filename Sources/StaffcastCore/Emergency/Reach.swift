@@ -46,7 +46,7 @@ public struct Reach: Sendable, Equatable, Codable {
         }
     }
 
-    public var eventID: UUID
+    @WireUUID public var eventID: UUID
     /// Everyone with access to the event.
     public var roster: Int
     /// Of them, those with a live WebSocket subscribed to the event on any server.
@@ -54,9 +54,9 @@ public struct Reach: Sendable, Equatable, Codable {
     /// Those not connected, longest gone first (never seen first of all), then by name.
     public var offline: [Person]
     /// Those connected (an extension of the contract's shape: lets a sender leave themself out).
-    public var online: [Person]
+    @WireDefault public var online: [Person]
     /// The event's zones by name, with live staff in each.
-    public var zones: [Zone]
+    @WireDefault public var zones: [Zone]
 
     enum CodingKeys: String, CodingKey { case eventID = "event_id", roster, connected, offline, online, zones }
 
@@ -67,26 +67,6 @@ public struct Reach: Sendable, Equatable, Codable {
         self.connected = connected
         self.offline = offline
         self.online = online
-    }
-
-    public init(from decoder: Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        eventID = try c.decode(UUID.self, forKey: .eventID)
-        roster = try c.decode(Int.self, forKey: .roster)
-        connected = try c.decode(Int.self, forKey: .connected)
-        offline = try c.decode([Person].self, forKey: .offline)
-        online = try c.decodeIfPresent([Person].self, forKey: .online) ?? []
-        zones = try c.decodeIfPresent([Zone].self, forKey: .zones) ?? []
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(eventID.uuidString.lowercased(), forKey: .eventID)
-        try c.encode(roster, forKey: .roster)
-        try c.encode(connected, forKey: .connected)
-        try c.encode(offline, forKey: .offline)
-        try c.encode(online, forKey: .online)
-        try c.encode(zones, forKey: .zones)
     }
 
     /// `roster`: every user with access and their name; `connected`: users with a live

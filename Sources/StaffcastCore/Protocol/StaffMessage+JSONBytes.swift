@@ -1,7 +1,7 @@
 import Foundation
 
 /// A message object written straight into bytes: the same fields and values as its Codable
-/// encoding (`WireModels.swift`; docs/protocol.md, Message), without Foundation's JSONEncoder.
+/// encoding (`StaffMessage.swift`; docs/protocol.md, Message), without Foundation's JSONEncoder.
 /// Every committed send is encoded once for its sender's answer (`sent`, or the HTTP 201) on
 /// the worker that committed the batch, and once for live fan-out (`message`): with the
 /// encoder that was most of a send's cost after its commit, paid one send after another.

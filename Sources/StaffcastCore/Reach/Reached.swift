@@ -7,29 +7,11 @@ public struct Reached: Sendable, Equatable, Codable {
     public static let channels = ["live", "push", "email"]
 
     public var via: String
-    public var at: Date
+    @WireDate public var at: Date
 
     public init(via: String, at: Date) {
         self.via = via
         self.at = at
-    }
-
-    enum CodingKeys: String, CodingKey { case via, at }
-
-    public init(from decoder: Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        via = try c.decode(String.self, forKey: .via)
-        let text = try c.decode(String.self, forKey: .at)
-        guard let date = RFC3339.parse(text) else {
-            throw DecodingError.dataCorruptedError(forKey: .at, in: c, debugDescription: "not RFC 3339")
-        }
-        at = date
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(via, forKey: .via)
-        try c.encode(RFC3339.format(at), forKey: .at)
     }
 }
 

@@ -1,16 +1,21 @@
 import Foundation
 
 /// A named message of one event, sent with `send` + `template` (docs/protocol.md).
-public struct MessageTemplate: Sendable, Equatable {
-    public var eventID: UUID
+public struct MessageTemplate: Sendable, Equatable, Codable {
+    @WireUUID public var eventID: UUID
     public var name: String
     public var message: String
     public var messageType: MessageType
     public var priority: Priority
-    public var expiresInMinutes: Int?
-    public var createdAt: Date
+    @WireNull public var expiresInMinutes: Int?
+    @WireDate public var createdAt: Date
     /// The teams a send of it goes to when the send names none (empty: the whole event).
-    public var teams: [String] = []
+    @WireDefault public var teams: [String] = []
+
+    enum CodingKeys: String, CodingKey {
+        case eventID = "event_id", name, message, messageType = "message_type", priority
+        case expiresInMinutes = "expires_in_minutes", createdAt = "created_at", teams
+    }
 
     public init(eventID: UUID, name: String, message: String, messageType: MessageType, priority: Priority,
                 expiresInMinutes: Int?, createdAt: Date) {
@@ -35,36 +40,5 @@ public struct MessageTemplate: Sendable, Equatable {
         guard !name.contains("\n") && !name.contains("\t") && !name.contains("\r") else {
             throw .invalid("A template name is one line.")
         }
-    }
-}
-
-extension MessageTemplate: Codable {
-    enum CodingKeys: String, CodingKey {
-        case name, message, priority
-        case eventID = "event_id", messageType = "message_type", expiresInMinutes = "expires_in_minutes", createdAt = "created_at", teams
-    }
-
-    public init(from decoder: Decoder) throws {
-        let c = try decoder.container(keyedBy: CodingKeys.self)
-        eventID = try c.decode(UUID.self, forKey: .eventID)
-        name = try c.decode(String.self, forKey: .name)
-        message = try c.decode(String.self, forKey: .message)
-        messageType = try c.decode(MessageType.self, forKey: .messageType)
-        priority = try c.decode(Priority.self, forKey: .priority)
-        expiresInMinutes = try c.decodeIfPresent(Int.self, forKey: .expiresInMinutes)
-        createdAt = try c.decodeRFC3339(forKey: .createdAt)
-        teams = try c.decodeIfPresent([String].self, forKey: .teams) ?? []
-    }
-
-    public func encode(to encoder: Encoder) throws {
-        var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(eventID.uuidString.lowercased(), forKey: .eventID)
-        try c.encode(name, forKey: .name)
-        try c.encode(message, forKey: .message)
-        try c.encode(messageType, forKey: .messageType)
-        try c.encode(priority, forKey: .priority)
-        try c.encode(expiresInMinutes, forKey: .expiresInMinutes)
-        try c.encode(RFC3339.format(createdAt), forKey: .createdAt)
-        try c.encode(teams, forKey: .teams)
     }
 }

@@ -50,8 +50,7 @@ struct HistoryCommand: ParsableCommand {
             }
             let page = try target.api().searchMessages(event: eventID, query: query)
             if json {
-                struct Body: Encodable { var messages: [StaffMessage]; var more: Bool }
-                return try JSONOutput.print(Body(messages: page.messages, more: page.more ?? false))
+                return try JSONOutput.print(page)
             }
             if page.messages.isEmpty {
                 print("No messages match.")
@@ -63,7 +62,7 @@ struct HistoryCommand: ParsableCommand {
                 if m.isExpired(at: now) { text = "(expired) " + text }
                 return [Self.shortTime(m.sentAt), m.senderName, m.messageType.rawValue, m.priority.rawValue, text]
             }))
-            if page.more == true {
+            if page.more {
                 print("… older matches exist: narrow the search (--from, --search) or raise --limit.")
             }
         }

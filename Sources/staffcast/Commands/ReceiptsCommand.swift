@@ -51,8 +51,9 @@ struct ReceiptsCommand: ParsableCommand {
     }
 
     /// "  [live 10:02:03, push 10:02:04]": how the message reached the person (the funnel).
-    static func reached(_ p: APIClient.ReceiptList.Person) -> String {
-        guard let ways = p.reached, !ways.isEmpty else { return "" }
+    static func reached(_ p: Receipts.Person) -> String {
+        let ways = p.reached
+        guard !ways.isEmpty else { return "" }
         let f = DateFormatter()
         f.locale = Locale(identifier: "en_US_POSIX")
         f.dateFormat = "HH:mm:ss"
@@ -60,21 +61,22 @@ struct ReceiptsCommand: ParsableCommand {
     }
 
     /// "  — running late: 10 min" when the person replied (their latest reply).
-    static func reply(_ p: APIClient.ReceiptList.Person) -> String {
+    static func reply(_ p: Receipts.Person) -> String {
         guard let r = p.reply else { return "" }
         return "  — " + Strings.english.describe(r)
     }
 
-    private func show(_ r: (list: APIClient.ReceiptList, json: Data), redraw: Bool, screen: Bool) {
+    private func show(_ r: (list: Receipts, json: Data), redraw: Bool, screen: Bool) {
         if json { return LiveReport.writeJSONLine(r.json) }
         var out = LiveReport.redrawPrefix(redraw: redraw, screen: screen)
         let total = r.list.readBy.count + r.list.unreadBy.count
         out += "read by \(r.list.readBy.count) of \(total)\n"
-        if let t = r.list.totals {
-            out += "reached: live \(t.live) · push \(t.push) · email \(t.email) · read \(t.read)\n"
-        }
+        let t = r.list.totals
+        out += "reached: live \(t.live) · push \(t.push) · email \(t.email) · read \(t.read)\n"
         for p in r.list.readBy {
-            out += "  ✓ \(p.displayName)\(p.readAt.map { "  \($0)" } ?? "")\(Self.reached(p))\(Self.reply(p))\n"
+            // As the server wrote it: a parsed time can fall a hair below its millisecond, which
+            // RFC3339.format would truncate.
+            out += "  ✓ \(p.displayName)\(p.readAt.map { "  \(RFC3339.format($0.addingTimeInterval(0.0005)))" } ?? "")\(Self.reached(p))\(Self.reply(p))\n"
         }
         if !r.list.unreadBy.isEmpty {
             out += "not read by \(r.list.unreadBy.count):\n"

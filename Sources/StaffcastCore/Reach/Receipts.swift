@@ -1,8 +1,9 @@
 import Foundation
-import StaffcastCore
 
-/// Who has read one message and who of the event's roster has not.
-public struct Receipts: Sendable, Equatable {
+/// Who has read one message and who of the event's roster has not: `GET /v1/messages/{id}/receipts`
+/// (docs/protocol.md). The store builds it, the server writes it (`ReceiptsBody`, by hand for
+/// speed) and the client reads it back as this type; `read_count` and `totals` are derived.
+public struct Receipts: Sendable, Equatable, Decodable {
     public struct Person: Sendable, Equatable, Codable {
         public var userID: UUID
         public var displayName: String
@@ -42,6 +43,18 @@ public struct Receipts: Sendable, Equatable {
     public var eventID: UUID
     public var readBy: [Person]
     public var unreadBy: [Person]
+
+    enum CodingKeys: String, CodingKey {
+        case messageID = "message_id", eventID = "event_id", readBy = "read_by", unreadBy = "unread_by"
+    }
+
+    public init(messageID: UUID, eventID: UUID, readBy: [Person], unreadBy: [Person]) {
+        self.messageID = messageID
+        self.eventID = eventID
+        self.readBy = readBy
+        self.unreadBy = unreadBy
+    }
+
     public var readCount: Int { readBy.count }
     /// The delivery funnel's totals: people reached live, by push, by email, and who read it.
     public var totals: FunnelTotals { FunnelTotals(reached: (readBy + unreadBy).map(\.reached), read: readBy.count) }
