@@ -215,29 +215,27 @@ final class HTTPRequestParserTests: XCTestCase {
 
     // MARK: chunked bodies
 
+    /// `chunks` after the chunked head are read, whole, as one request whose body is `body`.
+    func assertChunked(_ chunks: String, body: String, file: StaticString = #filePath, line: UInt = #line) {
+        let raw = chunkedHead + chunks
+        XCTAssertEqual(parser.parse(bytes(raw)), .request(HTTPRequest(head: chunkedHeadValue, body: bytes(body)), consumed: raw.utf8.count),
+                       file: file, line: line)
+    }
+
     func testOneChunk() {
-        let raw = chunkedHead + "5\r\nhello\r\n0\r\n\r\n"
-        XCTAssertEqual(parser.parse(bytes(raw)),
-                       .request(HTTPRequest(head: chunkedHeadValue, body: bytes("hello")), consumed: raw.utf8.count))
+        assertChunked("5\r\nhello\r\n0\r\n\r\n", body: "hello")
     }
 
     func testEmptyChunkedBody() {
-        let raw = chunkedHead + "0\r\n\r\n"
-        XCTAssertEqual(parser.parse(bytes(raw)),
-                       .request(HTTPRequest(head: chunkedHeadValue, body: []), consumed: raw.utf8.count))
+        assertChunked("0\r\n\r\n", body: "")
     }
 
     func testSeveralChunks() {
-        let raw = chunkedHead + "5\r\nhello\r\n1\r\n \r\nA\r\n0123456789\r\nb\r\nabcdefghijk\r\n0\r\n\r\n"
-        XCTAssertEqual(parser.parse(bytes(raw)),
-                       .request(HTTPRequest(head: chunkedHeadValue, body: bytes("hello 0123456789abcdefghijk")),
-                                consumed: raw.utf8.count))
+        assertChunked("5\r\nhello\r\n1\r\n \r\nA\r\n0123456789\r\nb\r\nabcdefghijk\r\n0\r\n\r\n", body: "hello 0123456789abcdefghijk")
     }
 
     func testChunkExtensionsAreIgnored() {
-        let raw = chunkedHead + "5;x=y\r\nhello\r\n3;name=\"quoted\";flag\r\nabc\r\n0;last=1\r\n\r\n"
-        XCTAssertEqual(parser.parse(bytes(raw)),
-                       .request(HTTPRequest(head: chunkedHeadValue, body: bytes("helloabc")), consumed: raw.utf8.count))
+        assertChunked("5;x=y\r\nhello\r\n3;name=\"quoted\";flag\r\nabc\r\n0;last=1\r\n\r\n", body: "helloabc")
     }
 
     func testTrailersAreSkipped() {
