@@ -7,6 +7,12 @@ final class ConnectionCapsTests: XCTestCase {
     let bob = UUID(uuidString: "00000000-0000-0000-0000-00000000000B")!
     let carol = UUID(uuidString: "00000000-0000-0000-0000-00000000000C")!
 
+    /// The slots held in all, and by each user named.
+    func assertHeld(_ caps: ConnectionCaps, total: Int, _ perUser: [UUID: Int], file: StaticString = #filePath, line: UInt = #line) {
+        XCTAssertEqual(caps.total, total, "total", file: file, line: line)
+        for (user, count) in perUser { XCTAssertEqual(caps.count(of: user), count, "\(user)", file: file, line: line) }
+    }
+
     func testFreshCapsAreEmpty() {
         let caps = ConnectionCaps(maxConnections: 5, maxPerUser: 2)
         XCTAssertEqual(caps.maxConnections, 5)
@@ -44,10 +50,7 @@ final class ConnectionCapsTests: XCTestCase {
         // Alice is at both caps: the server-wide one is reported.
         XCTAssertEqual(caps.take(for: alice), .serverFull(limit: 3))
 
-        XCTAssertEqual(caps.total, 3)
-        XCTAssertEqual(caps.count(of: alice), 2)
-        XCTAssertEqual(caps.count(of: bob), 1)
-        XCTAssertEqual(caps.count(of: carol), 0)
+        assertHeld(caps, total: 3, [alice: 2, bob: 1, carol: 0])
     }
 
     func testReleaseFreesASlot() {
@@ -57,17 +60,13 @@ final class ConnectionCapsTests: XCTestCase {
         XCTAssertEqual(caps.take(for: bob), .serverFull(limit: 2))
 
         caps.release(for: alice)
-        XCTAssertEqual(caps.total, 1)
-        XCTAssertEqual(caps.count(of: alice), 1)
+        assertHeld(caps, total: 1, [alice: 1])
         XCTAssertNil(caps.take(for: bob), "the freed slot is Bob's to take")
-        XCTAssertEqual(caps.total, 2)
-        XCTAssertEqual(caps.count(of: bob), 1)
+        assertHeld(caps, total: 2, [bob: 1])
 
         caps.release(for: alice)
         caps.release(for: bob)
-        XCTAssertEqual(caps.total, 0)
-        XCTAssertEqual(caps.count(of: alice), 0)
-        XCTAssertEqual(caps.count(of: bob), 0)
+        assertHeld(caps, total: 0, [alice: 0, bob: 0])
         // Fully released caps are the same as fresh ones (no zero entries are kept).
         XCTAssertEqual(caps, ConnectionCaps(maxConnections: 2, maxPerUser: 2))
     }
@@ -85,17 +84,13 @@ final class ConnectionCapsTests: XCTestCase {
     func testReleaseOfAnUnknownUserIsHarmless() {
         var caps = ConnectionCaps(maxConnections: 3, maxPerUser: 2)
         caps.release(for: carol)
-        XCTAssertEqual(caps.total, 0)
-        XCTAssertEqual(caps.count(of: carol), 0)
+        assertHeld(caps, total: 0, [carol: 0])
         XCTAssertEqual(caps, ConnectionCaps(maxConnections: 3, maxPerUser: 2))
 
         XCTAssertNil(caps.take(for: alice))
         XCTAssertNil(caps.take(for: bob))
         caps.release(for: carol) // must not take Alice's or Bob's slot away
-        XCTAssertEqual(caps.total, 2)
-        XCTAssertEqual(caps.count(of: alice), 1)
-        XCTAssertEqual(caps.count(of: bob), 1)
-        XCTAssertEqual(caps.count(of: carol), 0)
+        assertHeld(caps, total: 2, [alice: 1, bob: 1, carol: 0])
     }
 
     func testExtraReleasesNeverGoNegative() {
@@ -105,9 +100,7 @@ final class ConnectionCapsTests: XCTestCase {
         caps.release(for: alice)
         caps.release(for: alice)
         caps.release(for: alice)
-        XCTAssertEqual(caps.count(of: alice), 0)
-        XCTAssertEqual(caps.total, 1, "Bob's slot is still held")
-        XCTAssertEqual(caps.count(of: bob), 1)
+        assertHeld(caps, total: 1, [alice: 0, bob: 1]) // Bob's slot is still held
 
         // The caps are still exact: exactly one more slot fits.
         XCTAssertNil(caps.take(for: alice))

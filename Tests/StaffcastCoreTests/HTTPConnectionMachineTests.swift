@@ -27,6 +27,14 @@ final class HTTPConnectionMachineTests: XCTestCase {
         Array("HTTP/1.1 200 OK\r\nContent-Length: \(text.utf8.count)\r\n\r\n\(text)".utf8)
     }
 
+    /// A machine that read a GET at 0 and was given its answer (`text`) at `now`.
+    func answeredGet(_ text: String = "ok", at now: Double) -> Machine {
+        var m = machine()
+        _ = m.received(get(), now: 0)
+        _ = m.answered(slot: 0, answer(text), now: now)
+        return m
+    }
+
     /// The requests served, as "slot path keep-alive".
     func served(_ actions: [HTTPConnectionAction]) -> [String] {
         actions.compactMap {
@@ -186,9 +194,7 @@ final class HTTPConnectionMachineTests: XCTestCase {
     }
 
     func testAnIdleKeptAliveConnectionIsClosedAtTheIdleTimeout() {
-        var m = machine()
-        _ = m.received(get(), now: 0)
-        _ = m.answered(slot: 0, answer("ok"), now: 1)
+        var m = answeredGet(at: 1)
         drainOutput(&m, now: 2)
         XCTAssertEqual(m.tick(now: 30, queuedElsewhere: 0), [], "past header_timeout, but it has been served")
         XCTAssertEqual(m.tick(now: 61.9, queuedElsewhere: 0), [])
@@ -196,9 +202,7 @@ final class HTTPConnectionMachineTests: XCTestCase {
     }
 
     func testAnAnswerThatStopsMovingIsReset() {
-        var m = machine()
-        _ = m.received(get(), now: 0)
-        _ = m.answered(slot: 0, answer(String(repeating: "x", count: 1_000)), now: 1)
+        var m = answeredGet(String(repeating: "x", count: 1_000), at: 1)
         m.wrote(100, now: 1)
         XCTAssertEqual(m.tick(now: 2, queuedElsewhere: 50_000), [])
         XCTAssertEqual(m.tick(now: 10, queuedElsewhere: 40_000), [], "the kernel's queue shrank: progress")
@@ -207,9 +211,7 @@ final class HTTPConnectionMachineTests: XCTestCase {
     }
 
     func testAKernelQueueThatDoesNotShrinkIsAStallEvenWithNothingOfOurs() {
-        var m = machine()
-        _ = m.received(get(), now: 0)
-        _ = m.answered(slot: 0, answer("ok"), now: 0)
+        var m = answeredGet(at: 0)
         drainOutput(&m, now: 0)
         XCTAssertEqual(m.tick(now: 1, queuedElsewhere: 300), [])
         XCTAssertEqual(m.tick(now: 15, queuedElsewhere: 300), [.close(reset: true)])

@@ -179,10 +179,14 @@ final class HTTPRequestParserTests: XCTestCase {
     }
 
     func testIdenticalDuplicateContentLengthsAreAccepted() throws {
-        let raw = "POST /p HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok"
-        let (r, consumed) = try XCTUnwrap(request(parser.parse(bytes(raw))))
-        XCTAssertEqual(r.body, bytes("ok"))
-        XCTAssertEqual(consumed, raw.utf8.count)
+        try assertOneRequest("POST /p HTTP/1.1\r\nHost: a\r\nContent-Length: 2\r\nContent-Length: 2\r\n\r\nok", body: "ok")
+    }
+
+    /// `raw` is read as one request, whole, whose body is `body`.
+    func assertOneRequest(_ raw: String, body: String, file: StaticString = #filePath, line: UInt = #line) throws {
+        let (r, consumed) = try XCTUnwrap(request(parser.parse(bytes(raw))), file: file, line: line)
+        XCTAssertEqual(r.body, bytes(body), file: file, line: line)
+        XCTAssertEqual(consumed, raw.utf8.count, file: file, line: line)
     }
 
     func testConflictingContentLengthsAreRefused() {
@@ -211,29 +215,27 @@ final class HTTPRequestParserTests: XCTestCase {
 
     // MARK: chunked bodies
 
+    /// `chunks` after the chunked head are read, whole, as one request whose body is `body`.
+    func assertChunked(_ chunks: String, body: String, file: StaticString = #filePath, line: UInt = #line) {
+        let raw = chunkedHead + chunks
+        XCTAssertEqual(parser.parse(bytes(raw)), .request(HTTPRequest(head: chunkedHeadValue, body: bytes(body)), consumed: raw.utf8.count),
+                       file: file, line: line)
+    }
+
     func testOneChunk() {
-        let raw = chunkedHead + "5\r\nhello\r\n0\r\n\r\n"
-        XCTAssertEqual(parser.parse(bytes(raw)),
-                       .request(HTTPRequest(head: chunkedHeadValue, body: bytes("hello")), consumed: raw.utf8.count))
+        assertChunked("5\r\nhello\r\n0\r\n\r\n", body: "hello")
     }
 
     func testEmptyChunkedBody() {
-        let raw = chunkedHead + "0\r\n\r\n"
-        XCTAssertEqual(parser.parse(bytes(raw)),
-                       .request(HTTPRequest(head: chunkedHeadValue, body: []), consumed: raw.utf8.count))
+        assertChunked("0\r\n\r\n", body: "")
     }
 
     func testSeveralChunks() {
-        let raw = chunkedHead + "5\r\nhello\r\n1\r\n \r\nA\r\n0123456789\r\nb\r\nabcdefghijk\r\n0\r\n\r\n"
-        XCTAssertEqual(parser.parse(bytes(raw)),
-                       .request(HTTPRequest(head: chunkedHeadValue, body: bytes("hello 0123456789abcdefghijk")),
-                                consumed: raw.utf8.count))
+        assertChunked("5\r\nhello\r\n1\r\n \r\nA\r\n0123456789\r\nb\r\nabcdefghijk\r\n0\r\n\r\n", body: "hello 0123456789abcdefghijk")
     }
 
     func testChunkExtensionsAreIgnored() {
-        let raw = chunkedHead + "5;x=y\r\nhello\r\n3;name=\"quoted\";flag\r\nabc\r\n0;last=1\r\n\r\n"
-        XCTAssertEqual(parser.parse(bytes(raw)),
-                       .request(HTTPRequest(head: chunkedHeadValue, body: bytes("helloabc")), consumed: raw.utf8.count))
+        assertChunked("5;x=y\r\nhello\r\n3;name=\"quoted\";flag\r\nabc\r\n0;last=1\r\n\r\n", body: "helloabc")
     }
 
     func testTrailersAreSkipped() {
@@ -349,10 +351,7 @@ final class HTTPRequestParserTests: XCTestCase {
     }
 
     func testTransferEncodingIsCaseInsensitive() throws {
-        let raw = "POST /p HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: Chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n"
-        let (r, consumed) = try XCTUnwrap(request(parser.parse(bytes(raw))))
-        XCTAssertEqual(r.body, bytes("ok"))
-        XCTAssertEqual(consumed, raw.utf8.count)
+        try assertOneRequest("POST /p HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: Chunked\r\n\r\n2\r\nok\r\n0\r\n\r\n", body: "ok")
     }
 
     func testContentLengthWithTransferEncodingIsRefused() {
@@ -394,25 +393,23 @@ final class HTTPRequestParserTests: XCTestCase {
     }
 
     func testChunkSizeLineLimitIsTheSameWhateverTheSegmentation() {
-        var outcomes: [HTTPParseResult] = []
-        for length in 1_018...1_032 {
-            let raw = bytes(chunkedHead + "2;" + String(repeating: "e", count: length - 2) + "\r\nok\r\n0\r\n\r\n")
-            outcomes.append(checkRefusalsAreConsistent(raw, from: chunkedHead.utf8.count, parser: parser))
-        }
-        XCTAssertTrue(outcomes.contains(where: isRequest), "short enough size lines are read")
-        XCTAssertTrue(outcomes.contains(where: isFailure), "long ones are refused")
-        XCTAssertTrue(outcomes.drop(while: isRequest).allSatisfy(isFailure), "one limit")
+        assertOneLineLimitAfterTheChunkedHead("size lines") { "2;" + String(repeating: "e", count: $0 - 2) + "\r\nok\r\n0\r\n\r\n" }
     }
 
     func testTrailerLineLimitIsTheSameWhateverTheSegmentation() {
-        var outcomes: [HTTPParseResult] = []
-        for length in 1_018...1_032 {
-            let raw = bytes(chunkedHead + "0\r\nX:" + String(repeating: "t", count: length - 2) + "\r\n\r\n")
-            outcomes.append(checkRefusalsAreConsistent(raw, from: chunkedHead.utf8.count, parser: parser))
+        assertOneLineLimitAfterTheChunkedHead("trailer lines") { "0\r\nX:" + String(repeating: "t", count: $0 - 2) + "\r\n\r\n" }
+    }
+
+    /// Lines of 1,018 to 1,032 bytes in the chunked body (`body(length)`): the short enough ones
+    /// read, the longer refused, at one limit whatever the segmentation.
+    func assertOneLineLimitAfterTheChunkedHead(_ what: String, file: StaticString = #filePath, line: UInt = #line,
+                                               _ body: (Int) -> String) {
+        let outcomes = (1_018...1_032).map {
+            checkRefusalsAreConsistent(bytes(chunkedHead + body($0)), from: chunkedHead.utf8.count, parser: parser)
         }
-        XCTAssertTrue(outcomes.contains(where: isRequest), "short enough trailer lines are read")
-        XCTAssertTrue(outcomes.contains(where: isFailure), "long ones are refused")
-        XCTAssertTrue(outcomes.drop(while: isRequest).allSatisfy(isFailure), "one limit")
+        XCTAssertTrue(outcomes.contains(where: isRequest), "short enough \(what) are read", file: file, line: line)
+        XCTAssertTrue(outcomes.contains(where: isFailure), "long ones are refused", file: file, line: line)
+        XCTAssertTrue(outcomes.drop(while: isRequest).allSatisfy(isFailure), "one limit", file: file, line: line)
     }
 
     func testTrailerSectionLimitIsTheSameWhateverTheSegmentation() {

@@ -13,10 +13,7 @@ import XCTest
 /// in order. Screenshots go to `.build/app-*.png`. Chromium, chromedriver, selenium and
 /// axe-selenium-python are required (make test installs them): without them it fails, never skips.
 final class AppBrowserTests: IntegrationTestCase {
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        try startServer()
-    }
+    override class var startsServer: Bool { true }
 
     func testAPhoneJoinsReadsRepliesAcknowledgesAndCatchesUp() throws {
         let owner = try server.api(fixture.ownerToken)

@@ -9,14 +9,14 @@ import XCTest
 /// live, in history, catch-up, search, unread counts, receipts, the escalation audience and a
 /// direct SQL read under row-level security — and who it was for is fixed when it is sent.
 final class AudienceTests: IntegrationTestCase {
+    override class var startsServer: Bool { true }
+    override class var secondStaffName: String? { "Nora Nonmember" }
     /// Staff who are not in the team.
-    var other: UUID!
-    var otherToken: String!
+    var other: UUID { secondStaff.id }
+    var otherToken: String { secondStaff.token }
 
     override func setUpWithError() throws {
         try super.setUpWithError()
-        (other, otherToken) = try fixture.person("Nora Nonmember")
-        try startServer()
         _ = try fixture.store.createTeam(as: fixture.owner, event: fixture.event, name: "Security", kind: .team)
         try fixture.store.addTeamMember(as: fixture.owner, event: fixture.event, team: "Security", member: fixture.staff)
     }

@@ -7,9 +7,10 @@ import XCTest
 final class BadInputTests: IntegrationTestCase {
     var owner: TestSocket!
 
+    override class var startsServer: Bool { true }
+
     override func setUpWithError() throws {
         try super.setUpWithError()
-        try startServer()
         owner = try server.connect(fixture.ownerToken)
     }
 

@@ -8,7 +8,7 @@ import XCTest
 /// changes are read every time (they gate everything else).
 final class ChangeLogsReadTests: XCTestCase {
     func testAReadOfSomeLogsKeepsTheOthersCursorsAndAlwaysReadsAccessAndTokens() throws {
-        let fixture = try Fixture(conninfo: try TestDatabase.create())
+        let fixture = try Fixture(conninfo: try makeTestDatabase())
         let store = fixture.store
         let start = try store.currentCursors()
         let message = try store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "Gates open"))

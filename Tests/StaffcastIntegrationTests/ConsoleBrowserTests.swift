@@ -13,10 +13,7 @@ import XCTest
 /// `.build/console-phone.png`. Chromium, chromedriver and python's selenium are required (make
 /// test installs them): without them the test fails, it never skips.
 final class ConsoleBrowserTests: IntegrationTestCase {
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        try startServer()
-    }
+    override class var startsServer: Bool { true }
 
     func testTheConsoleSendsAnAlertAndSeesItRead() throws {
         let fm = FileManager.default

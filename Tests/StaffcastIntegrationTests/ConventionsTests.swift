@@ -9,10 +9,7 @@ import XCTest
 /// wrong (an expired token, a revoked one, TLS against plain HTTP). The real binary, a real
 /// server and database.
 final class ConventionsTests: IntegrationTestCase {
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        try startServer()
-    }
+    override class var startsServer: Bool { true }
 
     var event: String { fixture.event.uuidString.lowercased() }
 
@@ -90,10 +87,8 @@ final class ConventionsTests: IntegrationTestCase {
         }
         // Expired while the server runs: known first (within 2 s), then refused.
         let short = try fixture.store.issueToken(user: fixture.staff, expiresIn: 6)
-        let known = Date().addingTimeInterval(5)
-        while try server.api(short).raw("GET", "/v1/me/events").status != 200 && Date() < known { usleep(100_000) }
-        let deadline = Date().addingTimeInterval(15)
-        while try server.api(short).raw("GET", "/v1/me/events").status == 200 && Date() < deadline { usleep(100_000) }
+        try waitUntil(5) { try server.api(short).raw("GET", "/v1/me/events").status == 200 }
+        try waitUntil(15) { try server.api(short).raw("GET", "/v1/me/events").status != 200 }
         XCTAssertTrue(try refusal(short).contains("has expired"))
         // Expired before the server started.
         let old = try fixture.store.issueToken(user: fixture.staff, expiresIn: 3_600)
@@ -103,10 +98,9 @@ final class ConventionsTests: IntegrationTestCase {
         XCTAssertTrue(try refusal(old).contains("has expired"))
         // Revoked.
         let revoked = try fixture.store.issueToken(user: fixture.staff)
-        let until = Date().addingTimeInterval(10)
-        while try server.api(revoked).raw("GET", "/v1/me/events").status != 200 && Date() < until { usleep(100_000) }
+        try waitUntil(10) { try server.api(revoked).raw("GET", "/v1/me/events").status == 200 }
         try fixture.store.revokeToken(revoked)
-        while try server.api(revoked).raw("GET", "/v1/me/events").status == 200 && Date() < until + 10 { usleep(100_000) }
+        try waitUntil(10) { try server.api(revoked).raw("GET", "/v1/me/events").status != 200 }
         XCTAssertTrue(try refusal(revoked).contains("was revoked"))
         // Never one of ours.
         let wrong = try refusal("sc_" + String(repeating: "A", count: 43))

@@ -21,8 +21,7 @@ final class DatabaseDownTests: XCTestCase {
         let path = "/v1/events/\(fixture.event.uuidString.lowercased())/messages"
 
         try cluster.stop()
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, try server.api(nil).raw("GET", "/readyz").status == 200 { usleep(100_000) }
+        try waitUntil(10) { try server.api(nil).raw("GET", "/readyz").status != 200 }
         XCTAssertEqual(try server.api(nil).raw("GET", "/readyz").status, 503)
         XCTAssertEqual(try server.api(nil).raw("GET", "/healthz").status, 200, "the process still serves")
 
@@ -33,8 +32,7 @@ final class DatabaseDownTests: XCTestCase {
         XCTAssertEqual(r.status, 503)
 
         try cluster.ensureRunning(detached: true)
-        let back = Date().addingTimeInterval(20)
-        while Date() < back, try server.api(nil).raw("GET", "/readyz").status != 200 { usleep(200_000) }
+        try waitUntil(20, poll: 0.2) { try server.api(nil).raw("GET", "/readyz").status == 200 }
         XCTAssertEqual(try server.api(nil).raw("GET", "/readyz").status, 200)
         try owner.send(["op": "send", "event_id": fixture.event.uuidString, "message": "back again"])
         XCTAssertEqual(try owner.expect("sent").message?.message, "back again")

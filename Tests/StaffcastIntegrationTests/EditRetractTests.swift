@@ -8,10 +8,7 @@ import XCTest
 /// rules, what history, catch-up and unread counts show afterwards, the audit of every version,
 /// and the rules in SQL under row-level security.
 final class EditRetractTests: IntegrationTestCase {
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        try startServer()
-    }
+    override class var startsServer: Bool { true }
 
     func send(_ text: String, as user: UUID? = nil) throws -> StaffMessage {
         try fixture.store.send(as: user ?? fixture.admin, SendRequest(eventID: fixture.event, message: text))

@@ -125,10 +125,8 @@ final class EventLoopTests: IntegrationTestCase {
     }
 
     private func waitUntil(_ what: String, seconds: TimeInterval, _ condition: () -> Bool) throws {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !condition() {
-            guard Date() < deadline else { throw CommandFailureForTests("timed out waiting until \(what)") }
-            usleep(50_000)
+        guard StaffcastIntegrationTests.waitUntil(seconds, poll: 0.05, condition) else {
+            throw CommandFailureForTests("timed out waiting until \(what)")
         }
     }
 

@@ -12,9 +12,10 @@ final class ExistenceLeakTests: IntegrationTestCase {
     var hidden: String { fixture.event.uuidString.lowercased() }
     let missing = UUID().uuidString.lowercased()
 
+    override class var startsServer: Bool { true }
+
     override func setUpWithError() throws {
         try super.setUpWithError()
-        try startServer()
         message = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "hello"))
     }
 

@@ -13,6 +13,13 @@ final class ExternalOwnerTests: XCTestCase {
         let superuser = try PGConnection(conninfo: cluster.conninfo(database: "postgres"))
         let suffix = UUID().uuidString.lowercased().replacingOccurrences(of: "-", with: "").prefix(12)
         let owner = "ext_owner_\(suffix)", database = "ext_\(suffix)"
+        // Dropped when the test ends, so that the shared cluster does not keep one of each per run.
+        let admin = cluster.conninfo(database: "postgres")
+        addTeardownBlock {
+            guard let c = try? PGConnection(conninfo: admin) else { return }
+            _ = try? c.execute("DROP DATABASE IF EXISTS \(database) WITH (FORCE)")
+            _ = try? c.execute("DROP ROLE IF EXISTS \(owner)")
+        }
         // What the superuser runs once (docs/operations.md); the two staffcast roles exist in
         // this cluster already (other databases' migrations made them), as after a first set-up.
         try superuser.execute("""

@@ -68,7 +68,7 @@ final class FanoutTests: IntegrationTestCase {
             let store = try? Store(PGConnection(conninfo: conninfo))
             for i in 0..<60 {
                 _ = try? store?.send(as: owner, SendRequest(eventID: event, message: "flow \(i)"))
-                usleep(5_000)
+                usleep(5_000) // a steady flow, not one burst: the subscribe must land in the middle of it
             }
         }
         sender.start()
@@ -123,13 +123,11 @@ final class FanoutTests: IntegrationTestCase {
             return try XCTUnwrap((object["staff"] as? [[String: Any]])?.first { $0["display_name"] as? String == "Sam Staff" })
         }
         let staffOnB = try b.subscriber(fixture.staffToken, fixture.event)
-        var deadline = Date().addingTimeInterval(8)
-        while Date() < deadline, try sam()["connected"] as? Bool != true { usleep(200_000) }
+        try waitUntil(8, poll: 0.2) { try sam()["connected"] as? Bool == true }
         XCTAssertEqual(try sam()["connected"] as? Bool, true)
         XCTAssertEqual(try sam()["nodes"] as? [String], ["node-b"])
         staffOnB.close()
-        deadline = Date().addingTimeInterval(8)
-        while Date() < deadline, try sam()["connected"] as? Bool != false { usleep(200_000) }
+        try waitUntil(8, poll: 0.2) { try sam()["connected"] as? Bool == false }
         XCTAssertEqual(try sam()["connected"] as? Bool, false)
     }
 
@@ -150,9 +148,7 @@ final class FanoutTests: IntegrationTestCase {
             }
         }
         XCTAssertTrue(sent)
-        let deadline = Date().addingTimeInterval(10)
-        while Date() < deadline, server.server.readiness.ready == false { usleep(100_000) }
-        XCTAssertTrue(server.server.readiness.ready)
+        XCTAssertTrue(waitUntil(10) { server.server.readiness.ready })
     }
 }
 

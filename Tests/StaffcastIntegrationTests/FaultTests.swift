@@ -72,7 +72,7 @@ final class FaultTests: XCTestCase {
     }
 
     func testSIGKILLOfTheServerDuringABurstLosesAndDoublesNothingAcknowledged() throws {
-        let conninfo = try TestDatabase.create()
+        let conninfo = try makeTestDatabase()
         let crowd = try Self.crowd(conninfo)
         let login = TestDatabase.serverLogin(conninfo)
         var serve = try ServeProcess(databaseURL: login, migrateURL: conninfo, config: Self.config)

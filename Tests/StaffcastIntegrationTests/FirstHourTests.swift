@@ -14,7 +14,7 @@ final class FirstHourTests: XCTestCase {
     }
 
     func testSecondServeOnATakenPortExitsWithTheReason() throws {
-        let conninfo = try TestDatabase.create()
+        let conninfo = try makeTestDatabase()
         let first = try StaffcastProcess(["serve", "--listen", "127.0.0.1:0", "--database-url", TestDatabase.serverLogin(conninfo),
                                       "--log-level", "warning"])
         defer { first.stop() }
@@ -64,7 +64,7 @@ final class FirstHourTests: XCTestCase {
         let copy = bin.appendingPathComponent("staffcast")
         try FileManager.default.copyItem(atPath: CommandLineTests.binary, toPath: copy.path)
         // An empty database: the copy must migrate it from what it carries inside.
-        let conninfo = try TestDatabase.createEmpty()
+        let conninfo = try makeTestDatabase(migrated: false)
         // (The data dir holds the server's VAPID key even with a database URL: put it elsewhere.)
         let data = tempDir("sc-data")
         let serve = try StaffcastProcess(["serve", "--listen", "127.0.0.1:0", "--database-url", conninfo, "--data-dir", data.path,

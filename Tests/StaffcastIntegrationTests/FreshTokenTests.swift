@@ -77,8 +77,7 @@ final class FreshTokenTests: IntegrationTestCase {
         let revoked = try fixture.store.issueToken(user: user)
         try fixture.store.revokeToken(revoked)
         for server in [a!, b!] {
-            let deadline = Date().addingTimeInterval(5)
-            while Date() < deadline, try httpStatus(server, revoked) != 401 { usleep(50_000) }
+            try waitUntil(5, poll: 0.05) { try httpStatus(server, revoked) == 401 }
             for _ in 0..<5 {
                 XCTAssertEqual(try httpStatus(server, revoked), 401)
                 XCTAssertEqual(try upgradeStatus(server, revoked), 401)

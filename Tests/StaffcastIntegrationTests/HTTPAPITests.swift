@@ -5,10 +5,7 @@ import XCTest
 
 /// Each route of the HTTP API (docs/protocol.md, HTTP API) against a real server.
 final class HTTPAPITests: IntegrationTestCase {
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        try startServer()
-    }
+    override class var startsServer: Bool { true }
 
     var messagesPath: String { "/v1/events/\(fixture.event.uuidString.lowercased())/messages" }
 

@@ -7,10 +7,7 @@ import XCTest
 /// Invite links (docs/protocol.md, Invites) through a real server, PostgreSQL's row-level
 /// security on `invites` directly in SQL, and the `staffcast admin invite` / `join` commands.
 final class InviteTests: IntegrationTestCase {
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        try startServer()
-    }
+    override class var startsServer: Bool { true }
 
     func post(_ path: String, token: String?, _ body: [String: Any]) throws -> (status: Int, json: [String: Any]) {
         let r = try server.api(token).raw("POST", path, body: try JSONSerialization.data(withJSONObject: body),
@@ -320,12 +317,10 @@ final class InviteTests: IntegrationTestCase {
         defer { if p.isRunning { p.terminate(); p.waitUntilExit() } }
         XCTAssertTrue(waitUntil(8) { server.subscribers(fixture.event) == 1 }, "watch did not subscribe")
         _ = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "Hello joiners"))
-        let deadline = Date().addingTimeInterval(8)
         var seen = ""
-        while Date() < deadline {
+        waitUntil(8) {
             seen = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
-            if seen.contains("Hello joiners") { break }
-            usleep(100_000)
+            return seen.contains("Hello joiners")
         }
         XCTAssertTrue(seen.contains("Hello joiners"), "watch with the joined token: \(seen)")
 

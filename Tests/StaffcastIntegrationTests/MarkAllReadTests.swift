@@ -8,10 +8,7 @@ import XCTest
 /// leaves emergency and urgent messages to be acknowledged one by one, and answers outsiders
 /// as if the event did not exist.
 final class MarkAllReadTests: IntegrationTestCase {
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        try startServer()
-    }
+    override class var startsServer: Bool { true }
 
     func send(_ text: String, type: String? = nil, priority: String? = nil) throws -> StaffMessage {
         try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: text, messageType: type, priority: priority))

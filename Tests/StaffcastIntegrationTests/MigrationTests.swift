@@ -4,7 +4,7 @@ import XCTest
 
 final class MigrationTests: XCTestCase {
     func testMigrationsApplyOnceAndAreRecorded() throws {
-        let conninfo = try TestDatabase.createEmpty()
+        let conninfo = try makeTestDatabase(migrated: false)
         let all = try TestDatabase.migrations()
         let migrator = Migrator(migrations: all, logger: TestDatabase.logger)
         let conn = try PGConnection(conninfo: conninfo)
@@ -16,7 +16,7 @@ final class MigrationTests: XCTestCase {
     }
 
     func testTwoMigratorsAtOnceBothSucceed() throws {
-        let conninfo = try TestDatabase.createEmpty()
+        let conninfo = try makeTestDatabase(migrated: false)
         let migrations = try TestDatabase.migrations()
         let errors = ErrorList()
         DispatchQueue.concurrentPerform(iterations: 3) { _ in
@@ -33,7 +33,7 @@ final class MigrationTests: XCTestCase {
     /// 005_read_state.sql on a database whose read_by arrays hold duplicates (the old
     /// mark_read could leave them): one read per person, read_count = distinct readers.
     func testReadStateMigrationFoldsOldReadByIntoOneReadPerPerson() throws {
-        let conninfo = try TestDatabase.createEmpty()
+        let conninfo = try makeTestDatabase(migrated: false)
         let conn = try PGConnection(conninfo: conninfo)
         let all = try TestDatabase.migrations()
         XCTAssertEqual(try Migrator(migrations: all.filter { $0.version <= 4 }, logger: TestDatabase.logger).migrate(conn), [1, 2, 3, 4])
@@ -56,7 +56,7 @@ final class MigrationTests: XCTestCase {
     /// before the first message still pending, so nothing committed before the upgrade is
     /// skipped or expanded twice; the old rows are finished.
     func testSendPathMigrationStartsTheFanoutCursorAtTheFirstPendingMessage() throws {
-        let conninfo = try TestDatabase.createEmpty()
+        let conninfo = try makeTestDatabase(migrated: false)
         let conn = try PGConnection(conninfo: conninfo)
         let all = try TestDatabase.migrations()
         XCTAssertEqual(try Migrator(migrations: all.filter { $0.version <= 12 }, logger: TestDatabase.logger).migrate(conn).last, 12)
@@ -89,7 +89,7 @@ final class MigrationTests: XCTestCase {
     }
 
     func testANewerSchemaIsRefused() throws {
-        let conninfo = try TestDatabase.create()
+        let conninfo = try makeTestDatabase()
         let conn = try PGConnection(conninfo: conninfo)
         try conn.query("INSERT INTO schema_migrations (version, name) VALUES (999, 'from_the_future')")
         let migrator = Migrator(migrations: try TestDatabase.migrations(), logger: TestDatabase.logger)
@@ -100,7 +100,7 @@ final class MigrationTests: XCTestCase {
     }
 
     func testAFailedMigrationLeavesNothingBehind() throws {
-        let conninfo = try TestDatabase.createEmpty()
+        let conninfo = try makeTestDatabase(migrated: false)
         let conn = try PGConnection(conninfo: conninfo)
         let broken = [Migration(version: 1, name: "broken", sql: "CREATE TABLE half_done (id int); SELECT no_such_function();")]
         XCTAssertThrowsError(try Migrator(migrations: broken, logger: TestDatabase.logger).migrate(conn))

@@ -102,9 +102,7 @@ final class ObservabilityTests: IntegrationTestCase {
     /// A WebSocket send is traced through every stage (the first send is always sampled):
     /// `staffcast_stage_seconds` has an observation for each, and none is negative or absurd.
     func testAWebSocketSendIsTracedThroughEveryStage() throws {
-        let fixture = try Fixture(conninfo: try TestDatabase.create())
-        let server = try TestServer(conninfo: fixture.conninfo)
-        defer { server.stop() }
+        let server = try startServer()
         let staff = try server.connect(fixture.staffToken)
         _ = try staff.subscribe(fixture.event)
         let owner = try server.connect(fixture.ownerToken)

@@ -93,8 +93,7 @@ final class OpsTests: IntegrationTestCase {
         XCTAssertEqual(sam["unread_count"] as? Int, 1)
         XCTAssertEqual(sam["reconnects_last_hour"] as? Int, 0)
         staff.close()
-        let deadline = Date().addingTimeInterval(3)
-        while Date() < deadline, try member("Sam Staff")["connected"] as? Bool == true { usleep(100_000) }
+        try waitUntil(3) { try member("Sam Staff")["connected"] as? Bool != true }
         XCTAssertEqual(try member("Sam Staff")["connected"] as? Bool, false)
         let again = try server.subscriber(fixture.staffToken, fixture.event)
         // Wait for a heartbeat round trip (interval 1 s here) to be recorded.

@@ -8,10 +8,7 @@ import XCTest
 /// the delivery funnel in `staffcast receipts`.
 final class ReachCommandLineTests: IntegrationTestCase {
 
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        try startServer()
-    }
+    override class var startsServer: Bool { true }
 
     func run(_ args: [String]) throws -> CommandLineTests.Outcome {
         try CommandLineTests.execute(args, env: ["STAFFCAST_DATABASE_URL": fixture.conninfo, "STAFFCAST_SERVER": server.http,

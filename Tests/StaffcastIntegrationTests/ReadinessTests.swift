@@ -28,11 +28,7 @@ final class ReadinessTests: IntegrationTestCase {
     /// Polls `/readyz` until it answers `status`; the seconds it took, or nil at the deadline.
     func waitForReadyz(_ server: TestServer, _ status: Int, within seconds: TimeInterval) throws -> TimeInterval? {
         let start = Date()
-        while Date().timeIntervalSince(start) < seconds {
-            if try readyz(server).status == status { return Date().timeIntervalSince(start) }
-            usleep(100_000)
-        }
-        return nil
+        return try waitUntil(seconds) { try readyz(server).status == status } ? Date().timeIntervalSince(start) : nil
     }
 
     func testReadyzTurns503WhileTheDatabaseIsSilentAnd200WhenItAnswersAgain() throws {

@@ -7,10 +7,7 @@ import XCTest
 /// Staff replies (docs/protocol.md) through the WebSocket protocol and HTTP, with their access
 /// rules, live to the event's subscribed admins and owners only, and in SQL under RLS.
 final class RepliesTests: IntegrationTestCase {
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        try startServer()
-    }
+    override class var startsServer: Bool { true }
 
     func send(_ text: String) throws -> StaffMessage {
         try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: text))

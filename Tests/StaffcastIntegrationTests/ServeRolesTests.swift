@@ -11,14 +11,13 @@ import XCTest
 final class ServeRolesTests: XCTestCase {
     func testServesAsTheLoginAloneOnceMigratedAndWarnsWhenServingAsASuperuser() throws {
         // Migrated by `serve` itself through --migrate-database-url (the owner).
-        let owner = try TestDatabase.createEmpty()
+        let owner = try makeTestDatabase(migrated: false)
         let login = TestDatabase.serverLogin(owner)
         var serve = try ServeProcess(databaseURL: login, migrateURL: owner, config: "", logLevel: "warning")
         let fixture = try Fixture(conninfo: owner)
         var api = try APIClient(server: serve.url, token: fixture.ownerToken)
         // The tokens were issued after the server started: they reach it within 2 s.
-        let deadline = Date().addingTimeInterval(5)
-        while try api.raw("GET", "/v1/me/events").status == 401 && Date() < deadline { usleep(50_000) }
+        try waitUntil(5, poll: 0.05) { try api.raw("GET", "/v1/me/events").status != 401 }
         XCTAssertEqual(try api.raw("POST", "/v1/events/\(fixture.event.uuidString.lowercased())/messages",
                                    body: Data("as the login".utf8), contentType: "text/plain").status, 201)
         serve.stop()

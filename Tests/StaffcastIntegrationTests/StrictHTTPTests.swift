@@ -8,10 +8,7 @@ import XCTest
 /// header (one refusal however it is spelt or split, so no proxy in front can frame a body one
 /// way while staffcast frames it another). The server stays up and answers the next request.
 final class StrictHTTPTests: IntegrationTestCase {
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        try startServer()
-    }
+    override class var startsServer: Bool { true }
 
     var path: String { "/v1/events/\(fixture.event.uuidString.lowercased())/messages" }
 

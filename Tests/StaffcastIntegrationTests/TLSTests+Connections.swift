@@ -35,7 +35,7 @@ extension TLSTests {
                 if state in (7, 8):
                     print("RESET" if state == 7 else "FIN", report(), flush=True)
                     sys.exit(0)
-                time.sleep(0.05)
+                time.sleep(0.05)  # polls the socket's state: no event says when it changes
             print("OPEN", report(), flush=True)
 
         """
@@ -188,23 +188,20 @@ extension TLSTests {
         // And the server holds none of them any more: only the status request's own connection.
         let status = try api("ops-secret")
         var held = -1
-        let until = Date().addingTimeInterval(10)
-        while Date() < until {
+        try waitUntil(10) {
             let r = try status.raw("GET", "/v1/status")
             XCTAssertEqual(r.status, 200)
             let loops = (try JSONSerialization.jsonObject(with: r.body) as? [String: Any])?["loops"] as? [[String: Any]] ?? []
             held = loops.compactMap { $0["http_connections"] as? Int }.reduce(0, +)
-            if held <= 1 { break }
-            usleep(100_000)
+            return held <= 1
         }
         XCTAssertEqual(held, 1, "HTTP connections still held by the server")
         // Their memory is given back (the server runs in this process): 500 handshakes took
         // ~20 MB, which the allocator kept for good before the server trimmed after a wave.
         var resident = Self.residentKiB()
-        let trimDeadline = Date().addingTimeInterval(15)
-        while resident > before + 8_192, Date() < trimDeadline {
-            usleep(200_000)
+        waitUntil(15, poll: 0.2) {
             resident = Self.residentKiB()
+            return resident <= before + 8_192
         }
         XCTAssertLessThanOrEqual(resident, before + 8_192, "resident memory \(before) KiB before, \(resident) KiB after")
         // It still serves.

@@ -156,7 +156,7 @@ extension TLSTests {
         elif mode == "opcode": s.sendall(frame(0x3, b""))
         elif mode == "close": s.sendall(frame(0x8, struct.pack(">H", 4000) + b"bye"))
         elif mode == "silent":
-            __import__("time").sleep(5)
+            __import__("time").sleep(5)  # silent for a while: the server's heartbeat pings are what is counted
             pings = 0
             while True:
                 f = read_frame()

@@ -8,10 +8,7 @@ import XCTest
 /// may manage them, one zone per person (also in SQL), check-ins, reach per zone, the audit
 /// log and the command line.
 final class TeamsTests: IntegrationTestCase {
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        try startServer()
-    }
+    override class var startsServer: Bool { true }
 
     var base: String { "/v1/events/\(fixture.event.uuidString.lowercased())" }
 
@@ -99,10 +96,9 @@ final class TeamsTests: IntegrationTestCase {
         // Reach shows each zone's members and who of them is connected.
         let staff = try server.subscriber(fixture.staffToken, fixture.event)
         var reach = try server.api(fixture.ownerToken).reach(event: fixture.event)
-        let deadline = Date().addingTimeInterval(5)
-        while reach.zones.first(where: { $0.name == "Gate 1" })?.connected != 1, Date() < deadline {
-            usleep(100_000)
+        try waitUntil(5) {
             reach = try server.api(fixture.ownerToken).reach(event: fixture.event)
+            return reach.zones.first(where: { $0.name == "Gate 1" })?.connected == 1
         }
         XCTAssertEqual(reach.zones, [Reach.Zone(name: "Gate 1", members: 1, connected: 1), Reach.Zone(name: "Gate 2", members: 0, connected: 0)])
 

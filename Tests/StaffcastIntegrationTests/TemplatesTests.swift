@@ -8,10 +8,7 @@ import XCTest
 /// template over the WebSocket and HTTP (inside the group commit, a bad one failing alone),
 /// the duplicate guard on a template's text, the CLI, and RLS in SQL.
 final class TemplatesTests: IntegrationTestCase {
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        try startServer()
-    }
+    override class var startsServer: Bool { true }
 
     var base: String { "/v1/events/\(fixture.event.uuidString.lowercased())" }
 

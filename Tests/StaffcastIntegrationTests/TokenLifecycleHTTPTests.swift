@@ -42,8 +42,7 @@ final class TokenLifecycleHTTPTests: IntegrationTestCase {
 
     func testAnOwnerListsAndRevokesOneTokenItsSocketClosesWithin2sAndItIsAudited() throws {
         let tablet = try fixture.store.issueToken(user: fixture.staff, label: "gate 3 tablet", expiresIn: 3_600)
-        let deadline = Date().addingTimeInterval(5)
-        while try server.api(tablet).raw("GET", "/v1/me/events").status != 200 && Date() < deadline { usleep(50_000) }
+        try waitUntil(5, poll: 0.05) { try server.api(tablet).raw("GET", "/v1/me/events").status == 200 }
         let socket = try server.subscriber(tablet, fixture.event)
         let other = try server.connect(fixture.staffToken)
 
@@ -121,12 +120,10 @@ final class TokenLifecycleHTTPTests: IntegrationTestCase {
         try server.api(fixture.staffToken).call("GET", "/v1/me/events")
         _ = try server.connect(fixture.staffToken)
         server.server.flushTokenUse()
-        let deadline = Date().addingTimeInterval(5)
         var used: Any?
-        while Date() < deadline {
+        try waitUntil(5) {
             used = try list(fixture.ownerToken, fixture.staff).first?["last_used_at"]
-            if used is String { break }
-            usleep(100_000)
+            return used is String
         }
         XCTAssertTrue(used is String, "last_used_at: \(String(describing: used))")
     }

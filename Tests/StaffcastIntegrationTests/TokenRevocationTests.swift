@@ -39,14 +39,10 @@ final class TokenRevocationTests: IntegrationTestCase {
     func testATokenIssuedWhileServingWorksWithinTwoSeconds() throws {
         let a = try start()
         let token = try fixture.store.issueToken(user: fixture.staff)
-        let deadline = Date().addingTimeInterval(2)
         var connected: TestSocket?
-        while connected == nil && Date() < deadline {
-            if let client = try? WebSocketClient(url: a.ws, headers: ["Authorization": "Bearer \(token)"]) {
-                connected = TestSocket(client)
-            } else {
-                usleep(50_000)
-            }
+        waitUntil(2, poll: 0.05) {
+            connected = (try? WebSocketClient(url: a.ws, headers: ["Authorization": "Bearer \(token)"])).map(TestSocket.init)
+            return connected != nil
         }
         let socket = try XCTUnwrap(connected, "a new token must work within 2 s")
         guard case .hello(let user, _, _) = try socket.next() else { return XCTFail("expected hello") }

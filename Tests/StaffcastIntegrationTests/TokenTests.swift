@@ -163,20 +163,15 @@ final class TokenTests: IntegrationTestCase {
                                       logger: TestDatabase.logger) { batch in batches.withLock { $0.append(batch) } }
         listener.start()
         defer { listener.stop() }
-        let deadline = Date().addingTimeInterval(10)
-        while listener.state != .listening && Date() < deadline { usleep(20_000) }
+        waitUntil(10, poll: 0.02) { listener.state == .listening }
         XCTAssertEqual(listener.state, .listening)
 
         func waitForToken(_ token: String, valid: Bool) -> TimeInterval? {
             let started = Date()
-            while Date().timeIntervalSince(started) < 2 {
-                let seen = batches.withLock { $0.flatMap(\.tokens) }
-                if seen.contains(where: { $0.digest == digest(token) && ($0.identity != nil) == valid }) {
-                    return Date().timeIntervalSince(started)
-                }
-                usleep(10_000)
+            let seen = waitUntil(2, poll: 0.01) {
+                batches.withLock { $0.flatMap(\.tokens) }.contains { $0.digest == digest(token) && ($0.identity != nil) == valid }
             }
-            return nil
+            return seen ? Date().timeIntervalSince(started) : nil
         }
         let token = try store.issueToken(user: fixture.staff)
         XCTAssertNotNil(waitForToken(token, valid: true), "a new token reaches the listener within 2 s")
@@ -354,7 +349,7 @@ private final class Locked<Value>: @unchecked Sendable {
 /// 004_tokens.sql on a database that already has tokens, and an older staffcast meeting it.
 final class TokenMigrationTests: XCTestCase {
     func testUpgradeKeepsExistingTokensAndAnOlderStaffcastRefusesTheNewSchema() throws {
-        let conninfo = try TestDatabase.createEmpty()
+        let conninfo = try makeTestDatabase(migrated: false)
         let conn = try PGConnection(conninfo: conninfo)
         let all = try TestDatabase.migrations()
         let older = Migrator(migrations: all.filter { $0.version <= 3 }, logger: TestDatabase.logger)

@@ -7,10 +7,7 @@ import XCTest
 /// The toolbox as an organiser meets it on the command line: `send --at/--before-start/--force`,
 /// `remind`, `scheduled list|cancel`, `history`.
 final class ToolboxCommandLineTests: IntegrationTestCase {
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        try startServer()
-    }
+    override class var startsServer: Bool { true }
 
     func run(_ args: [String], token: String? = nil) throws -> CommandLineTests.Outcome {
         try CommandLineTests.execute(args, env: ["STAFFCAST_SERVER": server.http, "STAFFCAST_TOKEN": token ?? fixture.ownerToken,

@@ -158,7 +158,7 @@ final class TransportTests: IntegrationTestCase {
             let lineEnd = (chunk.firstRange(of: [13, 10])?.upperBound ?? chunk.count)
             // A server that refused at the head (411) may have closed already: stop writing then.
             guard socket.trySend(Array(chunk[..<lineEnd])) else { break }
-            usleep(150_000)
+            usleep(150_000) // and a pause inside the piece
             if lineEnd < chunk.count, !socket.trySend(Array(chunk[lineEnd...])) { break }
         }
         try assertChunkedSendReadOrRefused(socket, server, text: text)
@@ -179,7 +179,7 @@ final class TransportTests: IntegrationTestCase {
         usleep(300_000) // a head and a body in pieces with pauses between them is what is tested
         try socket.send(Array(head[(head.count / 2)...]))
         for piece in Self.splitInsideMultibyte(Array(request[headEnd...])) {
-            usleep(300_000)
+            usleep(300_000) // a pause before each piece of the body
             try socket.send(piece)
         }
         let r = try socket.readResponse(deadline: Date().addingTimeInterval(10))
@@ -223,7 +223,7 @@ final class TransportTests: IntegrationTestCase {
             }
             if halfClosedAfter == nil, closed(half) { halfClosedAfter = Date().timeIntervalSince(halfSentAt) }
             assertHealthzAnswers(server, "while clients hold unfinished request heads")
-            usleep(200_000)
+            usleep(200_000) // the trickle's pace: a byte every 0.2 s keeps the head unfinished
         }
         XCTAssertNotNil(halfClosedAfter, "half a request line, then silence: still open after \(limit) s")
         XCTAssertLessThanOrEqual(halfClosedAfter ?? .infinity, limit)
@@ -316,8 +316,7 @@ final class TransportTests: IntegrationTestCase {
             readerDone.signal()
         }.start()
 
-        var deadline = Date().addingTimeInterval(5)
-        while Date() < deadline, connectionCount(server) != 2 { usleep(100_000) }
+        waitUntil(5) { connectionCount(server) == 2 }
         XCTAssertEqual(connectionCount(server), 2, "both subscribers are counted before the burst")
 
         let api = try server.api(fixture.ownerToken)
@@ -332,14 +331,9 @@ final class TransportTests: IntegrationTestCase {
 
         // Dropped: no longer counted by status, without the test reading a byte.
         let limit = writeStallTimeout + 10
-        deadline = publishedAt.addingTimeInterval(limit)
         var droppedAfter: TimeInterval?
-        while Date() < deadline {
-            if connectionCount(server) == 1 {
-                droppedAfter = Date().timeIntervalSince(publishedAt)
-                break
-            }
-            usleep(250_000)
+        if waitUntil(publishedAt.addingTimeInterval(limit).timeIntervalSinceNow, poll: 0.25, { connectionCount(server) == 1 }) {
+            droppedAfter = Date().timeIntervalSince(publishedAt)
         }
         XCTAssertNotNil(droppedAfter, "the reader that never reads is still counted \(limit) s after a burst of "
                         + "\(count) messages (connections: \(connectionCount(server).map(String.init) ?? "?"))")
@@ -349,8 +343,7 @@ final class TransportTests: IntegrationTestCase {
                 let events = (try? status(server))?["events"] as? [[String: Any]]
                 return events?.first { $0["event_id"] as? String == eventID }?["subscribers"] as? Int
             }
-            deadline = Date().addingTimeInterval(2)
-            while Date() < deadline, subscribers() != 1 { usleep(100_000) }
+            waitUntil(2) { subscribers() == 1 }
             XCTAssertEqual(subscribers(), 1, "the event's subscribers once the stalled reader is gone")
         }
 
@@ -395,7 +388,7 @@ final class TransportTests: IntegrationTestCase {
                     XCTFail("still refused with \(status) after \(seconds) s: \(body)", file: file, line: line)
                     throw ClientError.handshake(status: status, body: body)
                 }
-                usleep(200_000)
+                usleep(200_000) // refused while the server lets go of a connection: ask again shortly
             }
         }
     }
@@ -417,8 +410,7 @@ final class TransportTests: IntegrationTestCase {
         let sixth = try upgradeResponse(server, token: fixture.outsiderToken)
         XCTAssertEqual(sixth.status, 503, "a 6th WebSocket on a server capped at 5: \(sixth)")
         if let code = sixth.errorCode { XCTAssertEqual(code, "unavailable", "\(sixth)") }
-        var deadline = Date().addingTimeInterval(5)
-        while Date() < deadline, connectionCount(server) != 5 { usleep(100_000) }
+        waitUntil(5) { connectionCount(server) == 5 }
         XCTAssertEqual(connectionCount(server), 5, "refused upgrades are not counted")
 
         // One closes: another user gets in again, and the server is full again.
@@ -431,8 +423,7 @@ final class TransportTests: IntegrationTestCase {
         admin?.close()
         admin = nil
         staff.append(try connectEventually(server, fixture.staffToken))
-        deadline = Date().addingTimeInterval(5)
-        while Date() < deadline, connectionCount(server) != 5 { usleep(100_000) }
+        waitUntil(5) { connectionCount(server) == 5 }
         XCTAssertEqual(connectionCount(server), 5)
         for socket in staff + [owner, outsider] {
             try socket.send(["op": "ping", "ref": "cap"])
@@ -511,8 +502,7 @@ final class TransportTests: IntegrationTestCase {
             output.update { $0 = data }
             read.signal()
         }.start()
-        let deadline = Date().addingTimeInterval(30)
-        while process.isRunning, Date() < deadline { usleep(50_000) }
+        waitUntil(30, poll: 0.05) { !process.isRunning }
         if process.isRunning {
             process.terminate()
             return nil
@@ -649,8 +639,7 @@ final class TransportTests: IntegrationTestCase {
         }.start()
 
         // Stop once the burst is flowing to the subscribers.
-        let flowing = Date().addingTimeInterval(10)
-        while Date() < flowing, frames.value < subscriberCount * 50 { usleep(20_000) }
+        waitUntil(10, poll: 0.02) { frames.value >= subscriberCount * 50 }
         XCTAssertGreaterThan(frames.value, 0, "the burst never reached the subscribers (\(published.value) published)")
 
         let framesBeforeStop = frames.value

@@ -33,10 +33,10 @@ extension WatchTerminalTests {
         try startWatch()
         XCTAssertTrue(waitForScreen { $0.contains("Message 120") }, shown)
         // PgDn through the list: pages older than the 50 of the subscribe arrive as it goes.
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline, !((try? screen()) ?? "").contains("the first message of this event") {
+        try waitUntil(30) {
+            if ((try? screen()) ?? "").contains("the first message of this event") { return true }
             try tmux(["send-keys", "NPage"])
-            usleep(100_000)
+            return false
         }
         let bottom = try screen()
         XCTAssertTrue(bottom.contains(": Message 001") && bottom.contains("the first message of this event"), bottom)

@@ -65,7 +65,7 @@ final class WatchTerminalTests: IntegrationTestCase {
         XCTAssertFalse(try screen().contains("Coffee in the lounge"), "the alarm takes the screen")
         sleep(6) // past the 5 s a banner stays: what is tested is that this one does not leave
         try tmux(["send-keys", "d", "Enter", "q"]) // keys pressed by habit do not acknowledge
-        usleep(500_000) // time for the keys to act, were they to
+        usleep(500_000) // time for the keys to act, were they to: nothing on the screen changes when they do not
         XCTAssertTrue(try screen().contains("Press Shift+A"), "the alarm stays:\n\(shown)")
         XCTAssertTrue(try screen().contains("acknowledge this message"), shown)
         try tmux(["send-keys", "A"])

@@ -5,10 +5,7 @@ import XCTest
 
 /// Every op of protocol v1 against a real server and a real PostgreSQL.
 final class WebSocketProtocolTests: IntegrationTestCase {
-    override func setUpWithError() throws {
-        try super.setUpWithError()
-        try startServer()
-    }
+    override class var startsServer: Bool { true }
 
     func eventID() -> String { fixture.event.uuidString.lowercased() }
 

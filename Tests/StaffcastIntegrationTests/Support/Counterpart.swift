@@ -28,14 +28,14 @@ final class Counterpart: @unchecked Sendable {
             self?.lock.lock(); self?.stderrText.append(d); self?.lock.unlock()
         }
         try process.run()
-        let deadline = Date().addingTimeInterval(30)
-        while Date() < deadline {
-            if let first = lock.withLock({ lines.first }) {
-                info = first
-                return
-            }
-            if !process.isRunning { break }
-            usleep(50_000)
+        var first: [String: Any]?
+        waitUntil(30, poll: 0.05) {
+            first = lock.withLock { lines.first }
+            return first != nil || !process.isRunning
+        }
+        if let first {
+            info = first
+            return
         }
         XCTFail("the counterpart \(arguments) did not start (needs python3 with cryptography, http-ece, aiosmtpd: scripts/install-deps.sh): \(stderr)",
                 file: file, line: line)
@@ -65,13 +65,8 @@ final class Counterpart: @unchecked Sendable {
     @discardableResult
     func wait(for count: Int = 1, timeout: TimeInterval = 30, file: StaticString = #filePath, line: UInt = #line,
               _ predicate: ([String: Any]) -> Bool) -> [[String: Any]] {
-        let deadline = Date().addingTimeInterval(timeout)
         var found: [[String: Any]] = []
-        while Date() < deadline {
-            found = requests.filter(predicate)
-            if found.count >= count { return found }
-            usleep(100_000)
-        }
+        if waitUntil(timeout, { found = requests.filter(predicate); return found.count >= count }) { return found }
         XCTFail("the counterpart received \(found.count) of \(count) expected requests within \(timeout) s; all: \(requests); stderr: \(stderr)",
                 file: file, line: line)
         return found

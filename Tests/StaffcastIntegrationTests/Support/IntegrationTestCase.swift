@@ -11,10 +11,20 @@ class IntegrationTestCase: XCTestCase {
     /// The test's server: the first one `startServer` started (a test may also assign it).
     var server: TestServer!
     private var started: [TestServer] = []
+    /// The second staff member of a class that names one (`secondStaffName`).
+    private(set) var secondStaff: (id: UUID, token: String)!
+
+    /// A class whose every test needs `server` on the fixture's database says so: setUp starts it.
+    class var startsServer: Bool { false }
+    /// A class whose tests need a second staff member on the fixture's event names them: setUp
+    /// makes them (before any server starts, so that it knows their token from the start).
+    class var secondStaffName: String? { nil }
 
     override func setUpWithError() throws {
         try super.setUpWithError()
         fixture = try Fixture(conninfo: try TestDatabase.create())
+        if let name = Self.secondStaffName { secondStaff = try fixture.person(name) }
+        if Self.startsServer { try startServer() }
     }
 
     /// A real server on the fixture's database (a loopback port the kernel chooses).

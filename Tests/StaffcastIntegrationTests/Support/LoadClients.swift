@@ -16,10 +16,9 @@ final class RecordingSubscriber: @unchecked Sendable {
     private let lock = NSLock()
     private var counts: [UUID: Int] = [:]
     private var lastSeq: Int64?
-    private var stopped = false
     private(set) var connections = 0
     private var subscriptions = 0
-    private let done = DispatchSemaphore(value: 0)
+    private let thread = StoppableThread()
 
     init(url: String, token: String, event: UUID) {
         self.url = url
@@ -32,18 +31,11 @@ final class RecordingSubscriber: @unchecked Sendable {
     var connectionCount: Int { lock.withLock { connections } }
     /// `subscribed` replies received (one per successful (re)subscribe).
     var subscribedCount: Int { lock.withLock { subscriptions } }
-    private var isStopped: Bool { lock.withLock { stopped } }
+    private var isStopped: Bool { thread.isStopped }
 
-    func start() {
-        let t = Thread { [self] in run(); done.signal() }
-        t.name = "subscriber"
-        t.start()
-    }
+    func start() { thread.start(name: "subscriber") { [self] in run() } }
 
-    func stop() {
-        lock.withLock { stopped = true }
-        done.wait()
-    }
+    func stop() { thread.stop() }
 
     private func record(_ messages: [StaffMessage]) {
         lock.withLock {
@@ -63,7 +55,7 @@ final class RecordingSubscriber: @unchecked Sendable {
     private func run() {
         while !isStopped {
             guard let client = try? WebSocketClient(url: url, headers: ["Authorization": "Bearer \(token)"]) else {
-                usleep(100_000)
+                usleep(100_000) // the server is away: try again shortly, as a client would
                 continue
             }
             lock.withLock { connections += 1 }
@@ -84,7 +76,7 @@ final class RecordingSubscriber: @unchecked Sendable {
                     case .message(let m): record([m])
                     case .error(let ref, _) where ref == "sub":
                         // e.g. unavailable while the database is away: ask again shortly.
-                        usleep(300_000)
+                        usleep(300_000) // a client's pause before asking again
                         try socket.send(subscribeFrame())
                     default: break
                     }
@@ -111,11 +103,10 @@ final class RecordingSender: @unchecked Sendable {
     private var ackedIDs: [UUID: Int64] = [:]
     private var refusedCodes: [String: Int] = [:]
     private var attempted = 0
-    private var stopped = false
     private var paused = false
     /// Sends on the current connection not answered yet.
     private var inFlight = 0
-    private let done = DispatchSemaphore(value: 0)
+    private let thread = StoppableThread()
 
     init(url: String, token: String, event: UUID, name: String, window: Int = 8, spacing: useconds_t = 5_000) {
         self.url = url
@@ -130,13 +121,9 @@ final class RecordingSender: @unchecked Sendable {
     var acked: [UUID: Int64] { lock.withLock { ackedIDs } }
     var refused: [String: Int] { lock.withLock { refusedCodes } }
     var attempts: Int { lock.withLock { attempted } }
-    private var isStopped: Bool { lock.withLock { stopped } }
+    private var isStopped: Bool { thread.isStopped }
 
-    func start() {
-        let t = Thread { [self] in run(); done.signal() }
-        t.name = "sender"
-        t.start()
-    }
+    func start() { thread.start(name: "sender") { [self] in run() } }
 
     /// Sends nothing more; answers to sends in flight are still recorded until `stop`.
     func pause() { lock.withLock { paused = true } }
@@ -145,15 +132,15 @@ final class RecordingSender: @unchecked Sendable {
     var settled: Bool { lock.withLock { paused && inFlight == 0 } }
 
     func stop() {
-        lock.withLock { paused = true; stopped = true }
-        done.wait()
+        lock.withLock { paused = true }
+        thread.stop()
     }
 
     private func run() {
         var n = 0
         while !isStopped {
             guard let client = try? WebSocketClient(url: url, headers: ["Authorization": "Bearer \(token)"]) else {
-                usleep(100_000)
+                usleep(100_000) // the server is away: try again shortly, as a client would
                 continue
             }
             let socket = TestSocket(client)
@@ -164,7 +151,7 @@ final class RecordingSender: @unchecked Sendable {
                         try socket.send(["op": "send", "event_id": event.uuidString.lowercased(), "message": "\(name) #\(n)",
                                          "ref": "\(name)-\(n)"])
                         lock.withLock { attempted += 1; inFlight += 1 }
-                        usleep(spacing)
+                        usleep(spacing) // the sender's pace
                     }
                     guard let frame = try socket.nextOrNil(timeout: 0.05) else { continue }
                     switch frame {
@@ -172,7 +159,7 @@ final class RecordingSender: @unchecked Sendable {
                         lock.withLock { ackedIDs[m.id] = m.seq; inFlight -= 1 }
                     case .error(_, let e):
                         lock.withLock { refusedCodes[e.code.rawValue, default: 0] += 1; inFlight -= 1 }
-                        if e.code == .unavailable { usleep(50_000) }
+                        if e.code == .unavailable { usleep(50_000) } // back off while the database is away
                     default: break
                     }
                 }

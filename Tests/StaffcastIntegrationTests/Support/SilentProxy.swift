@@ -111,7 +111,7 @@ final class SilentProxy: @unchecked Sendable {
         var buffer = [UInt8](repeating: 0, count: 65_536)
         loop: while !isStopped {
             if isPaused {
-                usleep(20_000)
+                usleep(20_000) // paused: hold everything back until resumed (no event to wait on)
                 continue
             }
             var fds = [pollfd(fd: a, events: Int16(POLLIN), revents: 0), pollfd(fd: b, events: Int16(POLLIN), revents: 0)]

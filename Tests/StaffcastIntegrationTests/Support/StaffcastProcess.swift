@@ -60,20 +60,15 @@ final class StaffcastProcess: @unchecked Sendable {
     /// Waits up to `seconds` for the process to end; its exit status (-1 when Foundation has not
     /// collected it yet), or nil when it still runs.
     func wait(seconds: TimeInterval) -> Int32? {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !hasExited && Date() < deadline { usleep(20_000) }
-        guard hasExited else { return nil }
+        guard waitUntil(seconds, poll: 0.02, { hasExited }) else { return nil }
         // Give Foundation a moment to collect the status.
-        let collect = Date().addingTimeInterval(2)
-        while process.isRunning && Date() < collect { usleep(20_000) }
+        waitUntil(2, poll: 0.02) { !process.isRunning }
         return process.isRunning ? -1 : process.terminationStatus
     }
 
     /// Waits until stderr contains `text` (up to `seconds`).
     func waitForStderr(_ text: String, seconds: TimeInterval = 10) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while !stderr.contains(text) && Date() < deadline { usleep(20_000) }
-        return stderr.contains(text)
+        waitUntil(seconds, poll: 0.02) { stderr.contains(text) }
     }
 
     /// SIGTERM, then waits (up to 20 s) for the graceful stop.

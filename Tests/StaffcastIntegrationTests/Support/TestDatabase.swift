@@ -48,7 +48,7 @@ enum TestDatabase {
         let deadline = Date().addingTimeInterval(300)
         while flock(fd, LOCK_EX | LOCK_NB) != 0 {
             guard Date() < deadline else { throw PostgresError(.cluster, "another test process held \(dir)/test-setup.lock for 5 minutes") }
-            usleep(50_000)
+            usleep(50_000) // another process holds the lock: flock has no wait with a deadline
         }
         return try body()
     }
