@@ -92,6 +92,15 @@ class Browser:
             fail("timed out waiting for " + what + "; page text:\n"
                  + self.driver.find_element(By.TAG_NAME, "body").text[:self.text_limit])
 
+    def click(self, by, selector, what, timeout=10):
+        """Finds and clicks an element of a list the page redraws (live frames, the 4 s poll):
+        found a moment before the click, it may already be replaced (stale), so find and click
+        again until the click lands."""
+        def attempt():
+            self.driver.find_element(by, selector).click()
+            return True
+        self.wait(attempt, what, timeout=timeout)
+
     def set_viewport(self, w, h):
         """The window sized so that the page itself (innerWidth x innerHeight) is w x h."""
         d = self.driver

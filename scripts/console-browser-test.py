@@ -124,7 +124,7 @@ try:
     legend = driver.execute_script("return document.querySelector('#to-set legend').textContent")
     if legend != "To":
         fail("the audience fieldset is not labelled To: %r" % legend)
-    driver.find_element(By.CSS_SELECTOR, team_box).click()
+    browser.click(By.CSS_SELECTOR, team_box, "a click on the team Security")
     if checked("#to-all") or not checked(team_box):
         fail("ticking Security did not untick Whole event")
     team_text = "Security to the north gate " + args.message[-6:]
@@ -165,7 +165,7 @@ try:
 
     # Its receipts panel: the delivery funnel (live, push, email, read) and the answers.
     poll_id = item_of(poll_text)["id"]
-    driver.find_element(By.CSS_SELECTOR, "#messages button[data-open='%s']" % poll_id).click()
+    browser.click(By.CSS_SELECTOR, "#messages button[data-open='%s']" % poll_id, "a click on the poll's Receipts button")
     wait(lambda: driver.find_element(By.ID, "detail").is_displayed(), "the receipts panel")
     if driver.execute_script("return document.activeElement.id") != "detail-h":
         fail("opening the receipts panel does not move the focus to it")
@@ -292,7 +292,7 @@ try:
 
     # A desktop (1280x800) shows people and escalations without scrolling.
     browser.set_viewport(1280, 800)
-    driver.find_element(By.CSS_SELECTOR, "#messages button[data-open='%s']" % poll_id).click()
+    browser.click(By.CSS_SELECTOR, "#messages button[data-open='%s']" % poll_id, "a click on the poll's Receipts button")
     wait(lambda: "Yes: 1" in driver.find_element(By.ID, "detail").text, "the receipts panel at 1280x800")
     for card in ["send-card", "messages-card", "people-card", "alerts-card", "detail"]:
         box = driver.execute_script("const r = document.getElementById(arguments[0]).getBoundingClientRect(); return [r.top, r.bottom, r.height]", card)
