@@ -53,8 +53,7 @@ final class ServiceLoop: @unchecked Sendable {
     /// Open WebSockets: their wsi and the slot they hold.
     var sockets: [Int: (wsi: OpaquePointer, admission: Gatekeeper.Admission)] = [:]
     var nextConnection = 1
-    /// Subscribe jobs read during this turn of the loop: sent to the database in batches when
-    /// the turn ends (`turnEnded`, `flushSubscribes`).
+    /// Subscribe jobs gathered until `flushSubscribes` runs from the loop's backlog.
     var subscribes: [DatabaseJob] = []
     /// Sends read during this turn of the loop: handed to the group commit together when the
     /// turn ends (`turnEnded`, `flushSends`), so the sends of one turn join one batch.
