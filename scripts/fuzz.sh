@@ -47,7 +47,7 @@ CORE=Sources/StaffcastCore
 target_sources() {
   case "$1" in
     frames) echo fuzz/FrameDecoderFuzz.swift \
-              $CORE/Protocol/{ClientFrameDecoder,ClientFrameDecoder+Plain,ClientFrame,ClientFrame+Codable,WireFields,WireKey,SendBody,WireUUID,WireDate,JSONValue,RFC3339,SendRequest,TextRules,WireModels}.swift \
+              $CORE/Protocol/{ClientFrameDecoder,ClientFrameDecoder+Plain,ClientFrame,ClientFrame+Codable,WireFields,WireKey,SendBody,Wire,WireValue,WireNull,WireDefault,KeyedDecodingContainer+RFC3339,JSONValue,RFC3339,SendRequest,TextRules}.swift \
               $CORE/Model/{Limits,MessageType,Priority,StaffMessage,StaffNotification}.swift \
               $CORE/Errors/{ErrorCode,StaffcastError}.swift \
               $CORE/Toolbox/{LeadTime,MessageTemplate,Reply,ReplyRequest,SendSchedule,TemplateUse}.swift \
