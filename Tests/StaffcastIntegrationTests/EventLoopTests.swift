@@ -49,6 +49,20 @@ final class EventLoopTests: IntegrationTestCase {
         _ = try first.subscribe(fixture.event)
         _ = try api.sendMessage(event: fixture.event, message: "Warm-up", type: nil, priority: nil, expiresInMinutes: nil)
         _ = try first.expect("message")
+        // A WebSocket `send` is handed to the group commit when the loop's turn ends (libev's
+        // prepare watcher; with poll, after each lws_service): answered, and delivered.
+        let sender = TestSocket(try WebSocketClient(url: ws, headers: ["Authorization": "Bearer \(fixture.ownerToken)"]))
+        _ = try sender.expect("hello")
+        for i in 0..<3 {
+            try sender.send(["op": "send", "event_id": fixture.event.uuidString.lowercased(), "ref": "s\(i)",
+                             "message": "Over the WebSocket \(i) (\(eventLoop))"])
+        }
+        for i in 0..<3 {
+            guard case .sent(let ref, _)? = try? sender.expect("sent", timeout: 10) else { return XCTFail("no sent for s\(i)") }
+            XCTAssertEqual(ref, "s\(i)")
+            XCTAssertEqual(try first.expect("message").message?.message, "Over the WebSocket \(i) (\(eventLoop))")
+        }
+        sender.close()
         first.close()
         try waitUntil("the warm-up socket is closed", seconds: 20) { self.connectionInodes(pid, port: port).isEmpty }
         let baseline = try descriptors(pid)
