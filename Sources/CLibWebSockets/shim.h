@@ -67,20 +67,22 @@ static inline void staffcast_turn_fired(struct ev_loop *loop, ev_prepare *w, int
     struct staffcast_turn_watcher *t = (struct staffcast_turn_watcher *)w;
     t->callback(t->context);
 }
-/// Starts one (NULL when out of memory); stop and free it with staffcast_ev_turn_stop.
-static inline struct staffcast_turn_watcher *staffcast_ev_turn_start(struct ev_loop *loop, void (*callback)(void *), void *context) {
+/// Makes one, not started (NULL when out of memory); free it with staffcast_ev_turn_free.
+static inline struct staffcast_turn_watcher *staffcast_ev_turn_new(void (*callback)(void *), void *context) {
     struct staffcast_turn_watcher *t = (struct staffcast_turn_watcher *)malloc(sizeof *t);
     if (!t) return NULL;
     ev_prepare_init(&t->prepare, staffcast_turn_fired);
     t->callback = callback;
     t->context = context;
+    return t;
+}
+static inline void staffcast_ev_turn_start(struct ev_loop *loop, struct staffcast_turn_watcher *t) {
     ev_prepare_start(loop, &t->prepare);
     ev_unref(loop);
-    return t;
 }
 static inline void staffcast_ev_turn_stop(struct ev_loop *loop, struct staffcast_turn_watcher *t) {
     ev_ref(loop);
     ev_prepare_stop(loop, &t->prepare);
-    free(t);
 }
+static inline void staffcast_ev_turn_free(struct staffcast_turn_watcher *t) { free(t); }
 #endif

@@ -37,6 +37,9 @@ final class LWSContext {
     /// Set to nil by libwebsockets once `lws_context_destroy` has wholly finished (`info.pcontext`).
     private let destroyed: UnsafeMutablePointer<OpaquePointer?>
 
+    /// The prepare watcher that ends each turn of the libev loop (`ServiceLoop.turnEnded`);
+    /// nil with libwebsockets' poll(), where `serve` calls it after each `lws_service`.
+    private var turnWatcher: UnsafeMutablePointer<staffcast_turn_watcher>?
     /// The context's user pointer (the service loop, unretained: the loop owns this context).
     private let user: UnsafeMutableRawPointer?
 
@@ -92,6 +95,12 @@ final class LWSContext {
                 throw SocketError(operation: "libev could not create an epoll event loop", code: errno)
             }
             evLoop = made
+            guard let watcher = staffcast_ev_turn_new(lwsTurnEnded, user) else {
+                ev_loop_destroy(made)
+                evLoop = nil
+                throw SocketError(operation: "out of memory for the event loop's turn watcher", code: ENOMEM)
+            }
+            turnWatcher = watcher
             info.options |= UInt64(LWS_SERVER_OPTION_LIBEV)
         }
         var foreign: [UnsafeMutableRawPointer?] = [evLoop.map { UnsafeMutableRawPointer($0) }]
@@ -154,20 +163,20 @@ final class LWSContext {
 
     /// Serves on the calling (service) thread until `keepGoing` is false after a wake-up or
     /// `interrupt`. Returns early only if libwebsockets gives up (nothing left to watch).
-    /// `afterTurn` runs on this thread after every turn of the loop (all of the turn's
-    /// callbacks have run), before the loop waits again.
-    func serve(while keepGoing: () -> Bool, afterTurn: @escaping @convention(c) (UnsafeMutableRawPointer?) -> Void) {
-        if let evLoop {
+    /// The loop's `turnEnded` runs on this thread after every turn (all of the turn's callbacks
+    /// have run), before the loop waits again.
+    func serve(while keepGoing: () -> Bool) {
+        if let evLoop, let turnWatcher {
             // A prepare watcher: libev runs it once per turn, before it blocks in epoll.
-            let turns = staffcast_ev_turn_start(evLoop, afterTurn, user)
-            defer { if let turns { staffcast_ev_turn_stop(evLoop, turns) } }
+            staffcast_ev_turn_start(evLoop, turnWatcher)
+            defer { staffcast_ev_turn_stop(evLoop, turnWatcher) }
             while keepGoing() {
                 if staffcast_ev_run(evLoop) == 0 { return } // no watcher left: lws has stopped
             }
         } else {
             while keepGoing(), let context {
                 if lws_service(context, 0) < 0 { return }
-                afterTurn(user) // lws_service returns after each turn
+                lwsTurnEnded(user) // lws_service returns after each turn
             }
         }
     }
@@ -188,10 +197,13 @@ final class LWSContext {
             if destroyed.pointee != nil {
                 lwsLogger.error("libwebsockets did not finish destroying its context; its event loop is kept")
                 evLoop = nil
+                turnWatcher = nil // stopped, but registered with the kept loop: kept too
             }
         }
         if let evLoop { ev_loop_destroy(evLoop) }
         evLoop = nil
+        if let turnWatcher { staffcast_ev_turn_free(turnWatcher) }
+        turnWatcher = nil
         context = nil
         vhost = nil
         tlsVhost = nil
@@ -264,6 +276,12 @@ private func lwsLogEmit(_ level: Int32, _ line: UnsafePointer<CChar>?) {
     } else {
         lwsLogger.warning("\(text)")
     }
+}
+
+/// The end of a turn of the service loop found through `user` (the context's user pointer).
+private func lwsTurnEnded(_ user: UnsafeMutableRawPointer?) {
+    guard let user else { return }
+    Unmanaged<ServiceLoop>.fromOpaque(user).takeUnretainedValue().turnEnded()
 }
 
 /// The protocol callback lws calls on a service thread; hands everything to the loop found

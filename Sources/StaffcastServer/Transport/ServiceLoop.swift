@@ -135,10 +135,7 @@ final class ServiceLoop: @unchecked Sendable {
             return
         }
         started(nil)
-        lws?.serve(while: { !exitRequested }, afterTurn: { raw in
-            guard let raw else { return }
-            Unmanaged<ServiceLoop>.fromOpaque(raw).takeUnretainedValue().turnEnded()
-        })
+        lws?.serve { !exitRequested }
         inbox.withLock { $0.context = 0 }
         // TLS connections' descriptors belong to libwebsockets (closed by `destroy`).
         for connection in http.values where connection.tls == nil { _ = sc_close(connection.fd) }
