@@ -6,7 +6,8 @@ import Logging
 /// its service loop adopts. Owns the C memory the context points into (protocol table and its
 /// names, the heartbeat policy) and frees it after `lws_context_destroy`, in `deinit`; with
 /// `event_loop: ev` it also owns the libev loop the context runs on (`evLoop`), destroyed right
-/// after the context (libwebsockets stops its watchers on it while it destroys).
+/// after the context (libwebsockets stops its watchers on it while it destroys), and the
+/// prepare watcher that ends each of its turns (`turnWatcher`, freed with the loop).
 ///
 /// With libev, `serve` blocks in `ev_run`: the kernel's epoll reports the ready sockets, where
 /// libwebsockets' poll() passes and scans every descriptor on every wake-up. Everything else is
