@@ -14,6 +14,10 @@
 -- The ords (of p_ords) whose text went to their event within p_window minutes and was not
 -- retracted, not counting p_excluding (the batch's own rows). Rows of an event the caller may
 -- not send to are never reported (they are refused by the insert's policy instead).
+-- The probe is a scalar subquery with LIMIT 1, never turned into a join: it runs per guarded
+-- row as a probe of staff_messages_event_text (event_id, md5(message), sent_at). Written as
+-- EXISTS it was pulled up into a hashed semi-join that read every message of the window once
+-- per INSERT (~3.3 ms per batch on a 15,000-message log, whatever the batch's size).
 CREATE FUNCTION staffcast_duplicate_ords(p_ords int[], p_events uuid[], p_texts text[], p_window int, p_excluding uuid[])
 RETURNS int[]
 LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
@@ -21,10 +25,11 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
     FROM unnest(p_ords, p_events, p_texts) AS x(ord, event_id, message)
     WHERE p_window > 0 AND x.message IS NOT NULL
       AND staffcast_has_access(x.event_id, ARRAY['admin','owner'])
-      AND EXISTS (SELECT 1 FROM staff_messages d
-                  WHERE d.event_id = x.event_id AND md5(d.message) = md5(x.message) AND d.message = x.message
-                    AND d.sent_at > now() - make_interval(mins => p_window) AND d.retracted_at IS NULL
-                    AND d.id <> ALL (coalesce(p_excluding, '{}')))
+      AND (SELECT 1 FROM staff_messages d
+           WHERE d.event_id = x.event_id AND md5(d.message) = md5(x.message) AND d.message = x.message
+             AND d.sent_at > now() - make_interval(mins => p_window) AND d.retracted_at IS NULL
+             AND d.id <> ALL (coalesce(p_excluding, '{}'))
+           LIMIT 1) IS NOT NULL
 $$;
 REVOKE ALL ON FUNCTION staffcast_duplicate_ords(int[], uuid[], text[], int, uuid[]) FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION staffcast_duplicate_ords(int[], uuid[], text[], int, uuid[]) TO staffcast_app;

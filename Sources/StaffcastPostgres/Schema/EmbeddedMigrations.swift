@@ -23,6 +23,5 @@ public enum EmbeddedMigrations {
         ("011_audiences.sql", PackageResources._11_audiences_sql),
         ("012_reach.sql", PackageResources._12_reach_sql),
         ("013_send_path.sql", PackageResources._13_send_path_sql),
-        ("014_duplicate_probe.sql", PackageResources._14_duplicate_probe_sql),
     ]
 }
