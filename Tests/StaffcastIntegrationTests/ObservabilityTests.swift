@@ -101,12 +101,26 @@ final class ObservabilityTests: IntegrationTestCase {
 
     /// A WebSocket send is traced through every stage (the first send is always sampled):
     /// `staffcast_stage_seconds` has an observation for each, and none is negative or absurd.
+    /// Through the change feed (`local_fanout: false`), every stage; handed on by the server
+    /// that committed it, every stage but the feed's wake-up and read.
     func testAWebSocketSendIsTracedThroughEveryStage() throws {
-        let server = try startServer()
+        try traceOneSend(localFanout: false)
+    }
+
+    func testASendHandedOnByItsOwnServerIsTracedWithoutTheFeedsStages() throws {
+        let text = try traceOneSend(localFanout: true)
+        let handedOn = text.split(separator: "\n").first { $0.hasPrefix(#"staffcast_local_fanout_batches_total{outcome="handed_on"}"#) }
+        XCTAssertGreaterThanOrEqual(handedOn.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0, 1, text)
+    }
+
+    @discardableResult
+    private func traceOneSend(localFanout: Bool) throws -> String {
+        let server = try startServer { $0.localFanout = localFanout }
         let staff = try server.connect(fixture.staffToken)
         _ = try staff.subscribe(fixture.event)
         let owner = try server.connect(fixture.ownerToken)
-        let stages = ["parse", "queue", "commit", "wakeup", "read", "encode", "handoff", "fanout", "first_write", "last_write"]
+        let stages = ["parse", "queue", "commit"] + (localFanout ? [] : ["wakeup", "read"])
+            + ["encode", "handoff", "fanout", "first_write", "last_write"]
         func count(_ text: String, _ stage: String) -> Double? {
             let prefix = #"staffcast_stage_seconds_count{stage="\#(stage)"}"#
             return text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Double($0.split(separator: " ").last ?? "") }
@@ -140,5 +154,6 @@ final class ObservabilityTests: IntegrationTestCase {
             let seconds = try XCTUnwrap(sum(text, stage), stage)
             XCTAssertTrue(seconds >= 0 && seconds < 10, "\(stage): \(seconds) s")
         }
+        return text
     }
 }

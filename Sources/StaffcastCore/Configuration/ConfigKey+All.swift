@@ -6,7 +6,7 @@ extension ConfigKey {
     public static let all: [ConfigKey] = [
         listen, databaseURL, migrateDatabaseURL, dataDir, logLevel, logFormat,
         databaseWorkers, jobQueueCapacity, outboundMaxFrames, outboundMaxBytes, maxInFlightPerConnection,
-        sendBurst, sendRatePerSecond, listenerPollInterval, heartbeatInterval, serviceThreads, eventLoop,
+        sendBurst, sendRatePerSecond, listenerPollInterval, localFanout, heartbeatInterval, serviceThreads, eventLoop,
         maxConnections, maxConnectionsPerUser, headerTimeout, idleTimeout, writeStallTimeout,
         duplicateWindowMinutes, recentWindow, shutdownGrace, nodeID, opsToken, metricsRequireToken,
         escalateAfterMinutes, maxEscalationRounds, escalationIntervalSeconds, tlsCert, tlsKey,
@@ -51,6 +51,8 @@ extension ConfigKey {
         value: "n", "Messages one connection may send per second after its burst.")
     public static let listenerPollInterval = ConfigKey("listener_poll_interval", .number(0.1...300), default: .number(2),
         value: "seconds", "Seconds between change-log reads when no notification arrives (a safety net).")
+    public static let localFanout = ConfigKey("local_fanout", .flag, default: .flag(true), value: "bool",
+        "Hand sends this server committed to its own subscribers at once, in seq order, instead of after reading them back from the change log; false: every message waits for the change feed.")
 
     // Connections.
     public static let heartbeatInterval = ConfigKey("heartbeat_interval", .integer(1...3_600), default: .integer(20),

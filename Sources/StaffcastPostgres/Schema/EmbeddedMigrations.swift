@@ -23,5 +23,6 @@ public enum EmbeddedMigrations {
         ("011_audiences.sql", PackageResources._11_audiences_sql),
         ("012_reach.sql", PackageResources._12_reach_sql),
         ("013_send_path.sql", PackageResources._13_send_path_sql),
+        ("014_local_fanout.sql", PackageResources._14_local_fanout_sql),
     ]
 }

@@ -31,7 +31,25 @@ extension Store {
     /// left out too (nil), and its retry alone is refused with `conflict`. The log's advisory
     /// lock is taken first, so a guard check sees every send committed before it.
     public func sendBatch(_ sends: [PendingSend], duplicateWindowMinutes: Int = 0) throws -> [StaffMessage?] {
-        guard !sends.isEmpty else { return [] }
+        try commitSends(sends, duplicateWindowMinutes: duplicateWindowMinutes).messages
+    }
+
+    /// What `commitSends` stored, and where the change logs stood when it committed.
+    public struct CommittedSends: Sendable {
+        /// The stored message of each send, in the order given (nil: not stored; see `sendBatch`).
+        public var messages: [StaffMessage?]
+        /// The batch's seqs and the logs committed before it (`LocalFanoutGate`); nil when
+        /// nothing was stored.
+        public var commit: LocalFanoutGate.Commit?
+    }
+
+    /// `sendBatch`, also telling where the logs stood: the highest message seq below the
+    /// batch's and the highest access and token change, all committed before it and none
+    /// after (the gate lock of sql/014, taken shared before anything else). The committing
+    /// server hands the batch to its own loops with it (`LocalFanoutGate`). The reads are one
+    /// more statement in the same pipeline: no extra round trip.
+    public func commitSends(_ sends: [PendingSend], duplicateWindowMinutes: Int = 0) throws -> CommittedSends {
+        guard !sends.isEmpty else { return CommittedSends(messages: [], commit: nil) }
         // Within the batch the guard is decided here, in batch order (statements run by sender,
         // and a row cannot see its statement's neighbours): a second copy of a text waits for
         // its retry alone, which sees the first committed. The database check leaves this
@@ -47,7 +65,10 @@ extension Store {
         }
         let bySender = Dictionary(grouping: sends.indices.filter { included[$0] }, by: { sends[$0].sender })
         let batchIDs = "{" + sends.map { Self.id($0.id) }.joined(separator: ",") + "}"
-        var statements: [(sql: String, params: [String?])] = [("SET LOCAL ROLE staffcast_app", [])]
+        var statements: [(sql: String, params: [String?])] = [
+            ("SELECT pg_advisory_xact_lock_shared(\(Self.accessTokenGate.0), \(Self.accessTokenGate.1))", []),
+            ("SET LOCAL ROLE staffcast_app", []),
+        ]
         if duplicateWindowMinutes > 0 {
             statements.append(("SELECT pg_advisory_xact_lock(\(Self.messageLogLock.0), \(Self.messageLogLock.1))", []))
         }
@@ -101,13 +122,27 @@ extension Store {
                 SELECT \(Self.insertedMessageColumns) FROM m JOIN profiles p ON p.id = m.sender_id
                 """, [json, Self.id(sender), String(duplicateWindowMinutes), batchIDs]))
         }
-        // BEGIN, the role, each sender's user and rows, COMMIT: one round trip (pipeline mode).
+        // Where the logs stood, as the server's login (row-level security would hide other
+        // events' messages from a sender): under the gate and the message log's lock, what is
+        // below this batch has committed and nothing can join it before COMMIT.
+        statements.append(("SET LOCAL ROLE NONE", []))
+        statements.append(("""
+            SELECT (SELECT max(seq) FROM staff_messages
+                    WHERE seq < (SELECT min(seq) FROM staff_messages WHERE id = ANY ($1::uuid[]))),
+                   (SELECT max(seq) FROM access_changes), (SELECT max(seq) FROM token_changes)
+            """, [batchIDs]))
+        // The gate, the role, each sender's user and rows, the logs, COMMIT: one round trip (pipeline mode).
         let results = try conn.pipelinedTransaction(statements)
         var stored: [UUID: StaffMessage] = [:]
         for i in inserts {
             for message in try Self.messages(results[i]) { stored[message.id] = message }
         }
-        return sends.map { stored[$0.id] }
+        var commit: LocalFanoutGate.Commit?
+        if let logs = results.last, let first = stored.values.map(\.seq).min(), let last = stored.values.map(\.seq).max() {
+            commit = LocalFanoutGate.Commit(firstSeq: first, lastSeq: last, messagesBefore: logs.int64(0, 0) ?? 0,
+                                            accessThrough: logs.int64(0, 1) ?? 0, tokenThrough: logs.int64(0, 2) ?? 0)
+        }
+        return CommittedSends(messages: sends.map { stored[$0.id] }, commit: commit)
     }
 
     /// One sender's rows for `jsonb_to_recordset`, written straight into bytes (this runs for
@@ -176,6 +211,9 @@ extension Store {
 
     /// The advisory lock that orders inserts into staff_messages (`staffcast_serialize_log('1')`).
     static let messageLogLock = (7_354_000, 1)
+    /// The lock every writer of access_changes or token_changes takes before its log's own
+    /// (sql/014); a send batch takes it shared.
+    static let accessTokenGate = (7_354_000, 0)
 
     /// SQL that is true when `text` went to `event` within `window` minutes (0: never) and was
     /// not retracted (the double-send guard): `staffcast_duplicate_exists` (sql/010), one probe

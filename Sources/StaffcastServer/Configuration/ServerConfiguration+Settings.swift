@@ -17,6 +17,7 @@ extension ServerConfiguration {
         eventLoop = s.text(.eventLoop).flatMap(EventLoopKind.init(rawValue:)) ?? eventLoop
         if let v = s.text(.nodeID) { nodeID = v }
         metricsRequireToken = s.flag(.metricsRequireToken)
+        localFanout = s.flag(.localFanout)
         let minutes = s.integer(.escalateAfterMinutes)
         escalation.emergencyDefaultMinutes = minutes == 0 ? nil : minutes
         escalation.intervalSecondsOverride = s.value(.escalationIntervalSeconds)?.integer

@@ -41,6 +41,9 @@ public struct ServerConfiguration: Sendable, Equatable {
     public var opsToken: String?
     /// When true, `/metrics` needs the ops token as a bearer token.
     public var metricsRequireToken = ConfigKey.metricsRequireToken.defaultFlag
+    /// When true, a batch of sends this server committed goes to its own loops at once, ahead of
+    /// the change feed whenever `LocalFanoutGate` allows (`ChangeFeed.handOn`).
+    public var localFanout = ConfigKey.localFanout.defaultFlag
     /// Service loops (threads), each with its own libwebsockets context and its share of the
     /// connections; 0 means one per core.
     public var serviceThreads = ConfigKey.serviceThreads.defaultInteger

@@ -21,6 +21,8 @@ final class SendBatcher: Sendable {
     struct Item: Sendable {
         var send: Store.PendingSend
         var via: String
+        /// A send sampled by `MessageTracer`: when its frame arrived and when it was submitted.
+        var traced: (received: Double, submitted: Double)?
         var done: Completion
     }
 
@@ -28,10 +30,11 @@ final class SendBatcher: Sendable {
     /// Fills in an emergency's default `escalate_after_minutes`.
     private let escalation: EscalationPolicy
 
+    /// `feed`: where a committed batch is handed to this server's loops at once (`ChangeFeed.handOn`).
     init(workers: DatabaseWorkers, capacity: Int, duplicateWindowMinutes: Int = 0, logger: Logger, metrics: ServerMetrics,
-         escalation: EscalationPolicy = EscalationPolicy()) {
+         escalation: EscalationPolicy = EscalationPolicy(), feed: ChangeFeed? = nil) {
         self.escalation = escalation
-        let context = Context(logger: logger, metrics: metrics, duplicateWindowMinutes: duplicateWindowMinutes)
+        let context = Context(logger: logger, metrics: metrics, duplicateWindowMinutes: duplicateWindowMinutes, feed: feed)
         queue = GroupCommitQueue(workers: workers, capacity: capacity, maxBatch: 256, maxConcurrent: 1,
                                  commit: { batch, session in context.commit(batch, session) },
                                  strand: { items in
@@ -46,12 +49,14 @@ final class SendBatcher: Sendable {
         queue.submit(item(sender: sender, request, via: via, done: done))
     }
 
-    /// A send ready to queue with `submit(contentsOf:)`.
-    func item(sender: UUID, _ request: SendRequest, via: String, done: @escaping Completion) -> Item {
+    /// A send ready to queue with `submit(contentsOf:)`; `traced`: it is followed through every
+    /// stage (`MessageTracer`; its commit is recorded when its batch commits).
+    func item(sender: UUID, _ request: SendRequest, via: String, traced: (received: Double, submitted: Double)? = nil,
+              done: @escaping Completion) -> Item {
         var stored = escalation.applyingDefault(to: request)
         // A template's type is known only in the transaction: it takes the default there.
         stored.template?.emergencyEscalationDefault = escalation.emergencyDefaultMinutes
-        return Item(send: Store.PendingSend(sender: sender, request: stored), via: via, done: done)
+        return Item(send: Store.PendingSend(sender: sender, request: stored), via: via, traced: traced, done: done)
     }
 
     /// Queues the sends one service loop read in one turn, in order, so they join one batch.
@@ -72,15 +77,28 @@ final class SendBatcher: Sendable {
         let metrics: ServerMetrics
         /// The double-send guard's window (0: off); applied inside the batch and to the retries alone.
         let duplicateWindowMinutes: Int
+        let feed: ChangeFeed?
 
         func commit(_ batch: [Item], _ session: DatabaseWorkers.Session) {
             metrics.sendBatchSize.record(batch.count)
             let window = duplicateWindowMinutes
             let metrics = self.metrics
+            let feed = self.feed
             BatchCommit<Item, StaffMessage>(name: "send", logger: logger, metrics: metrics).settle(
                 batch, session,
                 together: { store, items in
-                    let stored = try store.sendBatch(items.map(\.send), duplicateWindowMinutes: window)
+                    let sends = try store.commitSends(items.map(\.send), duplicateWindowMinutes: window)
+                    let stored = sends.messages
+                    // A traced send's first stages end here, then the batch goes to this
+                    // server's loops (unless the change feed must bring it), before its
+                    // senders' answers are encoded and logged.
+                    let committedAt = MessageTracer.now()
+                    for (item, message) in zip(items, stored) {
+                        guard let t = item.traced, let message else { continue }
+                        metrics.tracer.committed(seq: message.seq, received: t.received, submitted: t.submitted,
+                                                 sentAt: message.sentAt.timeIntervalSince1970, committed: committedAt)
+                    }
+                    feed?.handOn(sends)
                     // Committed: counted once per kind, before any answer goes out (each count
                     // is a lookup in the metrics registry, too much to pay per send).
                     var sentByKind: [SentKind: Int] = [:]

@@ -4,40 +4,65 @@ import StaffcastCore
 import StaffcastPostgres
 import Synchronization
 
-/// Turns what the change listener read (`ChangeBatch`) into one `CommittedBatch` with every
-/// live frame encoded once, applies token changes to the gatekeeper, and hands the same batch
-/// to every service loop. Runs on the listener's thread.
+/// Hands committed changes to every service loop, from two places:
+/// - `deliver`: what the change listener read (`ChangeBatch`), on the listener's thread. It
+///   applies token changes to the gatekeeper, encodes every live frame once and posts the same
+///   `CommittedBatch` to every loop.
+/// - `handOn`: a batch of sends this server has just committed, on the database worker that
+///   committed it, without waiting for the NOTIFY and the read of the logs (issue 21 item 2).
+///
+/// Both post under one lock, in the order `LocalFanoutGate` allows: a batch of sends goes first
+/// only when everything committed before it (messages, access and token changes) has been
+/// posted, and the feed then skips its messages; otherwise the feed brings it in order. So
+/// every subscriber still gets each message once, in seq order, and after every access change
+/// committed before it. Other servers learn of it from the change feed, as before.
 ///
 /// Back-pressure: when a loop has more than `maxInboxDepth` live items waiting (its inbox's
-/// live lane, `LoopInbox`), the listener waits
-/// (the change log, not memory, is the truth) instead of piling batches up.
+/// live lane, `LoopInbox`), the listener waits (the change log, not memory, is the truth)
+/// instead of piling batches up, and `handOn` leaves its batch to the feed.
 final class ChangeFeed: Sendable {
     static let maxInboxDepth = 1_024
-    private let loops: [ServiceLoop]
+    private let loops: LoopDirectory
     private let gatekeeper: Gatekeeper
     private let metrics: ServerMetrics
+    private let localFanout: Bool
     private let isRunning: @Sendable () -> Bool
+    /// What has been posted to the loops; held while posting, so both paths post in one order.
+    private let gate: Mutex<LocalFanoutGate>
 
-    init(loops: [ServiceLoop], gatekeeper: Gatekeeper, metrics: ServerMetrics, isRunning: @escaping @Sendable () -> Bool) {
+    /// `start`: the cursors the change listener starts from.
+    init(loops: LoopDirectory, start: ChangeCursors, gatekeeper: Gatekeeper, metrics: ServerMetrics, localFanout: Bool,
+         isRunning: @escaping @Sendable () -> Bool) {
         self.loops = loops
         self.gatekeeper = gatekeeper
         self.metrics = metrics
+        self.localFanout = localFanout
         self.isRunning = isRunning
+        gate = Mutex(LocalFanoutGate(start: Self.position(start)))
     }
+
+    private static func position(_ c: ChangeCursors) -> LocalFanoutGate.Position {
+        .init(message: c.message, access: c.access, token: c.token)
+    }
+
+    // MARK: the change listener's batches
 
     func deliver(_ batch: ChangeBatch) {
         let now = Date()
         let revoked = batch.tokens.isEmpty ? [] : gatekeeper.apply(batch.tokens, now: now)
-        let committed = CommittedBatch<OutFrame>(
+        // Messages a batch of sends handed on already are skipped (checked again under the lock).
+        let handedOn = gate.withLock { $0.posted.message }
+        let fresh = batch.messages.filter { $0.seq > handedOn }
+        for m in fresh { metrics.listenerLag.recordSeconds(max(0, now.timeIntervalSince(m.sentAt))) }
+        var committed = CommittedBatch<OutFrame>(
             revokedTokens: revoked,
             access: batch.access.map { change in
                 .init(seq: change.seq, eventID: change.eventID, userID: change.userID, level: change.level,
                       revokedFrame: change.level == nil ? OutFrame(text: ServerFrame.accessRevoked(eventID: change.eventID).encoded()) : nil)
             },
-            messages: batch.messages.map { m in
-                metrics.listenerLag.recordSeconds(max(0, now.timeIntervalSince(m.sentAt)))
-                return .init(seq: m.seq, eventID: m.eventID, expiresAt: m.expiresAt, frame: OutFrame(text: ServerFrame.message(m).encoded()),
-                             audience: batch.audiences[m.id])
+            messages: fresh.map { m in
+                .init(seq: m.seq, eventID: m.eventID, expiresAt: m.expiresAt, frame: OutFrame(text: ServerFrame.message(m).encoded()),
+                      audience: batch.audiences[m.id])
             },
             notifications: batch.notifications.map { .init(userID: $0.userID, frame: OutFrame(text: ServerFrame.notification($0).encoded())) },
             eventFrames: batch.messageChanges.map { change in
@@ -58,31 +83,82 @@ final class ChangeFeed: Sendable {
         metrics.listenerBatches.increment()
         // A traced message (`MessageTracer`): its wake-up, read and encode stages, and the
         // loops' own from here.
-        let tracer = metrics.tracer
         var trace: ChangeFeedTrace?
-        if !batch.messages.isEmpty, let t = tracer.take(anyOf: batch.messages.map(\.seq)),
+        if !fresh.isEmpty, let t = metrics.tracer.take(anyOf: fresh.map(\.seq)),
            let message = committed.messages.first(where: { $0.seq == t.seq }) {
             let encoded = MessageTracer.now()
-            tracer.record(.wakeup, batch.readStartedAt - t.committed.committed)
-            tracer.record(.read, batch.readAt - batch.readStartedAt)
-            tracer.record(.encode, encoded - batch.readAt)
+            metrics.tracer.record(.wakeup, batch.readStartedAt - t.committed.committed)
+            metrics.tracer.record(.read, batch.readAt - batch.readStartedAt)
+            metrics.tracer.record(.encode, encoded - batch.readAt)
             trace = ChangeFeedTrace(seq: t.seq, frame: ObjectIdentifier(message.frame))
         }
         // Only live work counts: a storm's database answers wait behind live fan-out, not before it.
-        while isRunning(), loops.contains(where: { $0.liveDepth > Self.maxInboxDepth }) { usleep(1_000) }
-        guard !batch.messages.isEmpty else {
-            for loop in loops { loop.postLive { $0.deliver(committed) } }
+        while isRunning(), loops.all.contains(where: { $0.liveDepth > Self.maxInboxDepth }) { usleep(1_000) }
+        gate.withLock { gate in
+            let skip = gate.feed(through: Self.position(batch.cursors))
+            if skip > handedOn { committed.messages.removeAll { $0.seq <= skip } } // handed on meanwhile
+            post(committed, sentAt: fresh.filter { $0.seq > skip }.map(\.sentAt), trace: trace.flatMap { $0.seq > skip ? $0 : nil })
+        }
+    }
+
+    // MARK: this server's own send batches
+
+    /// A batch of sends just committed here (`Store.commitSends`), on the worker that committed
+    /// it, right after `COMMIT` (its senders' answers follow): handed to the loops now when
+    /// `LocalFanoutGate` allows, else left to the change feed.
+    func handOn(_ sends: Store.CommittedSends) {
+        let outcome = handOnOutcome(sends)
+        metrics.localFanout[outcome]?.increment()
+    }
+
+    private func handOnOutcome(_ sends: Store.CommittedSends) -> LocalFanoutOutcome {
+        guard localFanout else { return .off }
+        guard let commit = sends.commit else { return .feedFirst } // nothing stored: nothing to hand on
+        let messages = sends.messages.compactMap { $0 }.sorted { $0.seq < $1.seq }
+        // A targeted message's audience (message_audience) is read by the feed with the message.
+        guard messages.allSatisfy(\.teams.isEmpty) else { return .targeted }
+        let all = loops.all
+        guard !all.contains(where: { $0.liveDepth > Self.maxInboxDepth }) else { return .busy }
+        let committed = CommittedBatch<OutFrame>(messages: messages.map { m in
+            .init(seq: m.seq, eventID: m.eventID, expiresAt: m.expiresAt, frame: OutFrame(text: ServerFrame.message(m).encoded()))
+        })
+        let tracer = metrics.tracer
+        let decision: LocalFanoutGate.Decision = gate.withLock { gate in
+            let decision = gate.admit(commit)
+            guard decision == .handOn else { return decision } // a traced message stays the feed's
+            var trace: ChangeFeedTrace?
+            if let t = tracer.take(anyOf: messages.map(\.seq)), let message = committed.messages.first(where: { $0.seq == t.seq }) {
+                // No wake-up and no read: from COMMIT to encoded.
+                tracer.record(.encode, MessageTracer.now() - t.committed.committed)
+                trace = ChangeFeedTrace(seq: t.seq, frame: ObjectIdentifier(message.frame))
+            }
+            post(committed, sentAt: messages.map(\.sentAt), trace: trace)
+            return decision
+        }
+        switch decision {
+        case .handOn: return .handedOn
+        case .feedBehind: return .feedBehind
+        case .alreadyHandedOn: return .feedFirst
+        }
+    }
+
+    // MARK: posting
+
+    /// The same batch to every loop's live lane. Called with the gate's lock held, so that
+    /// batches from both paths reach every loop in one order.
+    private func post(_ committed: CommittedBatch<OutFrame>, sentAt: [Date], trace: ChangeFeedTrace?) {
+        let all = loops.all
+        guard !committed.messages.isEmpty else {
+            for loop in all { loop.postLive { $0.deliver(committed) } }
             return
         }
         let posted = MessageTracer.now()
-        let traced = trace
         // Commit to fan-out, once per message: observed when the last loop has queued it.
-        let sentAt = batch.messages.map(\.sentAt)
-        let remaining = Countdown(loops.count)
+        let remaining = Countdown(all.count)
         let latency = metrics.fanoutLatency
-        for loop in loops {
+        for loop in all {
             loop.postLive {
-                $0.deliver(committed, trace: traced, posted: posted)
+                $0.deliver(committed, trace: trace, posted: posted)
                 guard remaining.tick() else { return }
                 let now = Date()
                 for t in sentAt { latency.recordSeconds(now.timeIntervalSince(t)) }

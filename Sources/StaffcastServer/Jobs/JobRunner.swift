@@ -86,15 +86,9 @@ final class JobRunner: Sendable {
             let job = send.job
             guard case .send(let request) = job.request else { preconditionFailure("only sends are group committed here") }
             let ref = job.ref
-            let received = tracer.sample(at: submitted) ? send.receivedAt : nil
-            return sends.item(sender: job.identity.userID, request, via: "websocket") { result in
-                Self.finish(job, result, on: loop) { message in
-                    if let received {
-                        tracer.committed(seq: message.seq, received: received, submitted: submitted,
-                                         sentAt: message.sentAt.timeIntervalSince1970, committed: MessageTracer.now())
-                    }
-                    return ServerFrame.sent(ref: ref, message: message).encoded()
-                }
+            let traced = tracer.sample(at: submitted) ? (received: send.receivedAt, submitted: submitted) : nil
+            return sends.item(sender: job.identity.userID, request, via: "websocket", traced: traced) { result in
+                Self.finish(job, result, on: loop) { message in ServerFrame.sent(ref: ref, message: message).encoded() }
             }
         }
         let queued = sends.submit(contentsOf: items)

@@ -48,6 +48,8 @@ final class ServerMetrics: @unchecked Sendable {
     let socketWrites: Counter
     let fanoutLatency: Seconds
     let listenerBatches: Counter
+    /// Send batches by what the committing server did with them (`LocalFanoutOutcome`).
+    let localFanout: [LocalFanoutOutcome: Counter]
     let heartbeatRTT: Seconds
     let databaseJob: Seconds
     let listenerLag: Seconds
@@ -65,6 +67,13 @@ final class ServerMetrics: @unchecked Sendable {
         socketWrites = r.makeCounter(descriptor: Self.describe("staffcast_socket_writes_total", "Writes of WebSocket frames to sockets; several frames can share one write (deliveries / writes = frames per write)."))
         fanoutLatency = Seconds(histogram: r.makeValueHistogram(descriptor: Self.describe("staffcast_delivery_latency_seconds", "From a message's commit to its fan-out on this server (queued for every subscriber of every loop)."), buckets: Self.secondsBuckets))
         listenerBatches = r.makeCounter(descriptor: Self.describe("staffcast_listener_batches_total", "Batches of changes the listener read."))
+        var local: [LocalFanoutOutcome: Counter] = [:]
+        for outcome in LocalFanoutOutcome.allCases {
+            local[outcome] = r.makeCounter(descriptor: Self.describe("staffcast_local_fanout_batches_total",
+                                                                     "Committed send batches, by whether this server handed them to its loops at once or left them to the change feed (docs/operations.md)."),
+                                           labels: [("outcome", outcome.rawValue)])
+        }
+        localFanout = local
         heartbeatRTT = Seconds(histogram: r.makeValueHistogram(descriptor: Self.describe("staffcast_heartbeat_rtt_seconds", "WebSocket ping to pong round trips."), buckets: Self.secondsBuckets))
         databaseJob = Seconds(histogram: r.makeValueHistogram(descriptor: Self.describe("staffcast_database_job_seconds", "Time a request held a database worker."), buckets: Self.secondsBuckets))
         listenerLag = Seconds(histogram: r.makeValueHistogram(descriptor: Self.describe("staffcast_listener_lag_seconds", "From a message's commit to the listener reading it."), buckets: Self.secondsBuckets))

@@ -93,9 +93,15 @@ public final class StaffcastServer: @unchecked Sendable {
             throw ServerError.database("cannot read from the database: \(error)")
         }
 
+        // The feed posts to the loops through the directory (set once they exist), so the send
+        // batcher can hand its committed batches to it (`ChangeFeed.handOn`).
+        let feed = ChangeFeed(loops: directory, start: cursors, gatekeeper: gatekeeper, metrics: metrics,
+                              localFanout: configuration.localFanout) { [weak self] in
+            self?.state == .running || self?.state == .starting
+        }
         let sends = SendBatcher(workers: workers, capacity: configuration.jobQueueCapacity,
                                 duplicateWindowMinutes: configuration.duplicateWindowMinutes, logger: logger, metrics: metrics,
-                                escalation: configuration.escalation)
+                                escalation: configuration.escalation, feed: feed)
         scheduler = ScheduledDispatcher(workers: workers, logger: logger, metrics: metrics,
                                         emergencyEscalation: configuration.escalation.emergencyDefaultMinutes)
         escalations = EscalationRunner(workers: workers, policy: configuration.escalation, logger: logger)
@@ -166,9 +172,6 @@ public final class StaffcastServer: @unchecked Sendable {
                                   deadline: readinessRule.probeDeadline, logger: logger)
         self.probe = probe
         probe.start()
-        let feed = ChangeFeed(loops: loops, gatekeeper: gatekeeper, metrics: metrics) { [weak self] in
-            self?.state == .running || self?.state == .starting
-        }
         let listener = ChangeListener(conninfo: conninfo, from: cursors, pollInterval: configuration.listenerPollInterval,
                                       logger: logger) { batch in feed.deliver(batch) }
         self.listener = listener

@@ -8,6 +8,9 @@ final class LoopDirectory: Sendable {
 
     func set(_ all: [ServiceLoop]) { loops.withLock { $0 = all } }
 
+    /// The loops (empty before `set`).
+    var all: [ServiceLoop] { loops.withLock { $0 } }
+
     /// Asks every loop for a snapshot of what it holds; `completion` runs once all answered
     /// (on the thread of the last loop to answer, so it must not block), or after 2 s with
     /// those that did.

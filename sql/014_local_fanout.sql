@@ -1,0 +1,23 @@
+-- Fan-out on the committing server (issue 21 item 2): a server hands a batch of sends it has
+-- just committed to its own service loops at once, before its change feed reads it back
+-- (LocalFanoutGate). It may do so only when every access and token change committed before the
+-- batch has been handed on already; so the send transaction must know which those are, and
+-- none may commit between its reading them and its own COMMIT.
+--
+-- The access and token logs now also take one shared "gate" lock, exclusively, before their own
+-- (serialised as before: seq order = commit order). A send batch takes the gate in shared mode
+-- first: batches do not wait for one another, an access or token change waits for the batches
+-- committing at that moment (one transaction of up to 256 sends) and they for it. Read after
+-- the gate, max(seq) of each log is exactly what committed before the batch.
+--
+-- Lock order: the gate before any log's own lock, in every transaction (a send takes the gate,
+-- then the message log's lock through its insert's trigger; a writer of access or token changes
+-- takes the gate, then its log's). No transaction takes a message-log lock and then the gate.
+CREATE OR REPLACE FUNCTION staffcast_serialize_log() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    IF TG_ARGV[0] IN ('3', '4') THEN
+        PERFORM pg_advisory_xact_lock(7354000, 0); -- the gate (access_changes, token_changes)
+    END IF;
+    PERFORM pg_advisory_xact_lock(7354000, TG_ARGV[0]::int);
+    RETURN NULL;
+END $$;
