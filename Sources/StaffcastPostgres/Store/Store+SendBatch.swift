@@ -65,13 +65,20 @@ extension Store {
         }
         let bySender = Dictionary(grouping: sends.indices.filter { included[$0] }, by: { sends[$0].sender })
         let batchIDs = "{" + sends.map { Self.id($0.id) }.joined(separator: ",") + "}"
+        // First the locks: the gate shared (no access or token change can commit until this
+        // batch has: sql/014), then the message log's own (its insert trigger would take it at the
+        // first insert; taken now, the guard below sees every send committed before it). Then,
+        // as the server's login, where the three logs stand: all of it committed before this
+        // batch, and nothing can join it before COMMIT.
         var statements: [(sql: String, params: [String?])] = [
-            ("SELECT pg_advisory_xact_lock_shared(\(Self.accessTokenGate.0), \(Self.accessTokenGate.1))", []),
+            ("""
+             SELECT pg_advisory_xact_lock_shared(\(Self.accessTokenGate.0), \(Self.accessTokenGate.1)),
+                    pg_advisory_xact_lock(\(Self.messageLogLock.0), \(Self.messageLogLock.1))
+             """, []),
+            ("SELECT messages_through, access_through, token_through FROM staffcast_log_positions()", []),
             ("SET LOCAL ROLE staffcast_app", []),
         ]
-        if duplicateWindowMinutes > 0 {
-            statements.append(("SELECT pg_advisory_xact_lock(\(Self.messageLogLock.0), \(Self.messageLogLock.1))", []))
-        }
+        let positions = 1
         var inserts: [Int] = [] // which results are the inserts
         for (sender, indices) in bySender.sorted(by: { $0.key.uuidString < $1.key.uuidString }) {
             let json = Self.sendRows(indices.map { sends[$0] })
@@ -122,23 +129,15 @@ extension Store {
                 SELECT \(Self.insertedMessageColumns) FROM m JOIN profiles p ON p.id = m.sender_id
                 """, [json, Self.id(sender), String(duplicateWindowMinutes), batchIDs]))
         }
-        // Where the logs stood, as the server's login (row-level security would hide other
-        // events' messages from a sender): under the gate and the message log's lock, what is
-        // below this batch has committed and nothing can join it before COMMIT.
-        statements.append(("SET LOCAL ROLE NONE", []))
-        statements.append(("""
-            SELECT (SELECT max(seq) FROM staff_messages
-                    WHERE seq < (SELECT min(seq) FROM staff_messages WHERE id = ANY ($1::uuid[]))),
-                   (SELECT max(seq) FROM access_changes), (SELECT max(seq) FROM token_changes)
-            """, [batchIDs]))
-        // The gate, the role, each sender's user and rows, the logs, COMMIT: one round trip (pipeline mode).
+        // The locks, the logs, the role, each sender's user and rows, COMMIT: one round trip (pipeline mode).
         let results = try conn.pipelinedTransaction(statements)
         var stored: [UUID: StaffMessage] = [:]
         for i in inserts {
             for message in try Self.messages(results[i]) { stored[message.id] = message }
         }
         var commit: LocalFanoutGate.Commit?
-        if let logs = results.last, let first = stored.values.map(\.seq).min(), let last = stored.values.map(\.seq).max() {
+        let logs = results[positions]
+        if let first = stored.values.map(\.seq).min(), let last = stored.values.map(\.seq).max() {
             commit = LocalFanoutGate.Commit(firstSeq: first, lastSeq: last, messagesBefore: logs.int64(0, 0) ?? 0,
                                             accessThrough: logs.int64(0, 1) ?? 0, tokenThrough: logs.int64(0, 2) ?? 0)
         }
