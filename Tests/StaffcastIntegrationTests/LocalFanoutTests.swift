@@ -96,13 +96,7 @@ final class LocalFanoutTests: IntegrationTestCase {
         XCTAssertEqual(expected.count, 160)
         let deadline = Date().addingTimeInterval(30)
         for (i, watcher) in watchers.enumerated() {
-            var got: [Int64] = []
-            var ended = false
-            while !ended, Date() < deadline {
-                guard let frame = try watcher.nextOrNil(timeout: max(0.1, deadline.timeIntervalSinceNow)) else { break }
-                guard case .message(let m) = frame else { continue }
-                if m.message == "the end" { ended = true } else { got.append(m.seq) }
-            }
+            let (got, ended) = try watcher.seqs(until: "the end", deadline: deadline)
             XCTAssertTrue(ended, "watcher \(i) did not get the last message")
             XCTAssertEqual(got, expected, "watcher \(i) (server \(i < 2 ? "A" : "B")): every message exactly once, in seq order")
         }

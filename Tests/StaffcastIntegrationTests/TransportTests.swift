@@ -547,13 +547,7 @@ final class TransportTests: IntegrationTestCase {
 
         let deadline = Date().addingTimeInterval(30)
         for (i, s) in subscribers.enumerated() {
-            var got: [Int64] = []
-            var ended = false
-            while !ended, Date() < deadline {
-                guard let frame = try s.nextOrNil(timeout: max(0.1, deadline.timeIntervalSinceNow)) else { break }
-                guard case .message(let m) = frame else { continue }
-                if m.message == sentinel { ended = true } else { got.append(m.seq) }
-            }
+            let (got, ended) = try s.seqs(until: sentinel, deadline: deadline)
             XCTAssertTrue(ended, "subscriber \(i) did not get the last message")
             XCTAssertEqual(got, sentSeqs, "subscriber \(i): every message exactly once, in seq order")
         }

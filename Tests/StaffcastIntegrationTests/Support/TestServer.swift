@@ -114,6 +114,19 @@ final class TestSocket {
         return nil
     }
 
+    /// The seqs of the live messages that arrive before the one whose text is `sentinel`, and
+    /// whether it came before `deadline` (other frames are skipped).
+    func seqs(until sentinel: String, deadline: Date) throws -> (seqs: [Int64], ended: Bool) {
+        var got: [Int64] = []
+        while Date() < deadline {
+            guard let frame = try nextOrNil(timeout: max(0.1, deadline.timeIntervalSinceNow)) else { break }
+            guard case .message(let m) = frame else { continue }
+            if m.message == sentinel { return (got, true) }
+            got.append(m.seq)
+        }
+        return (got, false)
+    }
+
     /// Asserts that nothing arrives for `seconds`.
     func expectSilence(_ seconds: TimeInterval, file: StaticString = #filePath, line: UInt = #line) throws {
         if let frame = try nextOrNil(timeout: seconds) {
