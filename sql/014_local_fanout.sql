@@ -36,3 +36,14 @@ BEGIN
 END $$;
 REVOKE ALL ON FUNCTION staffcast_log_positions() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION staffcast_log_positions() TO staffcast_server;
+
+-- A send batch committed for its own server's fan-out says so in its wake-up: it sets
+-- staffcast.origin (the server's random id) for its transaction, and the notification becomes
+-- 'message@<origin>'. That server's listener may then skip the read when every notification it
+-- got is its own and every such batch was handed on already (ChangeListener.Shortcut); other
+-- servers read as before ('message@…' names the message log to them: ChangeLogs.named).
+CREATE OR REPLACE FUNCTION staffcast_notify() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('staffcast', TG_ARGV[0] || coalesce('@' || nullif(current_setting('staffcast.origin', true), ''), ''));
+    RETURN NULL;
+END $$;

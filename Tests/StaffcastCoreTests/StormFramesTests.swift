@@ -109,6 +109,22 @@ final class ChangeLogsTests: XCTestCase {
         XCTAssertEqual(ChangeLogs.toRead(after: ["message", "something_new"]), .all)
         XCTAssertEqual(ChangeLogs.toRead(after: [""]), .all)
     }
+
+    func testASendBatchNamingItsOriginStillNamesTheMessageLog() {
+        // sql/014: a batch committed for its own server's fan-out notifies `message@<origin>`.
+        XCTAssertEqual(ChangeLogs.named("message@3f2a"), .message)
+        XCTAssertEqual(ChangeLogs.toRead(after: ["message@3f2a", "access"]), [.access, .token, .message])
+        XCTAssertEqual(ChangeLogs.toRead(after: ["nonsense@3f2a"]), .all)
+    }
+
+    func testOnlyOwnSendsIsEveryPayloadThisServersSendBatch() {
+        XCTAssertTrue(ChangeLogs.onlyOwnSends(["message@me", "message@me"], origin: "me"))
+        XCTAssertFalse(ChangeLogs.onlyOwnSends([], origin: "me"), "nothing arrived: not a wake-up to skip")
+        XCTAssertFalse(ChangeLogs.onlyOwnSends(["message@me", "message@other"], origin: "me"), "another server's batch")
+        XCTAssertFalse(ChangeLogs.onlyOwnSends(["message@me", "message"], origin: "me"), "a send without origin (alone, scheduled)")
+        XCTAssertFalse(ChangeLogs.onlyOwnSends(["message@me", "access"], origin: "me"), "an access change")
+        XCTAssertFalse(ChangeLogs.onlyOwnSends(["read@me"], origin: "me"))
+    }
 }
 
 /// The descriptor limit `serve` asks for (`FileLimitPolicy`).

@@ -149,6 +149,45 @@ final class LocalFanoutTests: IntegrationTestCase {
         XCTAssertGreaterThanOrEqual(counted["feed_behind"] ?? 0, 5, "each send after a revoke waited for the feed: \(counted)")
     }
 
+    /// A server whose wake-ups are only its own send batches, all handed on, skips the read
+    /// (`staffcast_listener_reads_skipped_total`); one it could not hand on (to a team, whose
+    /// audience the feed reads) is still read at once. The poll interval is 60 s here, so a
+    /// skipped read that should have happened would show as a message a minute late.
+    func testTheListenerSkipsReadsForItsOwnHandedOnSendsButNotForOthers() throws {
+        let a = try startServer {
+            $0.listenerPollInterval = 60
+            $0.sendBurst = 10_000
+            $0.sendRatePerSecond = 10_000
+        }
+        _ = try fixture.store.createTeam(as: fixture.owner, event: fixture.event, name: "Security", kind: .team)
+        try fixture.store.addTeamMember(as: fixture.owner, event: fixture.event, team: "Security", member: fixture.staff)
+        let staff = try a.subscriber(fixture.staffToken, fixture.event)
+        let owner = try a.connect(fixture.ownerToken)
+        let event = fixture.event.uuidString.lowercased()
+        for i in 0..<20 {
+            try owner.send(["op": "send", "event_id": event, "message": "own \(i)", "ref": "o\(i)"])
+            _ = try owner.expect("sent")
+            guard case .message(let m) = try staff.expect("message") else { return XCTFail() }
+            XCTAssertEqual(m.message, "own \(i)")
+        }
+        // To a team: left to the feed, which must read it now, not at the next poll.
+        try owner.send(["op": "send", "event_id": event, "message": "security only", "teams": ["Security"], "ref": "t"])
+        _ = try owner.expect("sent")
+        guard case .message(let targeted) = try staff.expect("message", timeout: 10) else { return XCTFail() }
+        XCTAssertEqual(targeted.message, "security only")
+        // Sent through the database directly (another origin): read at once too.
+        _ = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "from elsewhere"))
+        guard case .message(let other) = try staff.expect("message", timeout: 10) else { return XCTFail() }
+        XCTAssertEqual(other.message, "from elsewhere")
+
+        let text = String(decoding: try a.api(nil).call("GET", "/metrics"), as: UTF8.self)
+        let skipped = text.split(separator: "\n").first { $0.hasPrefix("staffcast_listener_reads_skipped_total") }
+            .flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
+        XCTAssertGreaterThan(skipped, 0, "no wake-up was served without a read")
+        let counted = try outcomes(a)
+        XCTAssertGreaterThanOrEqual(counted["targeted"] ?? 0, 1, "\(counted)")
+    }
+
     /// `local_fanout: false`: every message waits for the change feed, and is still delivered.
     func testWithLocalFanoutOffTheFeedDeliversEverything() throws {
         let a = try server(localFanout: false)

@@ -28,9 +28,11 @@ public struct ChangeLogs: OptionSet, Sendable, Hashable {
     /// Read on every read: they gate the others.
     public static let gates: ChangeLogs = [.access, .token]
 
-    /// The log a trigger's payload names; nil for one this version does not know.
+    /// The log a trigger's payload names; nil for one this version does not know. A send batch
+    /// committed for its own server's fan-out names its origin after the log
+    /// (`message@<origin>`, sql/014).
     public static func named(_ payload: String) -> ChangeLogs? {
-        switch payload {
+        switch payload.split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? payload {
         case "access": return .access
         case "token": return .token
         case "message": return .message
@@ -42,6 +44,13 @@ public struct ChangeLogs: OptionSet, Sendable, Hashable {
         case "answer": return .answer
         default: return nil
         }
+    }
+
+    /// True when every payload is a send batch of the server whose origin this is
+    /// (`message@<origin>`): batches that server's own fan-out may already have handed on
+    /// (`ChangeListener.Shortcut`).
+    public static func onlyOwnSends(_ payloads: [String], origin: String) -> Bool {
+        !payloads.isEmpty && payloads.allSatisfy { $0 == "message@" + origin }
     }
 
     /// What a read woken by these payloads must look at: the logs they name and the gates;

@@ -23,14 +23,40 @@ public final class ChangeListener: @unchecked Sendable {
     private let shared: Mutex<(state: State, lastError: String?, lastRead: Double?)> = Mutex((.starting, nil, nil))
     private let thread = StoppableThread(name: "staffcast-listener")
     private var cursors: ChangeCursors
+    private let shortcut: Shortcut?
+
+    /// What the server's own fan-out tells its listener (`ChangeFeed`): a wake-up made only of
+    /// its own send batches (`message@<origin>`, sql/014) needs no read when each of them was
+    /// handed to the loops already; and no read needs to look at messages that were.
+    public struct Shortcut: Sendable {
+        /// This server's origin, as its send batches name it.
+        public var origin: String
+        /// True when every send batch of this server that committed has been handed on.
+        public var ownSendsHandedOn: @Sendable () -> Bool
+        /// A read starts (on the listener's thread), before `handedOnThrough` is asked.
+        public var readStarting: @Sendable () -> Void
+        /// Every message up to this seq has been handed to the loops.
+        public var handedOnThrough: @Sendable () -> Int64
+        /// A wake-up was served without a read.
+        public var skipped: @Sendable () -> Void
+        public init(origin: String, ownSendsHandedOn: @escaping @Sendable () -> Bool, readStarting: @escaping @Sendable () -> Void,
+                    handedOnThrough: @escaping @Sendable () -> Int64, skipped: @escaping @Sendable () -> Void) {
+            self.origin = origin
+            self.ownSendsHandedOn = ownSendsHandedOn
+            self.readStarting = readStarting
+            self.handedOnThrough = handedOnThrough
+            self.skipped = skipped
+        }
+    }
 
     /// `deliver` is called on the listener's thread, one batch at a time, in order.
     public init(conninfo: String, from cursors: ChangeCursors, pollInterval: TimeInterval = 5, logger: Logger,
-                deliver: @escaping @Sendable (ChangeBatch) -> Void) {
+                shortcut: Shortcut? = nil, deliver: @escaping @Sendable (ChangeBatch) -> Void) {
         self.conninfo = conninfo
         self.cursors = cursors
         self.pollInterval = pollInterval
         self.logger = logger
+        self.shortcut = shortcut
         self.deliver = deliver
     }
 
@@ -105,6 +131,13 @@ public final class ChangeListener: @unchecked Sendable {
                 try catchUp(store, .all)
                 lastRead = Date()
             } else if !payloads.isEmpty {
+                // Only this server's own send batches, each handed on already: nothing to read.
+                // (Notifications arrive in commit order, so anything committed before them that
+                // was not handed on woke an earlier read, or is in this wake-up and not ours.)
+                if let shortcut, ChangeLogs.onlyOwnSends(payloads, origin: shortcut.origin), shortcut.ownSendsHandedOn() {
+                    shortcut.skipped()
+                    continue
+                }
                 try catchUp(store, ChangeLogs.toRead(after: payloads))
             }
         }
@@ -114,6 +147,11 @@ public final class ChangeListener: @unchecked Sendable {
     private func catchUp(_ store: Store, _ logs: ChangeLogs) throws {
         var logs = logs
         while true {
+            if let shortcut {
+                // Handed on already (LocalFanoutGate: every message up to it has been): not read again.
+                shortcut.readStarting()
+                cursors.message = max(cursors.message, shortcut.handedOnThrough())
+            }
             let started = Date().timeIntervalSince1970
             var batch = try store.changes(after: cursors, logs: logs)
             batch.readStartedAt = started

@@ -48,7 +48,10 @@ extension Store {
     /// after (the gate lock of sql/014, taken shared before anything else). The committing
     /// server hands the batch to its own loops with it (`LocalFanoutGate`). The reads are one
     /// more statement in the same pipeline: no extra round trip.
-    public func commitSends(_ sends: [PendingSend], duplicateWindowMinutes: Int = 0) throws -> CommittedSends {
+    ///
+    /// `origin`: this server's id for its own fan-out; the batch's wake-up then says
+    /// `message@<origin>` (sql/014), which lets its listener skip the read (`ChangeListener.Shortcut`).
+    public func commitSends(_ sends: [PendingSend], duplicateWindowMinutes: Int = 0, origin: String? = nil) throws -> CommittedSends {
         guard !sends.isEmpty else { return CommittedSends(messages: [], commit: nil) }
         // Within the batch the guard is decided here, in batch order (statements run by sender,
         // and a row cannot see its statement's neighbours): a second copy of a text waits for
@@ -73,8 +76,9 @@ extension Store {
         var statements: [(sql: String, params: [String?])] = [
             ("""
              SELECT pg_advisory_xact_lock_shared(\(Self.accessTokenGate.0), \(Self.accessTokenGate.1)),
-                    pg_advisory_xact_lock(\(Self.messageLogLock.0), \(Self.messageLogLock.1))
-             """, []),
+                    pg_advisory_xact_lock(\(Self.messageLogLock.0), \(Self.messageLogLock.1)),
+                    set_config('staffcast.origin', $1, true)
+             """, [origin ?? ""]),
             ("SELECT messages_through, access_through, token_through FROM staffcast_log_positions()", []),
             ("SET LOCAL ROLE staffcast_app", []),
         ]

@@ -84,10 +84,15 @@ final class SendBatcher: Sendable {
             let window = duplicateWindowMinutes
             let metrics = self.metrics
             let feed = self.feed
+            // Until its outcome is known the listener does not skip a read for it (a retry alone
+            // below commits without the origin, and is read by the feed as any other).
+            feed?.ownCommitStarting()
+            var decided = false
+            defer { if !decided { feed?.ownCommitEnded() } }
             BatchCommit<Item, StaffMessage>(name: "send", logger: logger, metrics: metrics).settle(
                 batch, session,
                 together: { store, items in
-                    let sends = try store.commitSends(items.map(\.send), duplicateWindowMinutes: window)
+                    let sends = try store.commitSends(items.map(\.send), duplicateWindowMinutes: window, origin: feed?.origin)
                     let stored = sends.messages
                     // A traced send's first stages end here, then the batch goes to this
                     // server's loops (unless the change feed must bring it), before its
@@ -99,6 +104,8 @@ final class SendBatcher: Sendable {
                                                  sentAt: message.sentAt.timeIntervalSince1970, committed: committedAt)
                     }
                     feed?.handOn(sends)
+                    feed?.ownCommitEnded()
+                    decided = true
                     // Committed: counted once per kind, before any answer goes out (each count
                     // is a lookup in the metrics registry, too much to pay per send).
                     var sentByKind: [SentKind: Int] = [:]

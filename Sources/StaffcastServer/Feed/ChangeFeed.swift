@@ -29,6 +29,12 @@ final class ChangeFeed: Sendable {
     private let isRunning: @Sendable () -> Bool
     /// What has been posted to the loops; held while posting, so both paths post in one order.
     private let gate: Mutex<LocalFanoutGate>
+    /// This server's id in its send batches' wake-ups (`message@<origin>`, sql/014); nil when
+    /// `local_fanout` is off.
+    let origin: String?
+    /// This server's send batches between the start of their commit and their hand-on
+    /// (`undecided`), and whether one since the listener's last read was left to the feed.
+    private let own = Mutex<(undecided: Int, leftToFeed: Bool)>((0, false))
 
     /// `start`: the cursors the change listener starts from.
     init(loops: LoopDirectory, start: ChangeCursors, gatekeeper: Gatekeeper, metrics: ServerMetrics, localFanout: Bool,
@@ -39,7 +45,44 @@ final class ChangeFeed: Sendable {
         self.localFanout = localFanout
         self.isRunning = isRunning
         gate = Mutex(LocalFanoutGate(start: Self.position(start)))
+        origin = localFanout ? UUID().uuidString.lowercased() : nil
     }
+
+    /// What the change listener may skip (`ChangeListener.Shortcut`): a wake-up made only of
+    /// this server's own send batches, when every one of them was handed on.
+    func listenerShortcut() -> ChangeListener.Shortcut? {
+        guard let origin else { return nil }
+        let skippedReads = metrics.listenerReadsSkipped
+        return ChangeListener.Shortcut(
+            origin: origin,
+            ownSendsHandedOn: { [self] in ownSendsHandedOn() },
+            readStarting: { [self] in own.withLock { $0.leftToFeed = false } },
+            handedOnThrough: { [self] in gate.withLock { $0.posted.message } },
+            skipped: { skippedReads.increment() })
+    }
+
+    /// A send batch of this server starts committing (`SendBatcher`); `ownCommitEnded` follows
+    /// once its outcome is known (right after `handOn`, or when the commit failed).
+    func ownCommitStarting() { own.withLock { $0.undecided += 1 } }
+
+    func ownCommitEnded() { own.withLock { $0.undecided -= 1 } }
+
+    /// On the listener's thread: true when every send batch of this server that committed was
+    /// handed on. The wake-up usually beats the committing worker to it by microseconds (the
+    /// NOTIFY and the COMMIT's answer leave PostgreSQL together), so a batch still deciding is
+    /// waited for, at most `decisionWait`; past it the listener reads.
+    private func ownSendsHandedOn() -> Bool {
+        let deadline = ServiceLoop.monotonicNow() + Self.decisionWait
+        while true {
+            let (undecided, leftToFeed) = own.withLock { ($0.undecided, $0.leftToFeed) }
+            if leftToFeed { return false }
+            if undecided == 0 { return true }
+            if ServiceLoop.monotonicNow() > deadline { return false }
+            usleep(50)
+        }
+    }
+
+    static let decisionWait = 0.002
 
     private static func position(_ c: ChangeCursors) -> LocalFanoutGate.Position {
         .init(message: c.message, access: c.access, token: c.token)
@@ -108,6 +151,7 @@ final class ChangeFeed: Sendable {
     /// `LocalFanoutGate` allows, else left to the change feed.
     func handOn(_ sends: Store.CommittedSends) {
         let outcome = handOnOutcome(sends)
+        if outcome != .handedOn && outcome != .feedFirst { own.withLock { $0.leftToFeed = true } }
         metrics.localFanout[outcome]?.increment()
     }
 

@@ -48,6 +48,8 @@ final class ServerMetrics: @unchecked Sendable {
     let socketWrites: Counter
     let fanoutLatency: Seconds
     let listenerBatches: Counter
+    /// Listener wake-ups served without a read (only this server's own send batches, handed on).
+    let listenerReadsSkipped: Counter
     /// Send batches by what the committing server did with them (`LocalFanoutOutcome`).
     let localFanout: [LocalFanoutOutcome: Counter]
     let heartbeatRTT: Seconds
@@ -67,6 +69,7 @@ final class ServerMetrics: @unchecked Sendable {
         socketWrites = r.makeCounter(descriptor: Self.describe("staffcast_socket_writes_total", "Writes of WebSocket frames to sockets; several frames can share one write (deliveries / writes = frames per write)."))
         fanoutLatency = Seconds(histogram: r.makeValueHistogram(descriptor: Self.describe("staffcast_delivery_latency_seconds", "From a message's commit to its fan-out on this server (queued for every subscriber of every loop)."), buckets: Self.secondsBuckets))
         listenerBatches = r.makeCounter(descriptor: Self.describe("staffcast_listener_batches_total", "Batches of changes the listener read."))
+        listenerReadsSkipped = r.makeCounter(descriptor: Self.describe("staffcast_listener_reads_skipped_total", "Listener wake-ups that needed no read: only this server's own send batches, each handed to its loops already."))
         var local: [LocalFanoutOutcome: Counter] = [:]
         for outcome in LocalFanoutOutcome.allCases {
             local[outcome] = r.makeCounter(descriptor: Self.describe("staffcast_local_fanout_batches_total",

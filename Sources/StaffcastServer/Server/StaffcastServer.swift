@@ -173,7 +173,7 @@ public final class StaffcastServer: @unchecked Sendable {
         self.probe = probe
         probe.start()
         let listener = ChangeListener(conninfo: conninfo, from: cursors, pollInterval: configuration.listenerPollInterval,
-                                      logger: logger) { batch in feed.deliver(batch) }
+                                      logger: logger, shortcut: feed.listenerShortcut()) { batch in feed.deliver(batch) }
         self.listener = listener
         health.attach(probe: probe, listener: listener)
         listener.start()
