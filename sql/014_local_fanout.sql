@@ -12,7 +12,9 @@
 --
 -- Lock order: the gate before any log's own lock, in every transaction (a send takes the gate,
 -- then the message log's lock through its insert's trigger; a writer of access or token changes
--- takes the gate, then its log's). No transaction takes a message-log lock and then the gate.
+-- takes the gate, then its log's). No transaction takes a message-log lock and then the gate,
+-- and one that locks rows a send may wait for (a profile: the foreign key of sender_id) before
+-- writing access or token changes takes the gate first (Store.deleteUser).
 CREATE OR REPLACE FUNCTION staffcast_serialize_log() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     IF TG_ARGV[0] IN ('3', '4') THEN
@@ -38,10 +40,11 @@ REVOKE ALL ON FUNCTION staffcast_log_positions() FROM PUBLIC;
 GRANT EXECUTE ON FUNCTION staffcast_log_positions() TO staffcast_server;
 
 -- A send batch committed for its own server's fan-out says so in its wake-up: it sets
--- staffcast.origin (the server's random id) for its transaction, and the notification becomes
--- 'message@<origin>'. That server's listener may then skip the read when every notification it
--- got is its own and every such batch was handed on already (ChangeListener.Shortcut); other
--- servers read as before ('message@…' names the message log to them: ChangeLogs.named).
+-- staffcast.origin (the server's random id and the batch's number) for its transaction, and the
+-- notification becomes 'message@<origin>:<n>' (one per batch: PostgreSQL folds only equal
+-- payloads of one transaction). That server's listener may then skip the read when every
+-- notification it got names one of its batches that was handed on already (OwnSendBatches);
+-- other servers read as before ('message@…' names the message log to them: ChangeLogs.named).
 CREATE OR REPLACE FUNCTION staffcast_notify() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM pg_notify('staffcast', TG_ARGV[0] || coalesce('@' || nullif(current_setting('staffcast.origin', true), ''), ''));

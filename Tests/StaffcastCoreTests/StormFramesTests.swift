@@ -112,18 +112,20 @@ final class ChangeLogsTests: XCTestCase {
 
     func testASendBatchNamingItsOriginStillNamesTheMessageLog() {
         // sql/014: a batch committed for its own server's fan-out notifies `message@<origin>`.
-        XCTAssertEqual(ChangeLogs.named("message@3f2a"), .message)
+        XCTAssertEqual(ChangeLogs.named("message@3f2a:17"), .message)
         XCTAssertEqual(ChangeLogs.toRead(after: ["message@3f2a", "access"]), [.access, .token, .message])
         XCTAssertEqual(ChangeLogs.toRead(after: ["nonsense@3f2a"]), .all)
     }
 
-    func testOnlyOwnSendsIsEveryPayloadThisServersSendBatch() {
-        XCTAssertTrue(ChangeLogs.onlyOwnSends(["message@me", "message@me"], origin: "me"))
-        XCTAssertFalse(ChangeLogs.onlyOwnSends([], origin: "me"), "nothing arrived: not a wake-up to skip")
-        XCTAssertFalse(ChangeLogs.onlyOwnSends(["message@me", "message@other"], origin: "me"), "another server's batch")
-        XCTAssertFalse(ChangeLogs.onlyOwnSends(["message@me", "message"], origin: "me"), "a send without origin (alone, scheduled)")
-        XCTAssertFalse(ChangeLogs.onlyOwnSends(["message@me", "access"], origin: "me"), "an access change")
-        XCTAssertFalse(ChangeLogs.onlyOwnSends(["read@me"], origin: "me"))
+    func testOwnSendBatchesAreNamedOnlyWhenEveryPayloadIsThisServersBatch() {
+        XCTAssertEqual(ChangeLogs.ownSendBatches(["message@me:4", "message@me:5"], origin: "me"), [4, 5])
+        XCTAssertNil(ChangeLogs.ownSendBatches([], origin: "me"), "nothing arrived: not a wake-up to skip")
+        XCTAssertNil(ChangeLogs.ownSendBatches(["message@me:4", "message@other:9"], origin: "me"), "another server's batch")
+        XCTAssertNil(ChangeLogs.ownSendBatches(["message@me:4", "message"], origin: "me"), "a send without origin (alone, scheduled)")
+        XCTAssertNil(ChangeLogs.ownSendBatches(["message@me:4", "access"], origin: "me"), "an access change")
+        XCTAssertNil(ChangeLogs.ownSendBatches(["message@me:x"], origin: "me"))
+        XCTAssertNil(ChangeLogs.ownSendBatches(["message@mem:4"], origin: "me"), "an origin that only starts the same")
+        XCTAssertNil(ChangeLogs.ownSendBatches(["read@me:4"], origin: "me"))
     }
 }
 

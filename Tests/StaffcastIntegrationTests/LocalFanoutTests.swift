@@ -188,6 +188,35 @@ final class LocalFanoutTests: IntegrationTestCase {
         XCTAssertGreaterThanOrEqual(counted["targeted"] ?? 0, 1, "\(counted)")
     }
 
+    /// Deleting a user (its token and access deletes take the gate exclusively, sql/014) while a
+    /// send batch that holds the gate shared inserts a message by that user (its foreign key
+    /// waits for the profile's row): both finish, no deadlock. Before `deleteUser` took the gate
+    /// first it locked the profile, then waited for the gate, and the batch waited for the
+    /// profile: PostgreSQL aborted one of them after `deadlock_timeout`.
+    func testDeletingAUserWhileASendBatchHoldsTheGateIsNoDeadlock() throws {
+        let (dora, _) = try fixture.person("Dora", level: .admin)
+        let batch = try PGConnection(conninfo: fixture.conninfo)
+        try batch.execute("BEGIN")
+        try batch.execute("SELECT pg_advisory_xact_lock_shared(7354000, 0)")
+        let failure = Mutex<String?>(nil)
+        let conninfo = fixture.conninfo
+        let deleted = DispatchSemaphore(value: 0)
+        Thread {
+            do { _ = try Store(PGConnection(conninfo: conninfo)).deleteUser(dora) } catch { failure.withLock { $0 = "\(error)" } }
+            deleted.signal()
+        }.start()
+        usleep(300_000) // the delete is waiting now (for the gate, or, before, for it after the profile)
+        try batch.query("""
+            INSERT INTO staff_messages (event_id, sender_id, message, message_type, priority)
+            VALUES ($1, $2, 'radio check', 'broadcast', 'normal')
+            """, [fixture.event.uuidString, dora.uuidString])
+        try batch.execute("COMMIT")
+        XCTAssertEqual(deleted.wait(timeout: .now() + 10), .success, "the delete did not finish")
+        XCTAssertNil(failure.withLock { $0 })
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM profiles WHERE id = $1 AND deleted_at IS NOT NULL", [dora.uuidString]), 1,
+                       "kept for history: a message names them")
+    }
+
     /// `local_fanout: false`: every message waits for the change feed, and is still delivered.
     func testWithLocalFanoutOffTheFeedDeliversEverything() throws {
         let a = try server(localFanout: false)

@@ -30,7 +30,7 @@ public struct ChangeLogs: OptionSet, Sendable, Hashable {
 
     /// The log a trigger's payload names; nil for one this version does not know. A send batch
     /// committed for its own server's fan-out names its origin after the log
-    /// (`message@<origin>`, sql/014).
+    /// (`message@<origin>:<batch>`, sql/014).
     public static func named(_ payload: String) -> ChangeLogs? {
         switch payload.split(separator: "@", maxSplits: 1, omittingEmptySubsequences: false).first.map(String.init) ?? payload {
         case "access": return .access
@@ -46,11 +46,18 @@ public struct ChangeLogs: OptionSet, Sendable, Hashable {
         }
     }
 
-    /// True when every payload is a send batch of the server whose origin this is
-    /// (`message@<origin>`): batches that server's own fan-out may already have handed on
-    /// (`ChangeListener.Shortcut`).
-    public static func onlyOwnSends(_ payloads: [String], origin: String) -> Bool {
-        !payloads.isEmpty && payloads.allSatisfy { $0 == "message@" + origin }
+    /// The batch numbers when every payload is a send batch of the server whose origin this is
+    /// (`message@<origin>:<number>`, `OwnSendBatches`): batches that server's own fan-out may
+    /// already have handed on (`ChangeListener.Shortcut`). Nil when any payload is something
+    /// else, or when there is none.
+    public static func ownSendBatches(_ payloads: [String], origin: String) -> [UInt64]? {
+        let prefix = "message@" + origin + ":"
+        var batches: [UInt64] = []
+        for payload in payloads {
+            guard payload.hasPrefix(prefix), let n = UInt64(payload.dropFirst(prefix.count)) else { return nil }
+            batches.append(n)
+        }
+        return batches.isEmpty ? nil : batches
     }
 
     /// What a read woken by these payloads must look at: the logs they name and the gates;

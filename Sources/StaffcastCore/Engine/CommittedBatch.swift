@@ -82,6 +82,12 @@ public struct CommittedBatch<Frame: WireFrame>: Sendable {
     public var receipts: [Receipt]
     public var reminders: [Reminder]
 
+    /// Nothing for a loop to do.
+    public var isEmpty: Bool {
+        revokedTokens.isEmpty && access.isEmpty && messages.isEmpty && notifications.isEmpty && eventFrames.isEmpty
+            && receipts.isEmpty && reminders.isEmpty
+    }
+
     public init(revokedTokens: Set<TokenDigest> = [], access: [Access] = [], messages: [Message] = [],
                 notifications: [Notification] = [], eventFrames: [EventFrame] = [], receipts: [Receipt] = [],
                 reminders: [Reminder] = []) {

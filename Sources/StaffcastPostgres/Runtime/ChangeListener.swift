@@ -26,24 +26,21 @@ public final class ChangeListener: @unchecked Sendable {
     private let shortcut: Shortcut?
 
     /// What the server's own fan-out tells its listener (`ChangeFeed`): a wake-up made only of
-    /// its own send batches (`message@<origin>`, sql/014) needs no read when each of them was
-    /// handed to the loops already; and no read needs to look at messages that were.
+    /// its own send batches (`message@<origin>:<batch>`, sql/014) needs no read when each of
+    /// them was handed to the loops already; and no read needs to look at messages that were.
     public struct Shortcut: Sendable {
         /// This server's origin, as its send batches name it.
         public var origin: String
-        /// True when every send batch of this server that committed has been handed on.
-        public var ownSendsHandedOn: @Sendable () -> Bool
-        /// A read starts (on the listener's thread), before `handedOnThrough` is asked.
-        public var readStarting: @Sendable () -> Void
+        /// True when every batch named was handed on (`OwnSendBatches`; may wait briefly).
+        public var handedOn: @Sendable ([UInt64]) -> Bool
         /// Every message up to this seq has been handed to the loops.
         public var handedOnThrough: @Sendable () -> Int64
         /// A wake-up was served without a read.
         public var skipped: @Sendable () -> Void
-        public init(origin: String, ownSendsHandedOn: @escaping @Sendable () -> Bool, readStarting: @escaping @Sendable () -> Void,
+        public init(origin: String, handedOn: @escaping @Sendable ([UInt64]) -> Bool,
                     handedOnThrough: @escaping @Sendable () -> Int64, skipped: @escaping @Sendable () -> Void) {
             self.origin = origin
-            self.ownSendsHandedOn = ownSendsHandedOn
-            self.readStarting = readStarting
+            self.handedOn = handedOn
             self.handedOnThrough = handedOnThrough
             self.skipped = skipped
         }
@@ -132,9 +129,10 @@ public final class ChangeListener: @unchecked Sendable {
                 lastRead = Date()
             } else if !payloads.isEmpty {
                 // Only this server's own send batches, each handed on already: nothing to read.
-                // (Notifications arrive in commit order, so anything committed before them that
-                // was not handed on woke an earlier read, or is in this wake-up and not ours.)
-                if let shortcut, ChangeLogs.onlyOwnSends(payloads, origin: shortcut.origin), shortcut.ownSendsHandedOn() {
+                // (Anything else committed makes its own notification, which is then in this
+                // wake-up or woke an earlier read.)
+                if let shortcut, let batches = ChangeLogs.ownSendBatches(payloads, origin: shortcut.origin),
+                   shortcut.handedOn(batches) {
                     shortcut.skipped()
                     continue
                 }
@@ -149,7 +147,6 @@ public final class ChangeListener: @unchecked Sendable {
         while true {
             if let shortcut {
                 // Handed on already (LocalFanoutGate: every message up to it has been): not read again.
-                shortcut.readStarting()
                 cursors.message = max(cursors.message, shortcut.handedOnThrough())
             }
             let started = Date().timeIntervalSince1970

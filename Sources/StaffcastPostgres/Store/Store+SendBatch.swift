@@ -48,7 +48,8 @@ extension Store {
     /// the highest access and token change, all committed before it and none after (the gate
     /// lock of sql/014, taken shared before anything else); the server hands the batch to its
     /// own loops with it (`LocalFanoutGate`). The reads are one more statement in the same
-    /// pipeline: no extra round trip. The batch's wake-up then says `message@<origin>`, which
+    /// pipeline: no extra round trip. The batch's wake-up then says `message@<origin>` (the caller's
+    /// origin names the server and the batch: `<id>:<n>`), which
     /// lets that server's listener skip the read (`ChangeListener.Shortcut`). Without an
     /// origin, `commit` is nil.
     public func commitSends(_ sends: [PendingSend], duplicateWindowMinutes: Int = 0, origin: String? = nil) throws -> CommittedSends {

@@ -58,6 +58,10 @@ extension Store {
         try requireUser(user)
         return try conn.transaction { tx in
             let id = Self.id(user)
+            // The gate first (sql/014): its token and access deletes take it anyway, and taken
+            // after the profile's row lock it would deadlock with a send batch that holds the
+            // gate shared and waits for that row (the foreign-key check of a message by this user).
+            try tx.query("SELECT pg_advisory_xact_lock(\(Self.accessTokenGate.0), \(Self.accessTokenGate.1))")
             guard try tx.query("SELECT 1 FROM profiles WHERE id = $1 AND deleted_at IS NULL FOR UPDATE", [id]).rowCount == 1 else {
                 throw StaffcastError.notFound("There is no user \(id).")
             }

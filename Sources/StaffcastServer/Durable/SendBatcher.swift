@@ -84,15 +84,16 @@ final class SendBatcher: Sendable {
             let window = duplicateWindowMinutes
             let metrics = self.metrics
             let feed = self.feed
-            // Until its outcome is known the listener does not skip a read for it (a retry alone
-            // below commits without the origin, and is read by the feed as any other).
-            feed?.ownCommitStarting()
+            // The batch's number names it in its wake-up, so the listener can tell whether it was
+            // handed on (a retry alone below commits without it, and is read as any other).
+            let ownBatch = feed?.origin == nil ? nil : feed?.beginOwnBatch()
             var decided = false
-            defer { if !decided { feed?.ownCommitEnded() } }
+            defer { if !decided, let ownBatch { feed?.ownBatchFailed(ownBatch) } }
             BatchCommit<Item, StaffMessage>(name: "send", logger: logger, metrics: metrics).settle(
                 batch, session,
                 together: { store, items in
-                    let sends = try store.commitSends(items.map(\.send), duplicateWindowMinutes: window, origin: feed?.origin)
+                    let sends = try store.commitSends(items.map(\.send), duplicateWindowMinutes: window,
+                                                      origin: feed?.origin.flatMap { o in ownBatch.map { "\(o):\($0)" } })
                     let stored = sends.messages
                     // A traced send's first stages end here, then the batch goes to this
                     // server's loops (unless the change feed must bring it), before its
@@ -103,9 +104,12 @@ final class SendBatcher: Sendable {
                         metrics.tracer.committed(seq: message.seq, received: t.received, submitted: t.submitted,
                                                  sentAt: message.sentAt.timeIntervalSince1970, committed: committedAt)
                     }
-                    feed?.handOn(sends)
-                    feed?.ownCommitEnded()
-                    decided = true
+                    if let feed, let ownBatch {
+                        feed.handOn(sends, batch: ownBatch)
+                        decided = true
+                    } else {
+                        feed?.handOn(sends, batch: 0) // local_fanout off: counted as such
+                    }
                     // Committed: counted once per kind, before any answer goes out (each count
                     // is a lookup in the metrics registry, too much to pay per send).
                     var sentByKind: [SentKind: Int] = [:]

@@ -29,12 +29,11 @@ final class ChangeFeed: Sendable {
     private let isRunning: @Sendable () -> Bool
     /// What has been posted to the loops; held while posting, so both paths post in one order.
     private let gate: Mutex<LocalFanoutGate>
-    /// This server's id in its send batches' wake-ups (`message@<origin>`, sql/014); nil when
-    /// `local_fanout` is off.
+    /// This server's id in its send batches' wake-ups (`message@<origin>:<batch>`, sql/014);
+    /// nil when `local_fanout` is off.
     let origin: String?
-    /// This server's send batches between the start of their commit and their hand-on
-    /// (`undecided`), and whether one since the listener's last read was left to the feed.
-    private let own = Mutex<(undecided: Int, leftToFeed: Bool)>((0, false))
+    /// This server's own send batches and whether each was handed on (`OwnSendBatches`).
+    private let own = Mutex(OwnSendBatches())
 
     /// `start`: the cursors the change listener starts from.
     init(loops: LoopDirectory, start: ChangeCursors, gatekeeper: Gatekeeper, metrics: ServerMetrics, localFanout: Bool,
@@ -49,36 +48,38 @@ final class ChangeFeed: Sendable {
     }
 
     /// What the change listener may skip (`ChangeListener.Shortcut`): a wake-up made only of
-    /// this server's own send batches, when every one of them was handed on.
+    /// this server's own send batches, each handed on.
     func listenerShortcut() -> ChangeListener.Shortcut? {
         guard let origin else { return nil }
         let skippedReads = metrics.listenerReadsSkipped
         return ChangeListener.Shortcut(
             origin: origin,
-            ownSendsHandedOn: { [self] in ownSendsHandedOn() },
-            readStarting: { [self] in own.withLock { $0.leftToFeed = false } },
+            handedOn: { [self] batches in handedOn(batches) },
             handedOnThrough: { [self] in gate.withLock { $0.posted.message } },
             skipped: { skippedReads.increment() })
     }
 
-    /// A send batch of this server starts committing (`SendBatcher`); `ownCommitEnded` follows
-    /// once its outcome is known (right after `handOn`, or when the commit failed).
-    func ownCommitStarting() { own.withLock { $0.undecided += 1 } }
+    /// A send batch of this server starts committing (`SendBatcher`): its number, which its
+    /// wake-up names (`commitSends(origin:)`). `handOn(_:batch:)` or `ownBatchFailed` follows.
+    func beginOwnBatch() -> UInt64 { own.withLock { $0.begin() } }
 
-    func ownCommitEnded() { own.withLock { $0.undecided -= 1 } }
+    /// The batch did not commit (or was not handed on for another reason): the listener reads.
+    func ownBatchFailed(_ batch: UInt64) { own.withLock { $0.decide(batch, handedOn: false) } }
 
-    /// On the listener's thread: true when every send batch of this server that committed was
-    /// handed on. The wake-up usually beats the committing worker to it by microseconds (the
-    /// NOTIFY and the COMMIT's answer leave PostgreSQL together), so a batch still deciding is
-    /// waited for, at most `decisionWait`; past it the listener reads.
-    private func ownSendsHandedOn() -> Bool {
+    /// On the listener's thread: true when every batch named was handed on. A wake-up usually
+    /// beats the committing worker's hand-on by microseconds (the NOTIFY and the COMMIT's answer
+    /// leave PostgreSQL together), so a batch still deciding is waited for, at most
+    /// `decisionWait`; past it the listener reads.
+    private func handedOn(_ batches: [UInt64]) -> Bool {
         let deadline = ServiceLoop.monotonicNow() + Self.decisionWait
         while true {
-            let (undecided, leftToFeed) = own.withLock { ($0.undecided, $0.leftToFeed) }
-            if leftToFeed { return false }
-            if undecided == 0 { return true }
-            if ServiceLoop.monotonicNow() > deadline { return false }
-            usleep(50)
+            switch own.withLock({ $0.verdict(batches) }) {
+            case .skip: return true
+            case .read: return false
+            case .wait:
+                if ServiceLoop.monotonicNow() > deadline { return false }
+                usleep(50)
+            }
         }
     }
 
@@ -140,6 +141,7 @@ final class ChangeFeed: Sendable {
         gate.withLock { gate in
             let skip = gate.feed(through: Self.position(batch.cursors))
             if skip > handedOn { committed.messages.removeAll { $0.seq <= skip } } // handed on meanwhile
+            guard !committed.isEmpty else { return } // only messages, all handed on already
             post(committed, sentAt: fresh.filter { $0.seq > skip }.map(\.sentAt), trace: trace.flatMap { $0.seq > skip ? $0 : nil })
         }
     }
@@ -148,10 +150,12 @@ final class ChangeFeed: Sendable {
 
     /// A batch of sends just committed here (`Store.commitSends`), on the worker that committed
     /// it, right after `COMMIT` (its senders' answers follow): handed to the loops now when
-    /// `LocalFanoutGate` allows, else left to the change feed.
-    func handOn(_ sends: Store.CommittedSends) {
+    /// `LocalFanoutGate` allows, else left to the change feed; either way recorded for the
+    /// listener (`OwnSendBatches`).
+    /// `batch`: its number from `beginOwnBatch`.
+    func handOn(_ sends: Store.CommittedSends, batch: UInt64) {
         let outcome = handOnOutcome(sends)
-        if outcome != .handedOn && outcome != .feedFirst { own.withLock { $0.leftToFeed = true } }
+        own.withLock { $0.decide(batch, handedOn: outcome == .handedOn || outcome == .feedFirst) }
         metrics.localFanout[outcome]?.increment()
     }
 
