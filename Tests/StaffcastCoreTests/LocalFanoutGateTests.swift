@@ -75,6 +75,15 @@ final class LocalFanoutGateTests: XCTestCase {
         XCTAssertEqual(gate.feed(through: Position(message: last, access: 0, token: 0)), last)
     }
 
+    func testAskingWhatItWouldDecideMovesNothing() {
+        var gate = LocalFanoutGate(start: Position(message: 10, access: 0, token: 0))
+        XCTAssertEqual(gate.decision(for: commit(11, 12, before: 10)), .handOn)
+        XCTAssertEqual(gate.posted.message, 10, "only admit moves on")
+        XCTAssertEqual(gate.decision(for: commit(12, 12, before: 11)), .feedBehind)
+        XCTAssertEqual(gate.admit(commit(11, 12, before: 10)), .handOn)
+        XCTAssertEqual(gate.decision(for: commit(11, 12, before: 10)), .alreadyHandedOn)
+    }
+
     func testTheFeedNeverMovesAPositionBack() {
         var gate = LocalFanoutGate(start: Position(message: 20, access: 8, token: 4))
         XCTAssertEqual(gate.feed(through: Position(message: 15, access: 2, token: 1)), 20)

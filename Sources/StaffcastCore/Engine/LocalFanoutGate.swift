@@ -56,12 +56,19 @@ public struct LocalFanoutGate: Sendable, Equatable {
     /// `start`: where the change feed starts following the logs.
     public init(start: Position) { posted = start }
 
-    public mutating func admit(_ commit: Commit) -> Decision {
+    /// What `admit` would decide now, without moving on (a caller can skip encoding a batch
+    /// that will not go first; the answer can only change from `feedBehind` to another one).
+    public func decision(for commit: Commit) -> Decision {
         if posted.message >= commit.firstSeq { return .alreadyHandedOn }
         guard posted.message >= commit.messagesBefore, posted.access >= commit.accessThrough,
               posted.token >= commit.tokenThrough else { return .feedBehind }
-        posted.message = commit.lastSeq
         return .handOn
+    }
+
+    public mutating func admit(_ commit: Commit) -> Decision {
+        let decision = decision(for: commit)
+        if decision == .handOn { posted.message = commit.lastSeq }
+        return decision
     }
 
     /// The feed is about to hand on a batch that read the logs up to `through`. Returns the seq

@@ -104,12 +104,8 @@ final class SendBatcher: Sendable {
                         metrics.tracer.committed(seq: message.seq, received: t.received, submitted: t.submitted,
                                                  sentAt: message.sentAt.timeIntervalSince1970, committed: committedAt)
                     }
-                    if let feed, let ownBatch {
-                        feed.handOn(sends, batch: ownBatch)
-                        decided = true
-                    } else {
-                        feed?.handOn(sends, batch: 0) // local_fanout off: counted as such
-                    }
+                    feed?.handOn(sends, batch: ownBatch)
+                    decided = true
                     // Committed: counted once per kind, before any answer goes out (each count
                     // is a lookup in the metrics registry, too much to pay per send).
                     var sentByKind: [SentKind: Int] = [:]

@@ -104,10 +104,7 @@ final class ChangeFeed: Sendable {
                 .init(seq: change.seq, eventID: change.eventID, userID: change.userID, level: change.level,
                       revokedFrame: change.level == nil ? OutFrame(text: ServerFrame.accessRevoked(eventID: change.eventID).encoded()) : nil)
             },
-            messages: fresh.map { m in
-                .init(seq: m.seq, eventID: m.eventID, expiresAt: m.expiresAt, frame: OutFrame(text: ServerFrame.message(m).encoded()),
-                      audience: batch.audiences[m.id])
-            },
+            messages: fresh.map { Self.live($0, audience: batch.audiences[$0.id]) },
             notifications: batch.notifications.map { .init(userID: $0.userID, frame: OutFrame(text: ServerFrame.notification($0).encoded())) },
             eventFrames: batch.messageChanges.map { change in
                 let frame: ServerFrame = change.message.map { .messageUpdated(ref: nil, message: $0) }
@@ -152,10 +149,10 @@ final class ChangeFeed: Sendable {
     /// it, right after `COMMIT` (its senders' answers follow): handed to the loops now when
     /// `LocalFanoutGate` allows, else left to the change feed; either way recorded for the
     /// listener (`OwnSendBatches`).
-    /// `batch`: its number from `beginOwnBatch`.
-    func handOn(_ sends: Store.CommittedSends, batch: UInt64) {
+    /// `batch`: its number from `beginOwnBatch` (nil with `local_fanout` off).
+    func handOn(_ sends: Store.CommittedSends, batch: UInt64?) {
         let outcome = handOnOutcome(sends)
-        own.withLock { $0.decide(batch, handedOn: outcome == .handedOn || outcome == .feedFirst) }
+        if let batch { own.withLock { $0.decide(batch, handedOn: outcome == .handedOn || outcome == .feedFirst) } }
         metrics.localFanout[outcome]?.increment()
     }
 
@@ -165,11 +162,14 @@ final class ChangeFeed: Sendable {
         let messages = sends.messages.compactMap { $0 }.sorted { $0.seq < $1.seq }
         // A targeted message's audience (message_audience) is read by the feed with the message.
         guard messages.allSatisfy(\.teams.isEmpty) else { return .targeted }
-        let all = loops.all
-        guard !all.contains(where: { $0.liveDepth > Self.maxInboxDepth }) else { return .busy }
-        let committed = CommittedBatch<OutFrame>(messages: messages.map { m in
-            .init(seq: m.seq, eventID: m.eventID, expiresAt: m.expiresAt, frame: OutFrame(text: ServerFrame.message(m).encoded()))
-        })
+        guard !loops.all.contains(where: { $0.liveDepth > Self.maxInboxDepth }) else { return .busy }
+        // Encoded only for a batch that can go first (the feed encodes the others itself).
+        switch gate.withLock({ $0.decision(for: commit) }) {
+        case .handOn: break
+        case .feedBehind: return .feedBehind
+        case .alreadyHandedOn: return .feedFirst
+        }
+        let committed = CommittedBatch<OutFrame>(messages: messages.map { Self.live($0, audience: nil) })
         let tracer = metrics.tracer
         let decision: LocalFanoutGate.Decision = gate.withLock { gate in
             let decision = gate.admit(commit)
@@ -191,6 +191,12 @@ final class ChangeFeed: Sendable {
     }
 
     // MARK: posting
+
+    /// A live message, its frame encoded once for every loop.
+    private static func live(_ m: StaffMessage, audience: Set<UUID>?) -> CommittedBatch<OutFrame>.Message {
+        .init(seq: m.seq, eventID: m.eventID, expiresAt: m.expiresAt, frame: OutFrame(text: ServerFrame.message(m).encoded()),
+              audience: audience)
+    }
 
     /// The same batch to every loop's live lane. Called with the gate's lock held, so that
     /// batches from both paths reach every loop in one order.
