@@ -11,7 +11,9 @@
 # N servers on the one cluster, on PORT … PORT+N-1; the publisher uses the first and the
 # subscribers spread over all: bench/three-servers.sh), TLS=1 (the server on a self-signed
 # certificate, every scenario over wss and https), PERF_RECORD / PERF_STAT (a file:
-# `perf record -g` / `perf stat` of the (first) server process during the bench). The server's log is kept in
+# `perf record -g` / `perf stat` of the (first) server process during the bench), PG_STATEMENTS
+# (a file: PostgreSQL's own time per statement during the bench, nested statements of functions
+# and triggers included, from pg_stat_statements; docs/performance.md). The server's log is kept in
 # ${TMPDIR:-/tmp}/staffcast-bench-serve.log.
 #
 # The read storm needs READSTORM_N (1,000) distinct staff users with their own tokens. They are
@@ -199,6 +201,18 @@ fi
 READSTORM_ARGS=()
 if [ "$READSTORM" = yes ]; then READSTORM_ARGS=(--readstorm-tokens "$TOKENS" --readstorm-event "$RS_EVENT"); fi
 
+# PG_STATEMENTS=FILE: load pg_stat_statements (nested statements and planning counted) into this
+# run's cluster before the server starts; its table goes to FILE after the bench.
+if [ -n "${PG_STATEMENTS:-}" ]; then
+  DB_URL=$("$SC" cluster url)
+  PG_DIR=$("$SC" cluster status 2>/dev/null | sed -n 's/^running: //p')
+  [ -n "$PG_DIR" ] && [ -w "$PG_DIR/postgresql.conf" ] || { echo "PG_STATEMENTS: no running cluster to configure" >&2; exit 1; }
+  printf "\nshared_preload_libraries = 'pg_stat_statements'\npg_stat_statements.track = all\npg_stat_statements.track_planning = on\n" >> "$PG_DIR/postgresql.conf"
+  "$SC" cluster stop >/dev/null 2>>"$DATA/admin.log"
+  "$SC" cluster start >/dev/null 2>>"$DATA/admin.log"
+  psql -X -q -v ON_ERROR_STOP=1 "$DB_URL" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >>"$DATA/pgss.log" 2>&1 \
+    || { echo "PG_STATEMENTS: $(tail -n 3 "$DATA/pgss.log")" >&2; exit 1; }
+fi
 "$SC" serve --config "$DATA/bench.yaml" --listen "127.0.0.1:$PORT" > "$DATA/serve.log" 2>&1 &
 SERVER=$!
 ready=no
@@ -255,6 +269,20 @@ status=0
 "$BENCH" --server "$SCHEME://127.0.0.1:$PORT" --server-pid "$SERVER_PIDS" --postgres-pid "$PG_PID" --event "$EVENT" \
   --subscriber-token "$ST" --publisher-token "$PT" --ops-token "$OPS_TOKEN" "${READSTORM_ARGS[@]}" "${SUBSCRIBER_PORTS_ARGS[@]}" || status=$?
 for p in "${PERF_PIDS[@]}"; do kill -INT "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+if [ -n "${PG_STATEMENTS:-}" ]; then
+  # Per statement: calls, PostgreSQL time (execution and planning) per call and in all, rows.
+  psql -X -q "$DB_URL" -P pager=off -P format=aligned >"$PG_STATEMENTS" 2>&1 <<'SQL' || true
+SELECT calls,
+       round(((total_exec_time + total_plan_time) * 1000 / nullif(calls, 0))::numeric, 1) AS us_per_call,
+       round((total_plan_time * 1000 / nullif(calls, 0))::numeric, 1) AS plan_us_per_call,
+       round((total_exec_time + total_plan_time)::numeric) AS total_ms,
+       rows, toplevel AS top,
+       left(regexp_replace(query, '\s+', ' ', 'g'), 110) AS query
+FROM pg_stat_statements
+ORDER BY total_exec_time + total_plan_time DESC LIMIT 40;
+SQL
+  echo "PostgreSQL statements: $PG_STATEMENTS"
+fi
 if ! kill -0 "$SERVER" 2>/dev/null; then
   echo "!! the server exited during the bench; the end of its log ($SERVER_LOG_COPY):"
   tail -n 30 "$DATA/serve.log"
