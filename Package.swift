@@ -14,6 +14,16 @@ import PackageDescription
 //   StaffcastQR                       – QR codes of invite links (only importer of CQREncode)
 //   StaffcastClient                   – WebSocket/HTTP client (TLS through CStaffcastTLS) used by `send`, `watch` and the tests
 //   staffcast                         – the one executable (swift-argument-parser)
+// The products taken from the dependencies, each named once.
+let argumentParser = Target.Dependency.product(name: "ArgumentParser", package: "swift-argument-parser")
+let logging = Target.Dependency.product(name: "Logging", package: "swift-log")
+let crypto = Target.Dependency.product(name: "Crypto", package: "swift-crypto")
+let metrics = Target.Dependency.product(name: "Metrics", package: "swift-metrics")
+let prometheus = Target.Dependency.product(name: "Prometheus", package: "swift-prometheus")
+let yams = Target.Dependency.product(name: "Yams", package: "Yams")
+let serviceLifecycle = Target.Dependency.product(name: "ServiceLifecycle", package: "swift-service-lifecycle")
+let unixSignals = Target.Dependency.product(name: "UnixSignals", package: "swift-service-lifecycle")
+
 let package = Package(
     name: "staffcast",
     platforms: [.macOS(.v14)],
@@ -51,45 +61,30 @@ let package = Package(
                 swiftSettings: [.unsafeFlags(["-cross-module-optimization"], .when(configuration: .release))]),
         // Migrations is a symlink to sql/ (the source of truth), compiled into the binary so it
         // runs from any folder (EmbeddedMigrations.swift).
-        .target(name: "StaffcastPostgres", dependencies: [
-            "CLibPQ", "StaffcastCore",
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "Crypto", package: "swift-crypto"),
-        ], resources: [.embedInCode("Migrations")]),
+        .target(name: "StaffcastPostgres", dependencies: ["CLibPQ", "StaffcastCore", logging, crypto],
+                resources: [.embedInCode("Migrations")]),
         .target(name: "StaffcastServer", dependencies: [
             "CLibWebSockets", "CStaffcastSocket", "CLibCurl", "StaffcastCore", "StaffcastPostgres", "StaffcastQR",
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "Crypto", package: "swift-crypto"),
-            .product(name: "Metrics", package: "swift-metrics"),
-            .product(name: "Prometheus", package: "swift-prometheus"),
-            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            logging, crypto, metrics, prometheus, serviceLifecycle,
         ],
         // Compiled into the binary (PackageResources), so a copied or installed binary needs no
         // files beside it: the web console and the staff app (Web/Assets), and
         // Docs/openapi.yaml (a link to docs/openapi.yaml).
         resources: [.embedInCode("Web/Assets"), .embedInCode("Docs/openapi.yaml")]),
-        .target(name: "StaffcastClient", dependencies: [
-            "StaffcastCore", "CStaffcastTLS",
-            .product(name: "Crypto", package: "swift-crypto"),
-        ]),
+        .target(name: "StaffcastClient", dependencies: ["StaffcastCore", "CStaffcastTLS", crypto]),
         .executableTarget(name: "staffcast", dependencies: [
             "StaffcastCore", "StaffcastPostgres", "StaffcastServer", "StaffcastClient", "StaffcastQR", "CNcurses",
-            .product(name: "ArgumentParser", package: "swift-argument-parser"),
-            .product(name: "Logging", package: "swift-log"),
-            .product(name: "Yams", package: "Yams"),
-            .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-            .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            argumentParser, logging, yams, serviceLifecycle, unixSignals,
         ]),
         .systemLibrary(name: "CBenchEpoll", path: "bench/Sources/CBenchEpoll"),
         .executableTarget(name: "staffcast-bench", dependencies: ["CBenchEpoll", "CStaffcastTLS"], // self-contained: builds whatever state the server is in
                           path: "bench/Sources/staffcast-bench"),
         .testTarget(name: "StaffcastCoreTests", dependencies: [
-            "StaffcastCore", .product(name: "Crypto", package: "swift-crypto"), // SHA-1 for the WebSocket handshake's tests
+            "StaffcastCore", crypto, // SHA-1 for the WebSocket handshake's tests
         ]),
         .testTarget(name: "StaffcastClientTests", dependencies: ["StaffcastCore", "StaffcastClient", "StaffcastQR"]),
         .testTarget(name: "StaffcastIntegrationTests", dependencies: [
-            "StaffcastCore", "StaffcastPostgres", "StaffcastServer", "StaffcastClient",
-            .product(name: "Crypto", package: "swift-crypto"),
+            "StaffcastCore", "StaffcastPostgres", "StaffcastServer", "StaffcastClient", crypto,
         ]),
     ]
 )

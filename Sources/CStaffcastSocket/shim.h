@@ -56,23 +56,22 @@ static inline int sc_bind_tcp(const char *ip, int port, int reuseport) {
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     if (reuseport) setsockopt(fd, SOL_SOCKET, SO_REUSEPORT, &one, sizeof one);
-    int rc;
+    // One address of either family; only where the address goes and its size differ.
+    struct sockaddr_storage a;
+    memset(&a, 0, sizeof a);
+    struct sockaddr_in6 *a6 = (struct sockaddr_in6 *)&a;
+    struct sockaddr_in *a4 = (struct sockaddr_in *)&a;
+    void *addr = v6 ? (void *)&a6->sin6_addr : (void *)&a4->sin_addr;
+    socklen_t len = v6 ? sizeof *a6 : sizeof *a4;
     if (v6) {
-        struct sockaddr_in6 a;
-        memset(&a, 0, sizeof a);
-        a.sin6_family = AF_INET6;
-        a.sin6_port = htons((unsigned short)port);
-        if (inet_pton(AF_INET6, ip, &a.sin6_addr) != 1) { close(fd); return -EINVAL; }
-        rc = bind(fd, (struct sockaddr *)&a, sizeof a);
+        a6->sin6_family = AF_INET6;
+        a6->sin6_port = htons((unsigned short)port);
     } else {
-        struct sockaddr_in a;
-        memset(&a, 0, sizeof a);
-        a.sin_family = AF_INET;
-        a.sin_port = htons((unsigned short)port);
-        if (inet_pton(AF_INET, ip, &a.sin_addr) != 1) { close(fd); return -EINVAL; }
-        rc = bind(fd, (struct sockaddr *)&a, sizeof a);
+        a4->sin_family = AF_INET;
+        a4->sin_port = htons((unsigned short)port);
     }
-    if (rc < 0) { int e = errno; close(fd); return -e; }
+    if (inet_pton(v6 ? AF_INET6 : AF_INET, ip, addr) != 1) { close(fd); return -EINVAL; }
+    if (bind(fd, (struct sockaddr *)&a, len) < 0) { int e = errno; close(fd); return -e; }
     return fd;
 }
 

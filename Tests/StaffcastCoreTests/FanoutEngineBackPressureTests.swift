@@ -83,7 +83,7 @@ extension FanoutEngineTests {
                 case .pauseReading: paused = true; pausesSeen += 1
                 case .resumeReading: paused = false
                 case .run(let job):
-                    guard case .send = job.request, let ref = job.ref else { return XCTFail("unexpected job \(job)") }
+                    guard case .client(.send) = job.request, let ref = job.ref else { return XCTFail("unexpected job \(job)") }
                     waiting.append(ref)
                     ran.append(ref)
                 default: break

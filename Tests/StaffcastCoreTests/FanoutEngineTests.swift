@@ -397,15 +397,15 @@ final class FanoutEngineTests: XCTestCase {
         let message = UUID(), note = UUID()
         let requests: [(String, DatabaseJob.Request?)] = [
             (#"{"op":"subscribe","ref":"r1","event_id":"\#(idString(event))","since_seq":5}"#, nil),
-            (sendJSON("r2"), .send(try SendRequest(eventID: event, message: "Gates open"))),
-            (#"{"op":"mark_read","ref":"r3","message_id":"\#(idString(message))"}"#, .markRead(messageID: message)),
+            (sendJSON("r2"), .client(.send(try SendRequest(eventID: event, message: "Gates open")))),
+            (#"{"op":"mark_read","ref":"r3","message_id":"\#(idString(message))"}"#, .client(.markRead(messageID: message))),
             (#"{"op":"mark_notification_read","ref":"r4","notification_id":"\#(idString(note))"}"#,
-             .markNotificationRead(notificationID: note)),
+             .client(.markNotificationRead(notificationID: note))),
             (#"{"op":"history","ref":"r5","event_id":"\#(idString(event))","before_seq":10,"limit":20}"#,
-             .history(eventID: event, beforeSeq: 10, limit: 20)),
+             .client(.history(eventID: event, beforeSeq: 10, limit: 20))),
             (#"{"op":"history","ref":"r6","event_id":"\#(idString(event))"}"#,
-             .history(eventID: event, beforeSeq: nil, limit: Limits.defaultHistoryLimit)),
-            (#"{"op":"list_events","ref":"r7"}"#, .listEvents),
+             .client(.history(eventID: event, beforeSeq: nil, limit: Limits.defaultHistoryLimit))),
+            (#"{"op":"list_events","ref":"r7"}"#, .client(.listEvents)),
         ]
         for (i, (text, expected)) in requests.enumerated() {
             let actions = receive(engine, 1, text, now: 1)

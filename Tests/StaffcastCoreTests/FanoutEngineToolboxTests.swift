@@ -29,9 +29,9 @@ extension FanoutEngineTests {
         ready(engine, 1, alice)
         let id = UUID()
         let edit = jobs(receive(engine, 1, #"{"op":"edit","ref":"e","message_id":"\#(idString(id))","message":"Gate 4"}"#, now: 1))
-        XCTAssertEqual(edit.map(\.request), [.edit(messageID: id, message: "Gate 4")])
+        XCTAssertEqual(edit.map(\.request), [.client(.edit(messageID: id, message: "Gate 4"))])
         let retract = jobs(receive(engine, 1, #"{"op":"retract","message_id":"\#(idString(id))"}"#, now: 1))
-        XCTAssertEqual(retract.map(\.request), [.retract(messageID: id)])
+        XCTAssertEqual(retract.map(\.request), [.client(.retract(messageID: id))])
         // An empty correction is refused before any job.
         let bad = receive(engine, 1, #"{"op":"edit","ref":"b","message_id":"\#(idString(id))","message":"  "}"#, now: 1)
         XCTAssertEqual(jobs(bad).count, 0)
@@ -61,6 +61,6 @@ extension FanoutEngineTests {
         ready(engine, 1, bob)
         let id = UUID()
         let runs = jobs(receive(engine, 1, #"{"op":"reply","message_id":"\#(idString(id))","status":"done"}"#, now: 1))
-        XCTAssertEqual(runs.map(\.request), [.reply(try! ReplyRequest(messageID: id, status: "done", text: nil))])
+        XCTAssertEqual(runs.map(\.request), [.client(.reply(try! ReplyRequest(messageID: id, status: "done", text: nil)))])
     }
 }

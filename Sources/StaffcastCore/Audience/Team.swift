@@ -26,16 +26,7 @@ public struct Team: Sendable, Equatable, Codable {
     /// 1 to 100 bytes, one line, no control characters and no `/` (it names the team in a URL
     /// path) and no `,` (the CLI and `reach?teams=` take comma-separated lists).
     public static func validateName(_ name: String) throws(StaffcastError) {
-        let trimmed = name.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, trimmed == name else {
-            throw .invalid("A team name must not be empty or start or end with spaces; got '\(name.prefix(40))'.")
-        }
-        guard name.utf8.count <= 100 else { throw .invalid("A team name may be at most 100 bytes.") }
-        guard !name.contains("/"), !name.contains(",") else { throw .invalid("A team name may not contain '/' or ','.") }
-        try TextRules.requireStorable(name, field: "team name")
-        guard !name.contains("\n") && !name.contains("\t") && !name.contains("\r") else {
-            throw .invalid("A team name is one line.")
-        }
+        try TextRules.requireName(name, of: "team", without: ["/", ","])
     }
 }
 

@@ -7,16 +7,17 @@ public struct DatabaseJob: Sendable {
     public enum Request: Sendable, Equatable {
         /// `generation` lets the engine ignore an answer overtaken by an unsubscribe.
         case subscribe(eventID: UUID, sinceSeq: Int64?, generation: Int)
-        case send(SendRequest)
-        case markRead(messageID: UUID)
-        case markAllRead(eventID: UUID, throughSeq: Int64?)
-        case markNotificationRead(notificationID: UUID)
-        case history(eventID: UUID, beforeSeq: Int64?, afterSeq: Int64? = nil, limit: Int)
-        case listEvents
-        case edit(messageID: UUID, message: String)
-        case retract(messageID: UUID)
-        case reply(ReplyRequest)
-        case answer(messageID: UUID, option: Int)
+        /// Any other op that needs the database, as the client asked it (never `subscribe`,
+        /// `unsubscribe` or `ping`: the engine answers those itself or as above).
+        case client(ClientRequest)
+
+        /// The protocol op, for logs.
+        public var op: String {
+            switch self {
+            case .subscribe: return "subscribe"
+            case .client(let request): return request.op
+            }
+        }
     }
 
     public var connection: Int

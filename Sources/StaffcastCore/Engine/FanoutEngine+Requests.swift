@@ -78,31 +78,14 @@ extension FanoutEngine {
             if run(connection, ref: ref, .subscribe(eventID: event, sinceSeq: sinceSeq, generation: generation), now: now, into: &actions) {
                 connection.pendingSubscribes[event] = generation
             }
-        case .send(let request):
+        case .send:
             guard connection.sendBucket.take(now: now) else {
                 reply(connection, .error(ref: ref, Self.sendRateLimited(configuration)), now: now, into: &actions)
                 return
             }
-            run(connection, ref: ref, .send(request), now: now, into: &actions)
-        case .markRead(let messageID):
-            run(connection, ref: ref, .markRead(messageID: messageID), now: now, into: &actions)
-        case .markAllRead(let eventID, let throughSeq):
-            run(connection, ref: ref, .markAllRead(eventID: eventID, throughSeq: throughSeq), now: now, into: &actions)
-        case .markNotificationRead(let notificationID):
-            run(connection, ref: ref, .markNotificationRead(notificationID: notificationID), now: now, into: &actions)
-        case .history(let event, let beforeSeq, let afterSeq, let limit):
-            run(connection, ref: ref, .history(eventID: event, beforeSeq: beforeSeq, afterSeq: afterSeq, limit: limit),
-                now: now, into: &actions)
-        case .listEvents:
-            run(connection, ref: ref, .listEvents, now: now, into: &actions)
-        case .edit(let messageID, let message):
-            run(connection, ref: ref, .edit(messageID: messageID, message: message), now: now, into: &actions)
-        case .retract(let messageID):
-            run(connection, ref: ref, .retract(messageID: messageID), now: now, into: &actions)
-        case .reply(let request):
-            run(connection, ref: ref, .reply(request), now: now, into: &actions)
-        case .answer(let messageID, let option):
-            run(connection, ref: ref, .answer(messageID: messageID, option: option), now: now, into: &actions)
+            run(connection, ref: ref, .client(frame.request), now: now, into: &actions)
+        case .markRead, .markAllRead, .markNotificationRead, .history, .listEvents, .edit, .retract, .reply, .answer:
+            run(connection, ref: ref, .client(frame.request), now: now, into: &actions)
         }
     }
 

@@ -35,6 +35,16 @@ public enum JSONBytes {
         out.append(UInt8(ascii: "\""))
     }
 
+    /// An object member's key with the punctuation before it: `,"name":`, or `{"name":` for
+    /// the object's first member.
+    public static func appendKey(_ name: StaticString, first: Bool = false, to out: inout [UInt8]) {
+        out.append(UInt8(ascii: first ? "{" : ","))
+        out.append(UInt8(ascii: "\""))
+        name.withUTF8Buffer { out += $0 }
+        out.append(UInt8(ascii: "\""))
+        out.append(UInt8(ascii: ":"))
+    }
+
     public static func appendInt(_ value: Int, to out: inout [UInt8]) {
         out += Array(String(value).utf8)
     }

@@ -65,23 +65,16 @@ extension StaffMessage {
         out.append(UInt8(ascii: "]"))
     }
 
-    private static let idKey = Array(#"{"id":"#.utf8)
-    private static let seqKey = Array(#","seq":"#.utf8)
-    private static let eventKey = Array(#","event_id":"#.utf8)
-    private static let senderKey = Array(#","sender_id":"#.utf8)
-    private static let senderNameKey = Array(#","sender_name":"#.utf8)
-    private static let messageKey = Array(#","message":"#.utf8)
-    private static let typeKey = Array(#","message_type":"#.utf8)
-    private static let priorityKey = Array(#","priority":"#.utf8)
-    private static let sentAtKey = Array(#","sent_at":"#.utf8)
-    private static let expiresAtKey = Array(#","expires_at":"#.utf8)
-    private static let readTrue = Array(#","read":true,"read_count":"#.utf8)
-    private static let readFalse = Array(#","read":false,"read_count":"#.utf8)
-    private static let escalateKey = Array(#","escalate_after_minutes":"#.utf8)
-    private static let editedAtKey = Array(#","edited_at":"#.utf8)
-    private static let teamsKey = Array(#","teams":"#.utf8)
-    private static let pollKey = Array(#","poll":"#.utf8)
-    private static let optionsKey = Array(#"{"options":"#.utf8)
-    private static let answerKey = Array(#","answer":"#.utf8)
-    private static let null = Array("null".utf8)
+    // Each key with the punctuation before it, as bytes once, spelled by `CodingKeys` (so the
+    // two encodings cannot disagree on a key).
+    private static let idKey = key(.id, after: "{"), seqKey = key(.seq), eventKey = key(.eventID),
+        senderKey = key(.senderID), senderNameKey = key(.senderName), messageKey = key(.message), typeKey = key(.messageType),
+        priorityKey = key(.priority), sentAtKey = key(.sentAt), expiresAtKey = key(.expiresAt),
+        readTrue = key(.read) + Array("true".utf8) + key(.readCount), readFalse = key(.read) + Array("false".utf8) + key(.readCount),
+        escalateKey = key(.escalateAfterMinutes), editedAtKey = key(.editedAt), teamsKey = key(.teams), pollKey = key(.poll),
+        answerKey = key(.answer), optionsKey = Array(#"{"options":"#.utf8), null = Array("null".utf8)
+
+    private static func key(_ key: CodingKeys, after punctuation: String = ",") -> [UInt8] {
+        Array(#"\#(punctuation)"\#(key.stringValue)":"#.utf8)
+    }
 }

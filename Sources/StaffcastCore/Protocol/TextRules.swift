@@ -25,6 +25,24 @@ public enum TextRules {
         text.unicodeScalars.first(where: isForbidden)
     }
 
+    /// The rules for the name of a thing named in URL paths (a team, a template): 1 to 100
+    /// bytes, no spaces at either end, one line, storable, none of `forbidden`. Throws
+    /// `invalid` naming `kind` ("team") and the rule broken.
+    public static func requireName(_ name: String, of kind: String, without forbidden: [Character]) throws(StaffcastError) {
+        let trimmed = name.trimmingCharacters(in: .whitespaces)
+        guard !trimmed.isEmpty, trimmed == name else {
+            throw .invalid("A \(kind) name must not be empty or start or end with spaces; got '\(name.prefix(40))'.")
+        }
+        guard name.utf8.count <= 100 else { throw .invalid("A \(kind) name may be at most 100 bytes.") }
+        guard !forbidden.contains(where: { name.contains($0) }) else {
+            throw .invalid("A \(kind) name may not contain \(forbidden.map { "'\($0)'" }.joined(separator: " or ")).")
+        }
+        try requireStorable(name, field: "\(kind) name")
+        guard !name.contains("\n") && !name.contains("\t") && !name.contains("\r") else {
+            throw .invalid("A \(kind) name is one line.")
+        }
+    }
+
     /// Throws `invalid`, naming `field` and the character, when `text` holds one.
     public static func requireStorable(_ text: String, field: String) throws(StaffcastError) {
         if let bad = forbiddenControlCharacter(in: text) {

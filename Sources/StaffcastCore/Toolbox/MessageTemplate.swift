@@ -30,15 +30,6 @@ public struct MessageTemplate: Sendable, Equatable, Codable {
 
     /// 1 to 100 bytes, no control characters and no `/` (it names the template in a URL path).
     public static func validateName(_ name: String) throws(StaffcastError) {
-        let trimmed = name.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, trimmed == name else {
-            throw .invalid("A template name must not be empty or start or end with spaces; got '\(name.prefix(40))'.")
-        }
-        guard name.utf8.count <= 100 else { throw .invalid("A template name may be at most 100 bytes.") }
-        guard !name.contains("/") else { throw .invalid("A template name may not contain '/'.") }
-        try TextRules.requireStorable(name, field: "template name")
-        guard !name.contains("\n") && !name.contains("\t") && !name.contains("\r") else {
-            throw .invalid("A template name is one line.")
-        }
+        try TextRules.requireName(name, of: "template", without: ["/"])
     }
 }

@@ -17,10 +17,7 @@ extension HTTPAPI {
         case .listTeams(let eventID):
             listAsUser("teams", token, respond) { try $0.teams(as: $1, event: eventID) }
         case .deleteTeam(let eventID, let name):
-            runAsUser(token, respond) { store, identity in
-                try store.deleteTeam(as: identity.userID, event: eventID, name: name)
-                return .json(200, ["deleted": name])
-            }
+            deleteAsUser(name, token, respond) { try $0.deleteTeam(as: $1, event: eventID, name: name) }
         case .teamMembers(let eventID, let name):
             listAsUser("members", token, respond) { try $0.teamMembers(as: $1, event: eventID, team: name) }
         case .teamMember(let eventID, let name, let userID):

@@ -38,7 +38,7 @@ final class HTTPAPI: @unchecked Sendable {
          metrics: ServerMetrics) {
         self.sends = sends
         self.answers = answers
-        notifications = NotificationBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
+        notifications = NotificationBatcher(.notifications, workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
         self.health = health
         self.loops = loops
         self.pushPublicKey = pushPublicKey
@@ -164,10 +164,7 @@ final class HTTPAPI: @unchecked Sendable {
         case .listTemplates(let eventID):
             listAsUser("templates", token, respond) { try $0.templates(as: $1, event: eventID) }
         case .deleteTemplate(let eventID, let name):
-            runAsUser(token, respond) { store, identity in
-                try store.deleteTemplate(as: identity.userID, event: eventID, name: name)
-                return .json(200, ["deleted": name])
-            }
+            deleteAsUser(name, token, respond) { try $0.deleteTemplate(as: $1, event: eventID, name: name) }
         case .replies(let messageID):
             let csv = CSVReports.wanted(head)
             runAsUser(token, respond) { store, identity in
@@ -215,7 +212,7 @@ final class HTTPAPI: @unchecked Sendable {
         case .notify(let userID):
             guard let notification: NotificationRequest = decoded(respond, try HTTPBodies.notificationRequest(userID: userID, body: request.body)) else { return }
             guard let identity = caller(token, respond) else { return }
-            let accepted = notifications.submit(sender: identity.userID, notification) { result in
+            let accepted = notifications.submit(Store.PendingNotification(sender: identity.userID, request: notification)) { result in
                 switch result {
                 case .success(let stored): respond(.json(201, stored))
                 case .failure(let e): respond(.error(e))
@@ -271,6 +268,16 @@ final class HTTPAPI: @unchecked Sendable {
     func listAsUser<T: Encodable>(_ key: String, _ token: String?, _ respond: @escaping Respond,
                                   _ read: @escaping @Sendable (Store, UUID) throws -> T) {
         runAsUser(token, respond) { store, identity in .json(200, [key: try read(store, identity.userID)]) }
+    }
+
+    /// Answers 200 with `{"deleted": name}` once `delete` (with the store and the token's user
+    /// id) removed what `name` names (a template, a team).
+    func deleteAsUser(_ name: String, _ token: String?, _ respond: @escaping Respond,
+                      _ delete: @escaping @Sendable (Store, UUID) throws -> Void) {
+        runAsUser(token, respond) { store, identity in
+            try delete(store, identity.userID)
+            return .json(200, ["deleted": name])
+        }
     }
 
     /// What `decode` makes of a request's body; nil after answering with its error (400).

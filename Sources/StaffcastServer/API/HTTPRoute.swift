@@ -61,6 +61,19 @@ enum HTTPRoute: Equatable {
         case badID(String)
     }
 
+    /// The routes at `/v1/{collection}/{id}/{what}` that take one method, by `[collection,
+    /// what]`: the method and the route of the id.
+    private static let oneMethod: [[String]: (method: String, route: @Sendable (UUID) -> HTTPRoute)] = [
+        ["events", "invites"]: ("POST", { .createInvite(eventID: $0) }),
+        ["events", "audit"]: ("GET", { .audit(eventID: $0) }),
+        ["events", "scheduled"]: ("GET", { .listScheduled(eventID: $0) }),
+        ["events", "status"]: ("GET", { .eventStatus(eventID: $0) }),
+        ["events", "reach"]: ("GET", { .reach(eventID: $0) }),
+        ["messages", "replies"]: ("GET", { .replies(messageID: $0) }),
+        ["messages", "receipts"]: ("GET", { .receipts(messageID: $0) }),
+        ["users", "notifications"]: ("POST", { .notify(userID: $0) }),
+    ]
+
     static func match(method: String, path: String) -> Result<HTTPRoute, Failure> {
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         func id(_ s: String) -> Result<UUID, Failure> {
@@ -78,6 +91,9 @@ enum HTTPRoute: Equatable {
             case "GET", "HEAD": return id(parts[2]).map(get)
             default: return .failure(.methodNotAllowed(allowed: "GET, POST"))
             }
+        }
+        if parts.count == 4, parts[0] == "v1", let one = oneMethod[[parts[1], parts[3]]] {
+            return only(one.method) { id(parts[2]).map(one.route) }
         }
         switch parts.count {
         case 1:
@@ -104,8 +120,6 @@ enum HTTPRoute: Equatable {
             return only("DELETE") { .success(.revokeInvite(code: parts[2])) }
         case 4 where parts[0] == "v1" && parts[1] == "invites" && parts[3] == "redeem":
             return only("POST") { .success(.redeemInvite(code: parts[2])) }
-        case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "invites":
-            return only("POST") { id(parts[2]).map { .createInvite(eventID: $0) } }
         case 3 where parts == ["v1", "push", "key"]:
             return only("GET") { .success(.pushKey) }
         case 3 where parts == ["v1", "push", "subscriptions"]:
@@ -148,10 +162,6 @@ enum HTTPRoute: Equatable {
         case 6 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "zones" && parts[5] == "checkin":
             let name = pathName(parts[4])
             return only("POST") { id(parts[2]).map { .zoneCheckin(eventID: $0, name: name) } }
-        case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "audit":
-            return only("GET") { id(parts[2]).map { .audit(eventID: $0) } }
-        case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "scheduled":
-            return only("GET") { id(parts[2]).map { .listScheduled(eventID: $0) } }
         case 3 where parts[0] == "v1" && parts[1] == "messages":
             switch method {
             case "PATCH": return id(parts[2]).map { .editMessage(messageID: $0) }
@@ -160,18 +170,8 @@ enum HTTPRoute: Equatable {
             }
         case 3 where parts[0] == "v1" && parts[1] == "scheduled":
             return only("DELETE") { id(parts[2]).map { .cancelScheduled(id: $0) } }
-        case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "status":
-            return only("GET") { id(parts[2]).map { .eventStatus(eventID: $0) } }
-        case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "reach":
-            return only("GET") { id(parts[2]).map { .reach(eventID: $0) } }
         case 4 where parts[0] == "v1" && parts[1] == "messages" && parts[3] == "answers":
             return getOrPost(get: Self.answers(messageID:), post: Self.answers(messageID:))
-        case 4 where parts[0] == "v1" && parts[1] == "messages" && parts[3] == "replies":
-            return only("GET") { id(parts[2]).map { .replies(messageID: $0) } }
-        case 4 where parts[0] == "v1" && parts[1] == "messages" && parts[3] == "receipts":
-            return only("GET") { id(parts[2]).map { .receipts(messageID: $0) } }
-        case 4 where parts[0] == "v1" && parts[1] == "users" && parts[3] == "notifications":
-            return only("POST") { id(parts[2]).map { .notify(userID: $0) } }
         case 4 where parts[0] == "v1" && parts[1] == "users" && parts[3] == "tokens":
             switch method {
             case "GET", "HEAD", "DELETE": return id(parts[2]).map { .userTokens(userID: $0) }

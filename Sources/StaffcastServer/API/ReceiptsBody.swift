@@ -31,24 +31,23 @@ struct ReceiptsBody: Encodable {
     var jsonBytes: [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(160 + 100 * (receipts.readBy.count + receipts.unreadBy.count))
-        out += Array(#"{"event_id":"#.utf8)
+        JSONBytes.appendKey("event_id", first: true, to: &out)
         JSONBytes.appendUUID(receipts.eventID, to: &out)
-        out += Array(#","message_id":"#.utf8)
+        JSONBytes.appendKey("message_id", to: &out)
         JSONBytes.appendUUID(receipts.messageID, to: &out)
-        out += Array(#","read_by":"#.utf8)
+        JSONBytes.appendKey("read_by", to: &out)
         Self.append(receipts.readBy, to: &out)
-        out += Array(#","read_count":"#.utf8)
+        JSONBytes.appendKey("read_count", to: &out)
         JSONBytes.appendInt(receipts.readCount, to: &out)
-        let totals = receipts.totals
-        out += Array(#","totals":{"email":"#.utf8)
-        JSONBytes.appendInt(totals.email, to: &out)
-        out += Array(#","live":"#.utf8)
-        JSONBytes.appendInt(totals.live, to: &out)
-        out += Array(#","push":"#.utf8)
-        JSONBytes.appendInt(totals.push, to: &out)
-        out += Array(#","read":"#.utf8)
-        JSONBytes.appendInt(totals.read, to: &out)
-        out += Array(#"},"unread_by":"#.utf8)
+        JSONBytes.appendKey("totals", to: &out)
+        let t = receipts.totals
+        let totals: [(StaticString, Int)] = [("email", t.email), ("live", t.live), ("push", t.push), ("read", t.read)]
+        for (i, (name, count)) in totals.enumerated() {
+            JSONBytes.appendKey(name, first: i == 0, to: &out)
+            JSONBytes.appendInt(count, to: &out)
+        }
+        out.append(UInt8(ascii: "}"))
+        JSONBytes.appendKey("unread_by", to: &out)
         Self.append(receipts.unreadBy, to: &out)
         out += Array("}\n".utf8)
         return out
@@ -58,29 +57,31 @@ struct ReceiptsBody: Encodable {
         out.append(UInt8(ascii: "["))
         for (i, person) in people.enumerated() {
             if i > 0 { out.append(UInt8(ascii: ",")) }
-            out += Array(#"{"display_name":"#.utf8)
+            JSONBytes.appendKey("display_name", first: true, to: &out)
             JSONBytes.appendString(person.displayName, to: &out)
-            out += Array(#","reached":["#.utf8)
+            JSONBytes.appendKey("reached", to: &out)
+            out.append(UInt8(ascii: "["))
             for (j, way) in person.reached.enumerated() {
-                out += Array((j > 0 ? #",{"at":"# : #"{"at":"#).utf8)
+                if j > 0 { out.append(UInt8(ascii: ",")) }
+                JSONBytes.appendKey("at", first: true, to: &out)
                 JSONBytes.appendRFC3339(way.at, to: &out)
-                out += Array(#","via":"#.utf8)
+                JSONBytes.appendKey("via", to: &out)
                 JSONBytes.appendString(way.via, to: &out)
                 out.append(UInt8(ascii: "}"))
             }
             out.append(UInt8(ascii: "]"))
             if let readAt = person.readAt {
-                out += Array(#","read_at":"#.utf8)
+                JSONBytes.appendKey("read_at", to: &out)
                 JSONBytes.appendRFC3339(readAt, to: &out)
             }
             if let reply = person.reply {
                 // Replies are few (one per person who answered): JSONEncoder is fine here.
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
-                out += Array(#","reply":"#.utf8)
+                JSONBytes.appendKey("reply", to: &out)
                 out += (try? encoder.encode(reply)).map(Array.init) ?? Array("null".utf8)
             }
-            out += Array(#","user_id":"#.utf8)
+            JSONBytes.appendKey("user_id", to: &out)
             JSONBytes.appendUUID(person.userID, to: &out)
             out.append(UInt8(ascii: "}"))
         }

@@ -4,7 +4,7 @@ import StaffcastCore
 import StaffcastPostgres
 
 /// How every group commit settles a batch (`SendBatcher`, `ReadBatcher`,
-/// `NotificationBatcher`, `AnswerBatcher`), written once: commit the batch together; an item
+/// `RequestBatcher`: answers and notifications), written once: commit the batch together; an item
 /// the batch could not decide (nil) is asked again alone for its own precise answer; when the
 /// whole transaction failed it rolled back (nothing of the batch was stored), so every item is
 /// asked again alone, except when the database is unreachable (each gets `unavailable` at

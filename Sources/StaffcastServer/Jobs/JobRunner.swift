@@ -30,7 +30,7 @@ final class JobRunner: Sendable {
         if job.isGroupCommittedSend {
             return submitSends([GatheredSend(job: job, receivedAt: loop.frameReceivedAt)], replyTo: loop).isEmpty
         }
-        if case .markRead(let messageID) = job.request {
+        if case .client(.markRead(let messageID)) = job.request {
             let ref = job.ref
             return reads.submit(user: job.identity.userID, message: messageID) { result in
                 Self.finish(job, result, on: loop) {
@@ -38,13 +38,13 @@ final class JobRunner: Sendable {
                 }
             }
         }
-        if case .answer(let messageID, let option) = job.request {
+        if case .client(.answer(let messageID, let option)) = job.request {
             let ref = job.ref
             return answers.submit(user: job.identity.userID, message: messageID, option: option) { result in
                 Self.finish(job, result, on: loop) { _ in ServerFrame.answered(ref: ref, messageID: messageID, option: option).encoded() }
             }
         }
-        if case .markAllRead(let eventID, let throughSeq) = job.request {
+        if case .client(.markAllRead(let eventID, let throughSeq)) = job.request {
             let ref = job.ref
             return reads.submitAll(user: job.identity.userID, event: eventID, throughSeq: throughSeq) { result in
                 Self.finish(job, result, on: loop) {
@@ -84,7 +84,7 @@ final class JobRunner: Sendable {
         let submitted = MessageTracer.now()
         let items = gathered.map { send -> SendBatcher.Item in
             let job = send.job
-            guard case .send(let request) = job.request else { preconditionFailure("only sends are group committed here") }
+            guard case .client(.send(let request)) = job.request else { preconditionFailure("only sends are group committed here") }
             let ref = job.ref
             let traced = tracer.sample(at: submitted) ? (received: send.receivedAt, submitted: submitted) : nil
             return sends.item(sender: job.identity.userID, request, via: "websocket", traced: traced) { result in
@@ -153,17 +153,22 @@ final class JobRunner: Sendable {
         let user = job.identity.userID
         let ref = job.ref
         switch job.request {
-        case .send(let request) where request.schedule != nil:
+        case .client(.send(let request)) where request.schedule != nil:
             // A send for later: stored now, sent by a scheduler pass at its time.
             let scheduled = try store.schedule(as: user, request)
             return .reply(OutFrame(text: ServerFrame.scheduled(ref: ref, scheduled: scheduled).encoded()))
-        case .subscribe, .send, .markRead, .markAllRead:
-            // Routed by `submit` to the subscribe batches and the group commits.
+        case .subscribe, .client(.send), .client(.markRead), .client(.markAllRead),
+             .client(.subscribe), .client(.unsubscribe), .client(.ping):
+            // Routed by `submit` to the subscribe batches and the group commits (the engine
+            // answers unsubscribe and ping itself; a subscribe's job is `.subscribe`).
             throw StaffcastError(.internal, "The server routed this request to the wrong place.")
-        case .markNotificationRead(let notificationID):
+        case .client(.answer):
+            // Answers go to their group commit (`submit`); never run one by one.
+            throw StaffcastError(.internal, "An answer reached the one-by-one path.")
+        case .client(.markNotificationRead(let notificationID)):
             try store.markNotificationRead(as: user, notification: notificationID)
             return .reply(OutFrame(text: ServerFrame.notificationRead(ref: ref, notificationID: notificationID).encoded()))
-        case .history(let event, let beforeSeq, let afterSeq, let limit):
+        case .client(.history(let event, let beforeSeq, let afterSeq, let limit)):
             if let afterSeq {
                 // A catch-up page: one more than asked tells whether another page follows.
                 let page = try store.messages(as: user, event: event, sinceSeq: afterSeq, limit: limit + 1)
@@ -174,20 +179,17 @@ final class JobRunner: Sendable {
             let page = try store.history(as: user, event: event, beforeSeq: beforeSeq, limit: limit + 1)
             return .reply(OutFrame(text: ServerFrame.history(ref: ref, eventID: event, messages: Array(page.suffix(limit)),
                                                              more: page.count > limit).encoded()))
-        case .listEvents:
+        case .client(.listEvents):
             return .reply(OutFrame(text: ServerFrame.events(ref: ref, events: try store.events(of: user)).encoded()))
-        case .edit(let messageID, let text):
+        case .client(.edit(let messageID, let text)):
             let edited = try store.editMessage(as: user, messageID: messageID, text: text)
             return .reply(OutFrame(text: ServerFrame.messageUpdated(ref: ref, message: edited).encoded()))
-        case .reply(let request):
+        case .client(.reply(let request)):
             let stored = try store.reply(as: user, request)
             return .reply(OutFrame(text: ServerFrame.replied(ref: ref, reply: stored).encoded()))
-        case .retract(let messageID):
+        case .client(.retract(let messageID)):
             let event = try store.retractMessage(as: user, messageID: messageID)
             return .reply(OutFrame(text: ServerFrame.messageRetracted(ref: ref, messageID: messageID, eventID: event).encoded()))
-        case .answer:
-            // Answers go to their group commit (`submit`); never run one by one.
-            throw StaffcastError(.internal, "An answer reached the one-by-one path.")
         }
     }
 }
@@ -201,26 +203,8 @@ struct GatheredSend {
 extension DatabaseJob {
     /// A send for now (not scheduled): it goes to the group commit (`SendBatcher`).
     var isGroupCommittedSend: Bool {
-        if case .send(let request) = request { return request.schedule == nil }
+        if case .client(.send(let request)) = request { return request.schedule == nil }
         return false
     }
 }
 
-extension DatabaseJob.Request {
-    /// The protocol op, for logs.
-    var op: String {
-        switch self {
-        case .subscribe: return "subscribe"
-        case .send: return "send"
-        case .markRead: return "mark_read"
-        case .markAllRead: return "mark_all_read"
-        case .markNotificationRead: return "mark_notification_read"
-        case .history: return "history"
-        case .listEvents: return "list_events"
-        case .edit: return "edit"
-        case .retract: return "retract"
-        case .reply: return "reply"
-        case .answer: return "answer"
-        }
-    }
-}

@@ -113,7 +113,7 @@ public final class StaffcastServer: @unchecked Sendable {
             throw error
         }
         let reads = ReadBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
-        let answers = AnswerBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
+        let answers = AnswerBatcher(.answers, workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
         let runner = JobRunner(workers: workers, sends: sends, reads: reads, answers: answers, logger: logger, metrics: metrics)
         let api = HTTPAPI(configuration: configuration, health: health, loops: directory, pushPublicKey: vapid?.publicKey,
                           gatekeeper: gatekeeper, workers: workers, sends: sends, answers: answers, logger: logger, metrics: metrics)

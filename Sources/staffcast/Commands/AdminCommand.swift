@@ -102,16 +102,15 @@ struct GrantCommand: ParsableCommand {
             Example: staffcast admin grant --event $EVENT --user $ALICE --level staff
             """)
 
-    @Option(help: "Event id.") var event: String
-    @Option(help: "User id.") var user: String
+    @OptionGroup var target: GrantTarget
     @Option(help: "staff, admin or owner.") var level: AccessLevel
     @OptionGroup var database: DatabaseOptions
 
     func run() throws {
         try reportingFailures {
-            let (e, u) = try ids(event, user)
+            let (e, u) = try target.ids()
             try AdminCommand.withStore(database) { try $0.grant(event: e, user: u, level: level) }
-            printError("granted \(level.rawValue) on event \(event) to user \(user)")
+            printError("granted \(level.rawValue) on event \(target.event) to user \(target.user)")
         }
     }
 }
@@ -121,14 +120,14 @@ struct RevokeCommand: ParsableCommand {
         commandName: "revoke", abstract: "End a user's access to an event; live subscriptions end within 2 s.",
         discussion: "Example: staffcast admin revoke --event $EVENT --user $ALICE")
 
-    @Option(help: "Event id.") var event: String
-    @Option(help: "User id.") var user: String
+    @OptionGroup var target: GrantTarget
     @OptionGroup var database: DatabaseOptions
 
     func run() throws {
         try reportingFailures {
-            let (e, u) = try ids(event, user)
+            let (e, u) = try target.ids()
             let removed = try AdminCommand.withStore(database) { try $0.revoke(event: e, user: u) }
+            let (event, user) = (target.event, target.user)
             printError(removed ? "revoked access of user \(user) to event \(event)" : "user \(user) had no access to event \(event)")
         }
     }
@@ -281,10 +280,6 @@ struct TokenRevokeCommand: ParsableCommand {
 }
 
 private func userID(_ user: String) throws -> UUID { try UUID(option: "--user", user) }
-
-private func ids(_ event: String, _ user: String) throws -> (UUID, UUID) {
-    (try UUID(option: "--event", event), try UUID(option: "--user", user))
-}
 
 struct AuditCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -21,8 +21,7 @@ struct RemindCommand: ParsableCommand {
 
     @OptionGroup var target: EventOptions
     @Option(help: ArgumentHelp("Times before the start, comma-separated: e.g. 1d,2h,30m.", valueName: "times")) var before: String
-    @Option(name: .long, help: ArgumentHelp("broadcast (default), alert or emergency.", valueName: "type")) var type: String?
-    @Option(help: ArgumentHelp("low, normal (default), high or urgent.", valueName: "priority")) var priority: String?
+    @OptionGroup var kind: MessageKindOptions
     @Option(name: .customLong("expires"), help: ArgumentHelp("How long each reminder lasts once sent: 30m, 2h, 3d or a number of minutes (up to 30d).",
                                valueName: "duration"))
     var expiresIn: MinutesArgument?
@@ -34,7 +33,7 @@ struct RemindCommand: ParsableCommand {
             let eventID = try target.eventID()
             let leads: [LeadTime]
             do throws(StaffcastError) {
-                _ = try SendRequest(eventID: eventID, message: message, messageType: type, priority: priority, expiresInMinutes: expires)
+                _ = try SendRequest(eventID: eventID, message: message, messageType: kind.type, priority: kind.priority, expiresInMinutes: expires)
                 leads = try LeadTime.parseList(before)
             } catch {
                 throw CommandFailure(error.message)
@@ -43,7 +42,7 @@ struct RemindCommand: ParsableCommand {
             var done: [ScheduledMessage] = []
             for lead in leads {
                 do {
-                    let s = try api.scheduleMessage(event: eventID, message: message, type: type, priority: priority,
+                    let s = try api.scheduleMessage(event: eventID, message: message, type: kind.type, priority: kind.priority,
                                                     expiresInMinutes: expires, sendAt: nil, beforeStart: lead.description)
                     done.append(s)
                     print(s.id.uuidString.lowercased())

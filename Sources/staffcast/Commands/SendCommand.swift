@@ -47,8 +47,7 @@ struct SendCommand: ParsableCommand {
             """)
 
     @OptionGroup var target: EventOptions
-    @Option(name: .long, help: ArgumentHelp("broadcast (default), alert or emergency.", valueName: "type")) var type: String?
-    @Option(help: ArgumentHelp("low, normal (default), high or urgent.", valueName: "priority")) var priority: String?
+    @OptionGroup var kind: MessageKindOptions
     @Option(name: .customLong("expires"), help: ArgumentHelp("How long until the message expires: 30m, 2h, 3d or a number of minutes (up to 30d).",
                                valueName: "duration"))
     var expiresIn: MinutesArgument?
@@ -96,12 +95,12 @@ struct SendCommand: ParsableCommand {
                     throw CommandFailure("--template sends now; schedule a template's text with --at and the text itself")
                 }
                 do throws(StaffcastError) {
-                    _ = try SendRequest.byTemplate(eventID: eventID, name: template, messageType: type, priority: priority,
+                    _ = try SendRequest.byTemplate(eventID: eventID, name: template, messageType: kind.type, priority: kind.priority,
                                                    expiresInMinutes: expires)
                 } catch {
                     throw CommandFailure(error.message)
                 }
-                let sent = try target.api().sendTemplate(event: eventID, name: template, type: type, priority: priority,
+                let sent = try target.api().sendTemplate(event: eventID, name: template, type: kind.type, priority: kind.priority,
                                                          expiresInMinutes: expires, force: force, teams: teams)
                 print(sent.id.uuidString.lowercased())
                 return
@@ -116,7 +115,7 @@ struct SendCommand: ParsableCommand {
             // Validate here too, so a mistake is explained without a round trip.
             let schedule: SendSchedule?
             do throws(StaffcastError) {
-                _ = try SendRequest(eventID: eventID, message: text, messageType: type, priority: priority, expiresInMinutes: expires,
+                _ = try SendRequest(eventID: eventID, message: text, messageType: kind.type, priority: kind.priority, expiresInMinutes: expires,
                                     escalateAfterMinutes: escalateAfter)
                 schedule = try SendSchedule.from(sendAt: at, beforeStart: beforeStart)
                 _ = try SendRequest(eventID: eventID, message: "-").withTeams(teams)
@@ -129,7 +128,7 @@ struct SendCommand: ParsableCommand {
                     throw CommandFailure("--escalate-after applies to a message sent now; a scheduled emergency gets the server's default escalation when it is sent")
                 }
                 guard pollOptions == nil else { throw CommandFailure("--poll is for a message sent now, not with --at or --before-start") }
-                let scheduled = try target.api().scheduleMessage(event: eventID, message: text, type: type, priority: priority,
+                let scheduled = try target.api().scheduleMessage(event: eventID, message: text, type: kind.type, priority: kind.priority,
                                                                  expiresInMinutes: expires, sendAt: at, beforeStart: beforeStart,
                                                                  teams: teams)
                 print(scheduled.id.uuidString.lowercased())
@@ -137,7 +136,7 @@ struct SendCommand: ParsableCommand {
                 return
             }
             let api = try target.api()
-            let sent = try api.sendMessage(event: eventID, message: text, type: type, priority: priority,
+            let sent = try api.sendMessage(event: eventID, message: text, type: kind.type, priority: kind.priority,
                                            expiresInMinutes: expires, force: force, escalateAfterMinutes: escalateAfter,
                                            teams: teams, poll: pollOptions)
             print(sent.id.uuidString.lowercased())

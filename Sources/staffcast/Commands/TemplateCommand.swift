@@ -24,8 +24,7 @@ struct TemplateCommand: ParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Store a template; prints its name.")
         @OptionGroup var target: EventOptions
         @Option(help: ArgumentHelp("The template's name (1 to 100 bytes, no '/').", valueName: "name")) var name: String
-        @Option(name: .long, help: ArgumentHelp("broadcast (default), alert or emergency.", valueName: "type")) var type: String?
-        @Option(help: ArgumentHelp("low, normal (default), high or urgent.", valueName: "priority")) var priority: String?
+        @OptionGroup var kind: MessageKindOptions
         @Option(name: .customLong("expires"), help: ArgumentHelp(
             "How long each message sent from it lasts: 30m, 2h, 3d or a number of minutes (up to 30d).", valueName: "duration"))
         var expiresIn: MinutesArgument?
@@ -37,12 +36,12 @@ struct TemplateCommand: ParsableCommand {
                 let eventID = try target.eventID()
                 do throws(StaffcastError) {
                     try MessageTemplate.validateName(name)
-                    _ = try SendRequest(eventID: eventID, message: message, messageType: type, priority: priority, expiresInMinutes: expires)
+                    _ = try SendRequest(eventID: eventID, message: message, messageType: kind.type, priority: kind.priority, expiresInMinutes: expires)
                 } catch {
                     throw CommandFailure(error.message)
                 }
-                let t = try target.api().createTemplate(event: eventID, name: name, message: message, type: type,
-                                                        priority: priority, expiresInMinutes: expires)
+                let t = try target.api().createTemplate(event: eventID, name: name, message: message, type: kind.type,
+                                                        priority: kind.priority, expiresInMinutes: expires)
                 print(t.name)
             }
         }
