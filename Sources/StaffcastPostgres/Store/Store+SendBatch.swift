@@ -71,21 +71,17 @@ extension Store {
         let batchIDs = "{" + sends.map { Self.id($0.id) }.joined(separator: ",") + "}"
         // For the server's own fan-out (an origin), first the locks: the gate shared (no access
         // or token change can commit until this batch has: sql/014), then the message log's own
-        // (its insert trigger would take it at the first insert). Then, as the server's login,
-        // where the three logs stand: all of it committed before this batch, and nothing can
-        // join it before COMMIT. Without an origin (local_fanout off) none of it: ~0.3 ms of
+        // (its insert trigger would take it at the first insert), the batch's origin, and
+        // where the three logs stand, read after the locks: all of it committed before this
+        // batch, and nothing can join it before COMMIT (`staffcast_begin_send_batch`, sql/015:
+        // one prepared statement). Without an origin (local_fanout off) none of it: ~0.3 ms of
         // PostgreSQL CPU a batch saved. Either way the guard below runs after the message log's
         // lock, so it sees every send committed before it.
         var statements: [(sql: String, params: [String?])] = []
         var positions: Int?
         if let origin {
-            statements.append(("""
-                SELECT pg_advisory_xact_lock_shared(\(Self.accessTokenGate.0), \(Self.accessTokenGate.1)),
-                       pg_advisory_xact_lock(\(Self.messageLogLock.0), \(Self.messageLogLock.1)),
-                       set_config('staffcast.origin', $1, true)
-                """, [origin]))
             positions = statements.count
-            statements.append(("SELECT messages_through, access_through, token_through FROM staffcast_log_positions()", []))
+            statements.append(("SELECT messages_through, access_through, token_through FROM staffcast_begin_send_batch($1)", [origin]))
         } else if duplicateWindowMinutes > 0 {
             statements.append(("SELECT pg_advisory_xact_lock(\(Self.messageLogLock.0), \(Self.messageLogLock.1))", []))
         }
@@ -220,9 +216,11 @@ extension Store {
     }
 
     /// The advisory lock that orders inserts into staff_messages (`staffcast_serialize_log('1')`).
+    /// These numbers are written in SQL too: sql/014's `staffcast_serialize_log` and sql/015's
+    /// `staffcast_begin_send_batch`.
     static let messageLogLock = (7_354_000, 1)
     /// The lock every writer of access_changes or token_changes takes before its log's own
-    /// (sql/014); a send batch takes it shared.
+    /// (sql/014); a send batch takes it shared (sql/015).
     static let accessTokenGate = (7_354_000, 0)
 
     /// SQL that is true when `text` went to `event` within `window` minutes (0: never) and was
