@@ -60,6 +60,11 @@ final class ServerMetrics: @unchecked Sendable {
     /// Stage times of a sample of sends (`staffcast_stage_seconds`).
     let tracer: MessageTracer
     private let cpuSeconds: Gauge
+    private let sent: LabeledCounters
+    private let outboxAttempts: LabeledCounters
+    private let errors: LabeledCounters
+    private let httpRequests: LabeledCounters
+    private let tokenLookups: LabeledCounters
 
     init() {
         let r = registry
@@ -83,6 +88,11 @@ final class ServerMetrics: @unchecked Sendable {
         sendBatchSize = Sizes(histogram: r.makeValueHistogram(descriptor: Self.describe("staffcast_send_batch_size", "Sends committed together in one transaction."), buckets: Self.sizeBuckets))
         readBatchSize = Sizes(histogram: r.makeValueHistogram(descriptor: Self.describe("staffcast_read_batch_size", "Read marks committed together in one transaction."), buckets: Self.sizeBuckets))
         tracer = MessageTracer(registry: r)
+        sent = LabeledCounters(r, "staffcast_messages_sent_total", "Messages sent (committed), by type and priority.", labels: ["type", "priority"])
+        outboxAttempts = LabeledCounters(r, "staffcast_outbox_attempts_total", "Outbox attempts (push, email, webhook), by kind and outcome.", labels: ["kind", "outcome"])
+        errors = LabeledCounters(r, "staffcast_errors_total", "Errors answered to clients, by protocol error code.", labels: ["code"])
+        httpRequests = LabeledCounters(r, "staffcast_http_requests_total", "HTTP requests answered, by method, route (templated, no ids) and status.", labels: ["method", "route", "status"])
+        tokenLookups = LabeledCounters(r, "staffcast_token_lookups_total", "Database lookups of tokens this server did not know yet, by result.", labels: ["result"])
         // A gauge: the kernel's total is what it is (a counter cannot be set); the _total name
         // is the one Prometheus's own clients use.
         cpuSeconds = r.makeGauge(descriptor: Self.describe("process_cpu_seconds_total", "User and system CPU time spent, in seconds."))
@@ -99,31 +109,27 @@ final class ServerMetrics: @unchecked Sendable {
     }
 
     func messagesSent(type: String, priority: String, count: Int) {
-        registry.makeCounter(descriptor: Self.describe("staffcast_messages_sent_total", "Messages sent (committed), by type and priority."), labels: [("type", type), ("priority", priority)]).increment(by: Int64(count))
+        sent.counter(type, priority).increment(by: Int64(count))
     }
 
     /// One attempt of the outbox (push, email, webhook) and what came of it
     /// (`delivered`, `retry`, `failed`, `gone`).
     func outboxAttempt(kind: String, outcome: String) {
-        registry.makeCounter(descriptor: Self.describe("staffcast_outbox_attempts_total",
-                                                       "Outbox attempts (push, email, webhook), by kind and outcome."),
-                             labels: [("kind", kind), ("outcome", outcome)]).increment()
+        outboxAttempts.counter(kind, outcome).increment()
     }
 
     func error(code: String) {
-        registry.makeCounter(descriptor: Self.describe("staffcast_errors_total", "Errors answered to clients, by protocol error code."), labels: [("code", code)]).increment()
+        errors.counter(code).increment()
     }
 
     func httpRequest(method: String, route: String, status: Int) {
-        registry.makeCounter(descriptor: Self.describe("staffcast_http_requests_total", "HTTP requests answered, by method, route (templated, no ids) and status."), labels: [("method", method), ("route", route), ("status", "\(status)")]).increment()
+        httpRequests.counter(method, route, String(status)).increment()
     }
 
     /// Lookups of tokens the table did not know (`TokenResolver`), by what came of them:
     /// valid, not_valid, failed, timeout, rate_limited, busy.
     func tokenLookup(result: String) {
-        registry.makeCounter(descriptor: Self.describe("staffcast_token_lookups_total",
-                                                       "Database lookups of tokens this server did not know yet, by result."),
-                             labels: [("result", result)]).increment()
+        tokenLookups.counter(result).increment()
     }
 
     func gauge(_ label: String, _ value: Double) {
