@@ -270,13 +270,14 @@ status=0
   --subscriber-token "$ST" --publisher-token "$PT" --ops-token "$OPS_TOKEN" "${READSTORM_ARGS[@]}" "${SUBSCRIBER_PORTS_ARGS[@]}" || status=$?
 for p in "${PERF_PIDS[@]}"; do kill -INT "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
 if [ -n "${PG_STATEMENTS:-}" ]; then
-  # Per statement: calls, PostgreSQL time (execution and planning) per call and in all, rows.
+  # Per statement: calls, PostgreSQL time (execution and planning) per call and in all, rows,
+  # WAL written per call and full-page images.
   psql -X -q "$DB_URL" -P pager=off -P format=aligned >"$PG_STATEMENTS" 2>&1 <<'SQL' || true
 SELECT calls,
        round(((total_exec_time + total_plan_time) * 1000 / nullif(calls, 0))::numeric, 1) AS us_per_call,
        round((total_plan_time * 1000 / nullif(calls, 0))::numeric, 1) AS plan_us_per_call,
        round((total_exec_time + total_plan_time)::numeric) AS total_ms,
-       rows, toplevel AS top,
+       rows, toplevel AS top, round(wal_bytes / nullif(calls, 0)) AS wal_bytes_per_call, wal_fpi,
        left(regexp_replace(query, '\s+', ' ', 'g'), 110) AS query
 FROM pg_stat_statements
 ORDER BY total_exec_time + total_plan_time DESC LIMIT 40;
