@@ -7,12 +7,14 @@
 -- own search_path) it was planned again at every call site of every statement: a send that
 -- commits alone paid four plans of ~90 µs each, ~370 µs of PostgreSQL's ~3 ms per send
 -- (pg_stat_statements with track = all and track_planning, `PG_STATEMENTS=… scripts/bench.sh`,
--- docs/performance.md). PL/pgSQL prepares the probe once per session and keeps it; the probe is
--- a lookup of event_access's primary key (event_id, user_id), the only plan a generic plan can
--- take whatever the table's size, so no plan made while the table was small can go stale.
--- Same arguments, result, volatility and rights as sql/001's.
+-- docs/performance.md). PL/pgSQL prepares the probe once per session and keeps it. A plan kept
+-- must not go stale: made while event_access held two rows and had been analysed, it was a
+-- sequential scan, still used once the table held 200,000 (19 ms a call, found in review). So
+-- sequential scans are off for it: the probe is a lookup of event_access's primary key
+-- (event_id, user_id) whatever the table's size. Same arguments, result, volatility and rights
+-- as sql/001's.
 CREATE OR REPLACE FUNCTION staffcast_has_access(p_event uuid, p_levels text[]) RETURNS boolean
-LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public, pg_temp SET enable_seqscan = off AS $$
 BEGIN
     RETURN EXISTS (SELECT 1 FROM event_access a
                    WHERE a.event_id = p_event
@@ -32,6 +34,12 @@ END $$;
 -- the function's statements. Checked with EXPLAIN of the generic plan on an empty table. The
 -- plan is generic from the first call (force_generic_plan): left to choose, PL/pgSQL kept
 -- planning it per call, since a plan for the actual one-element arrays looks cheaper.
+-- The table's strongest lock first, before the index is built: a send of a server of the
+-- previous release still running (a rolling upgrade) has read staff_messages before it inserts,
+-- and CREATE INDEX's share lock then DROP INDEX's exclusive one deadlocked with it (found in
+-- review, reproduced with three sessions). Sends wait for the build (well under a second for
+-- 100,000 messages) and go on.
+LOCK TABLE staff_messages IN ACCESS EXCLUSIVE MODE;
 CREATE INDEX staff_messages_duplicate_key ON staff_messages (md5(event_id::text || message), sent_at);
 DROP INDEX staff_messages_event_text;
 

@@ -88,6 +88,72 @@ final class MigrationTests: XCTestCase {
         XCTAssertEqual(try conn.query("SELECT count(*) FROM outbox WHERE kind = 'fanout'").int(0, 0), 3)
     }
 
+    /// 015_send_plans.sql during a rolling upgrade, while a server of the previous release still
+    /// sends: its send batch reads staff_messages (the log positions, sql/014) before it
+    /// inserts, and a mark of any release holds the table meanwhile. Building the new index
+    /// under a share lock and then dropping the old one deadlocked with that send (found in
+    /// review); the migration now takes the table's strongest lock first, so the send waits
+    /// for it and both finish.
+    func testSendPlansMigrationDuringAPreviousReleasesSendIsNoDeadlock() throws {
+        let conninfo = try makeTestDatabase(migrated: false)
+        let setup = try PGConnection(conninfo: conninfo)
+        let all = try TestDatabase.migrations()
+        XCTAssertEqual(try Migrator(migrations: all.filter { $0.version <= 14 }, logger: TestDatabase.logger).migrate(setup).last, 14)
+        let (event, sender) = (UUID().uuidString, UUID().uuidString)
+        try setup.query("INSERT INTO events (id, name) VALUES ($1, 'E')", [event])
+        try setup.query("INSERT INTO profiles (id, display_name) VALUES ($1, 'P')", [sender])
+        let insert = """
+            INSERT INTO staff_messages (event_id, sender_id, message, message_type, priority)
+            VALUES ($1, $2, $3, 'broadcast', 'normal')
+            """
+        try setup.query(insert, [event, sender, "before the upgrade"])
+        // Backends of this database waiting for a lock (the migration, then the old send).
+        func lockWaiters() throws -> Int {
+            try setup.query("""
+                SELECT count(*) FROM pg_stat_activity
+                WHERE datname = current_database() AND wait_event_type = 'Lock'
+                """).int(0, 0) ?? -1
+        }
+
+        // A mark in progress holds staff_messages (row exclusive) until it commits.
+        let marker = try PGConnection(conninfo: conninfo)
+        _ = try marker.execute("BEGIN")
+        try marker.query("UPDATE staff_messages SET read_by = read_by WHERE event_id = $1", [event])
+
+        let errors = ErrorList()
+        let finished = DispatchGroup()
+        // The upgraded server starts and migrates: it waits for the mark.
+        finished.enter()
+        Thread {
+            defer { finished.leave() }
+            do { _ = try Migrator(migrations: all, logger: TestDatabase.logger).migrate(PGConnection(conninfo: conninfo)) } catch { errors.add(error) }
+        }.start()
+        XCTAssertTrue(try waitUntil(20) { try lockWaiters() >= 1 }, "the migration did not wait for the mark")
+
+        // A previous release's send batch: the gate and the log's lock, the positions, the insert.
+        finished.enter()
+        Thread {
+            defer { finished.leave() }
+            do {
+                let old = try PGConnection(conninfo: conninfo)
+                _ = try old.execute("BEGIN")
+                try old.query("SELECT pg_advisory_xact_lock_shared(7354000, 0), pg_advisory_xact_lock(7354000, 1)")
+                try old.query("SELECT messages_through, access_through, token_through FROM staffcast_log_positions()")
+                try old.query(insert, [event, sender, "sent by the previous release"])
+                _ = try old.execute("COMMIT")
+            } catch {
+                errors.add(error)
+            }
+        }.start()
+        XCTAssertTrue(try waitUntil(20) { try lockWaiters() >= 2 }, "the old send did not wait")
+
+        _ = try marker.execute("COMMIT")
+        XCTAssertEqual(finished.wait(timeout: .now() + 60), .success, "the migration or the send did not finish")
+        XCTAssertTrue(errors.all.isEmpty, "\(errors.all)")
+        XCTAssertEqual(try setup.query("SELECT max(version) FROM schema_migrations").int(0, 0), all.last?.version)
+        XCTAssertEqual(try setup.query("SELECT count(*) FROM staff_messages").int(0, 0), 2)
+    }
+
     func testANewerSchemaIsRefused() throws {
         let conninfo = try makeTestDatabase()
         let conn = try PGConnection(conninfo: conninfo)

@@ -40,10 +40,12 @@ final class SendPlansTests: AccessRulesTestCase {
 
     func testTheGuardPlannedOnAnEmptyLogStillProbesOnlyTheDuplicateKeyOnceTheLogHasGrown() throws {
         XCTAssertEqual(fixture.messageCount, 0)
+        // No statistics change under the test: an ANALYZE would make the session plan again.
+        _ = try conn.query("ALTER TABLE staff_messages SET (autovacuum_enabled = false)")
         XCTAssertEqual(try runGuard("Gates open in 15 minutes"), GuardRun(duplicate: false, keyScans: 1, eventIndexScans: 0))
 
-        // The log grows by 3,000 messages of the event (as the server's login, which the
-        // policies let through), in another session: the guard's session keeps its plan.
+        // The log grows by 3,000 messages of the event (as the test cluster's superuser), in
+        // another session: the guard's session keeps its plan.
         let loader = try PGConnection(conninfo: fixture.conninfo)
         _ = try loader.query("""
             INSERT INTO staff_messages (event_id, sender_id, message, message_type, priority)
@@ -53,5 +55,47 @@ final class SendPlansTests: AccessRulesTestCase {
 
         XCTAssertEqual(try runGuard("Update 1500"), GuardRun(duplicate: true, keyScans: 1, eventIndexScans: 0))
         XCTAssertEqual(try runGuard("Gates open in 15 minutes"), GuardRun(duplicate: false, keyScans: 1, eventIndexScans: 0))
+    }
+
+    /// The access check (a PL/pgSQL function since sql/015, called by the row-level-security
+    /// policies) keeps its plan for the session too. Made while `event_access` held a handful of
+    /// rows and had been analysed, that plan must still be one index probe (the primary key, or
+    /// the user's rows) once the table holds thousands, never a sequential scan of it (found in
+    /// review: 19 ms a call at 200,000 rows).
+    func testTheAccessCheckPlannedOnASmallTableStillProbesAnIndexOnceTheTableHasGrown() throws {
+        _ = try conn.query("ALTER TABLE event_access SET (autovacuum_enabled = false)")
+        _ = try conn.query("ANALYZE event_access")
+        func check() throws -> (access: Bool, indexScans: Int64, sequentialScans: Int64) {
+            try asUser(fixture.staff) { c in
+                func scans() throws -> (key: Int64, sequential: Int64) {
+                    let r = try c.query("""
+                        SELECT pg_stat_get_xact_numscans('event_access_pkey'::regclass)
+                               + pg_stat_get_xact_numscans('event_access_user'::regclass),
+                               pg_stat_get_xact_numscans('event_access'::regclass)
+                        """)
+                    return (r.int64(0, 0) ?? -1, r.int64(0, 1) ?? -1)
+                }
+                let before = try scans()
+                let access = try c.query("SELECT staffcast_has_access($1::uuid, ARRAY['staff','admin','owner'])",
+                                         [fixture.event.uuidString]).bool(0, 0)
+                let after = try scans()
+                return (access ?? false, after.key - before.key, after.sequential - before.sequential)
+            }
+        }
+        // More calls than PL/pgSQL makes custom plans before it settles on one (five).
+        for _ in 0..<7 {
+            let small = try check()
+            XCTAssertTrue(small.access)
+        }
+        let loader = try PGConnection(conninfo: fixture.conninfo)
+        _ = try loader.query("""
+            WITH p AS (INSERT INTO profiles (id, display_name)
+                       SELECT gen_random_uuid(), 'Staff ' || g FROM generate_series(1, 20000) g RETURNING id)
+            INSERT INTO event_access (event_id, user_id, access_level) SELECT $1, id, 'staff' FROM p
+            """, [fixture.event.uuidString])
+        let grown = try check()
+        XCTAssertTrue(grown.access)
+        XCTAssertEqual(grown.indexScans, 1)
+        XCTAssertEqual(grown.sequentialScans, 0)
     }
 }

@@ -224,9 +224,9 @@ extension Store {
     static let accessTokenGate = (7_354_000, 0)
 
     /// SQL that is true when `text` went to `event` within `window` minutes (0: never) and was
-    /// not retracted (the double-send guard): `staffcast_duplicate_exists` (sql/013, sql/015),
-    /// one probe of `staff_messages_duplicate_key` with the sender's access checked once, not
-    /// one row-level-security call per message of the window.
+    /// not retracted (the double-send guard): `staffcast_duplicate_exists` (sql/013), which asks
+    /// `staffcast_duplicate_ords` (sql/015): one probe of `staff_messages_duplicate_key` with
+    /// the sender's access checked once, not one row-level-security call per message of the window.
     static func duplicateExists(event: String, text: String, window: String, excluding: String? = nil) -> String {
         "staffcast_duplicate_exists(\(event), \(text), \(window), \(excluding ?? "NULL::uuid[]"))"
     }
