@@ -1,4 +1,5 @@
 import Foundation
+import StaffcastCore
 import StaffcastPostgres
 import XCTest
 

@@ -66,17 +66,24 @@ extension Store {
                 JOIN event_access a ON a.event_id = m.event_id AND a.user_id = r.user_id
                 WHERE \(Self.messageIsFor(user: "r.user_id", level: "a.access_level"))
                 """), [users, messages]),
-            // The event's total counted once per event, not once per reader.
+            // The event's total and the readers' own sends counted once for the batch, not
+            // once per reader (MATERIALIZED: an inlined CTE became a per-reader subquery).
             ("""
-            WITH p AS (SELECT DISTINCT r.user_id, m.event_id
-                       FROM unnest($1::uuid[], $2::uuid[]) AS r(user_id, message_id)
-                       JOIN staff_messages m ON m.id = r.message_id
-                       JOIN event_access a ON a.event_id = m.event_id AND a.user_id = r.user_id),
-                 t AS (SELECT e.event_id, (SELECT count(*) FROM staff_messages m
-                                           WHERE m.event_id = e.event_id AND m.teams = '{}' AND \(Self.unexpired)) AS total
-                       FROM (SELECT DISTINCT event_id FROM p) e)
-            SELECT p.user_id, p.event_id, \(Self.unreadCount(user: "p.user_id", event: "p.event_id", untargeted: "t.total"))
+            WITH p AS MATERIALIZED (
+                     SELECT DISTINCT r.user_id, m.event_id
+                     FROM unnest($1::uuid[], $2::uuid[]) AS r(user_id, message_id)
+                     JOIN staff_messages m ON m.id = r.message_id
+                     JOIN event_access a ON a.event_id = m.event_id AND a.user_id = r.user_id),
+                 t AS MATERIALIZED (
+                     SELECT e.event_id, (SELECT count(*) FROM staff_messages m
+                                         WHERE m.event_id = e.event_id AND m.teams = '{}' AND \(Self.unexpired)) AS total
+                     FROM (SELECT DISTINCT event_id FROM p) e),
+                 s AS MATERIALIZED (\(Self.ownSendCounts(events: "SELECT event_id FROM p", users: "SELECT user_id FROM p")))
+            SELECT p.user_id, p.event_id,
+                   \(Self.unreadCount(user: "p.user_id", event: "p.event_id", untargeted: "t.total",
+                                      ownSends: "coalesce(s.sent, 0)"))
             FROM p JOIN t USING (event_id)
+            LEFT JOIN s ON s.event_id = p.event_id AND s.sender_id = p.user_id
             """, [users, messages]),
         ]
         let results = try conn.pipelinedTransaction(statements + (all.isEmpty ? [] : Self.readAllStatements(all)), customPlans: true)

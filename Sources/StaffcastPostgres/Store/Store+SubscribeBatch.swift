@@ -65,15 +65,18 @@ extension Store {
             let startsAt = e.date(0, 1)
 
             let a = try tx.query("""
+                WITH s AS MATERIALIZED (\(Self.ownSendCounts(events: "$1", users: "SELECT unnest($2::uuid[])")))
                 SELECT u.i, a.access_level,
                        CASE WHEN a.access_level IS NULL THEN 0 ELSE
-                           \(Self.unreadCount(user: "u.id", event: "$1", untargeted: "t.total"))
+                           \(Self.unreadCount(user: "u.id", event: "$1", untargeted: "t.total", ownSends: "coalesce(s.sent, 0)"))
                        END
                 FROM unnest($2::uuid[]) WITH ORDINALITY AS u(id, i)
-                -- staffcast_unread_count, with the event's total to everyone counted once for the batch
+                -- staffcast_unread_count, with the event's total to everyone and the subscribers'
+                -- own sends counted once for the batch
                 CROSS JOIN (SELECT count(*) AS total FROM staff_messages m
                             WHERE m.event_id = $1 AND m.teams = '{}' AND \(Self.unexpired)) t
                 LEFT JOIN event_access a ON a.event_id = $1 AND a.user_id = u.id
+                LEFT JOIN s ON s.sender_id = u.id
                 """, [eventID, users])
             var entries = requests.map { _ in SubscribeBatch.Entry(access: .noAccess, unreadCount: 0, history: [], read: []) }
             for row in 0..<a.rowCount {
