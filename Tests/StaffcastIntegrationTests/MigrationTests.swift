@@ -3,6 +3,27 @@ import StaffcastPostgres
 import XCTest
 
 final class MigrationTests: XCTestCase {
+    /// What an upgrade test starts from: a new database migrated through `version` only, with
+    /// one event and one person in it.
+    struct OlderDatabase {
+        let conninfo: String
+        let conn: PGConnection
+        let all: [Migration]
+        let event: UUID
+        let sender: UUID
+    }
+
+    func databaseMigrated(through version: Int) throws -> OlderDatabase {
+        let conninfo = try makeTestDatabase(migrated: false)
+        let conn = try PGConnection(conninfo: conninfo)
+        let all = try TestDatabase.migrations()
+        XCTAssertEqual(try Migrator(migrations: all.filter { $0.version <= version }, logger: TestDatabase.logger).migrate(conn).last, version)
+        let (event, sender) = (UUID(), UUID())
+        try conn.query("INSERT INTO events (id, name) VALUES ($1, 'E')", [event.uuidString])
+        try conn.query("INSERT INTO profiles (id, display_name) VALUES ($1, 'P')", [sender.uuidString])
+        return OlderDatabase(conninfo: conninfo, conn: conn, all: all, event: event, sender: sender)
+    }
+
     func testMigrationsApplyOnceAndAreRecorded() throws {
         let conninfo = try makeTestDatabase(migrated: false)
         let all = try TestDatabase.migrations()
@@ -33,13 +54,10 @@ final class MigrationTests: XCTestCase {
     /// 005_read_state.sql on a database whose read_by arrays hold duplicates (the old
     /// mark_read could leave them): one read per person, read_count = distinct readers.
     func testReadStateMigrationFoldsOldReadByIntoOneReadPerPerson() throws {
-        let conninfo = try makeTestDatabase(migrated: false)
-        let conn = try PGConnection(conninfo: conninfo)
-        let all = try TestDatabase.migrations()
-        XCTAssertEqual(try Migrator(migrations: all.filter { $0.version <= 4 }, logger: TestDatabase.logger).migrate(conn), [1, 2, 3, 4])
-        let (event, sender, a, b) = (UUID(), UUID(), UUID(), UUID())
-        try conn.query("INSERT INTO events (id, name) VALUES ($1, 'E')", [event.uuidString])
-        for u in [sender, a, b] {
+        let old = try databaseMigrated(through: 4)
+        let (conn, all, event, sender) = (old.conn, old.all, old.event, old.sender)
+        let (a, b) = (UUID(), UUID())
+        for u in [a, b] {
             try conn.query("INSERT INTO profiles (id, display_name) VALUES ($1, 'P')", [u.uuidString])
         }
         try conn.query("""
@@ -56,13 +74,8 @@ final class MigrationTests: XCTestCase {
     /// before the first message still pending, so nothing committed before the upgrade is
     /// skipped or expanded twice; the old rows are finished.
     func testSendPathMigrationStartsTheFanoutCursorAtTheFirstPendingMessage() throws {
-        let conninfo = try makeTestDatabase(migrated: false)
-        let conn = try PGConnection(conninfo: conninfo)
-        let all = try TestDatabase.migrations()
-        XCTAssertEqual(try Migrator(migrations: all.filter { $0.version <= 12 }, logger: TestDatabase.logger).migrate(conn).last, 12)
-        let (event, sender) = (UUID(), UUID())
-        try conn.query("INSERT INTO events (id, name) VALUES ($1, 'E')", [event.uuidString])
-        try conn.query("INSERT INTO profiles (id, display_name) VALUES ($1, 'P')", [sender.uuidString])
+        let old = try databaseMigrated(through: 12)
+        let (conn, all, event, sender) = (old.conn, old.all, old.event, old.sender)
         for text in ["expanded", "pending 1", "pending 2"] {
             try conn.query("""
                 INSERT INTO staff_messages (event_id, sender_id, message, message_type, priority)
@@ -95,13 +108,9 @@ final class MigrationTests: XCTestCase {
     /// review); the migration now takes the table's strongest lock first, so the send waits
     /// for it and both finish.
     func testSendPlansMigrationDuringAPreviousReleasesSendIsNoDeadlock() throws {
-        let conninfo = try makeTestDatabase(migrated: false)
-        let setup = try PGConnection(conninfo: conninfo)
-        let all = try TestDatabase.migrations()
-        XCTAssertEqual(try Migrator(migrations: all.filter { $0.version <= 14 }, logger: TestDatabase.logger).migrate(setup).last, 14)
-        let (event, sender) = (UUID().uuidString, UUID().uuidString)
-        try setup.query("INSERT INTO events (id, name) VALUES ($1, 'E')", [event])
-        try setup.query("INSERT INTO profiles (id, display_name) VALUES ($1, 'P')", [sender])
+        let older = try databaseMigrated(through: 14)
+        let (conninfo, setup, all) = (older.conninfo, older.conn, older.all)
+        let (event, sender) = (older.event.uuidString, older.sender.uuidString)
         let insert = """
             INSERT INTO staff_messages (event_id, sender_id, message, message_type, priority)
             VALUES ($1, $2, $3, 'broadcast', 'normal')
