@@ -48,4 +48,33 @@ final class UnreadCountScansTests: AccessRulesTestCase {
         XCTAssertEqual(subscribed.entries.map(\.unreadCount), Array(repeating: 20000, count: readers))
         XCTAssertLessThan(try eventScans() - before, 20, "the subscribe batch scanned the event once per subscriber")
     }
+
+    /// The same batches count a reader's own sends the way `staffcast_unread_count` (sql/011)
+    /// does: their unexpired messages are not unread to them, a retracted or expired one is
+    /// in no count at all.
+    func testAReadersOwnSendsAreCountedAsTheSQLFunctionCountsThem() throws {
+        for text in ["Own 1", "Own retracted", "Own expired"] {
+            _ = try fixture.store.send(as: fixture.admin, SendRequest(eventID: fixture.event, message: text))
+        }
+        for text in ["Owner 1", "Owner 2"] {
+            _ = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: text))
+        }
+        let loader = try PGConnection(conninfo: fixture.conninfo)
+        _ = try loader.query("UPDATE staff_messages SET retracted_at = now() WHERE message = 'Own retracted'")
+        _ = try loader.query("UPDATE staff_messages SET expires_at = now() - interval '1 minute' WHERE message = 'Own expired'")
+        let emergency = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "Evacuate hall B",
+                                                                             messageType: "emergency", priority: "urgent"))
+        let readers = [fixture.admin, fixture.staff]
+        let store = Store(conn)
+        let marked = try store.markReadBatch(readers.map { Store.PendingRead(user: $0, message: emergency.id) })
+        let subscribed = try store.subscribeBatch(event: fixture.event, readers.map { .init(user: $0, sinceSeq: nil) })
+        // Four unexpired messages to everyone (two of the owner's, the emergency, the admin's first):
+        // the admin sent one of them and read the emergency, the staff member read the emergency.
+        XCTAssertEqual(marked.map { $0?.unreadCount }, [2, 3])
+        XCTAssertEqual(subscribed.entries.map(\.unreadCount), [2, 3])
+        for (i, reader) in readers.enumerated() {
+            let sql = try loader.query("SELECT staffcast_unread_count($1, $2)", [reader.uuidString, fixture.event.uuidString]).int(0, 0)
+            XCTAssertEqual(sql, marked[i]?.unreadCount, "reader \(i)")
+        }
+    }
 }
