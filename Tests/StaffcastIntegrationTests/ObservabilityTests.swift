@@ -132,7 +132,16 @@ final class ObservabilityTests: IntegrationTestCase {
         // A sampled trace is followed from parse to the last write. The change feed may read a
         // batch before its worker has seen COMMIT return; that sample then ends at `commit`
         // (docs/performance.md). So send until one sample went all the way (at most five; the
-        // sampler takes at most one send per 5 ms), waiting for its last write each time.
+        // sampler takes at most one send per 5 ms), waiting for its last write each time. With
+        // local fan-out, also until a batch was handed on: under load the feed can read a
+        // batch before its worker has handed it on (`feed_first`), and then the feed brings it.
+        func handedOn(_ text: String) -> Double {
+            let prefix = #"staffcast_local_fanout_batches_total{outcome="handed_on"}"#
+            return text.split(separator: "\n").first { $0.hasPrefix(prefix) }.flatMap { Double($0.split(separator: " ").last ?? "") } ?? 0
+        }
+        func done(_ text: String) -> Bool {
+            (count(text, "last_write") ?? 0) >= 1 && (!localFanout || handedOn(text) >= 1)
+        }
         var text = ""
         var sends = 0
         repeat {
@@ -143,9 +152,9 @@ final class ObservabilityTests: IntegrationTestCase {
             _ = try staff.expect("message")
             _ = try waitUntil(3) {
                 text = String(decoding: try server.api(nil).call("GET", "/metrics"), as: UTF8.self)
-                return (count(text, "last_write") ?? 0) >= 1
+                return done(text)
             }
-        } while (count(text, "last_write") ?? 0) == 0 && sends < 5
+        } while !done(text) && sends < 10
         for stage in stages {
             // hand-off and fan-out happen on every loop; the writes on the loops with a recipient.
             let n = count(text, stage) ?? 0

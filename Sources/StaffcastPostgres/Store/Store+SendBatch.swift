@@ -47,11 +47,11 @@ extension Store {
     /// id) it also tells where the logs stood: the highest message seq below the batch's and
     /// the highest access and token change, all committed before it and none after (the gate
     /// lock of sql/014, taken shared before anything else); the server hands the batch to its
-    /// own loops with it (`LocalFanoutGate`). The reads are one more statement in the same
-    /// pipeline: no extra round trip. The batch's wake-up then says `message@<origin>` (the caller's
-    /// origin names the server and the batch: `<id>:<n>`), which
-    /// lets that server's listener skip the read (`ChangeListener.Shortcut`). Without an
-    /// origin, `commit` is nil.
+    /// own loops with it (`LocalFanoutGate`). The locks and the reads are the batch's first
+    /// statement (`staffcast_begin_send_batch`, sql/015), in the same pipeline: no extra round
+    /// trip. The batch's wake-up then says `message@<origin>` (the caller's origin names the
+    /// server and the batch: `<id>:<n>`), which lets that server's listener skip the read
+    /// (`ChangeListener.Shortcut`). Without an origin, `commit` is nil.
     public func commitSends(_ sends: [PendingSend], duplicateWindowMinutes: Int = 0, origin: String? = nil) throws -> CommittedSends {
         guard !sends.isEmpty else { return CommittedSends(messages: [], commit: nil) }
         // Within the batch the guard is decided here, in batch order (statements run by sender,
