@@ -36,11 +36,15 @@ final class OwnSendBatchesTests: XCTestCase {
         XCTAssertEqual(own.verdict([42]), .read, "never begun here (another run of this server?)")
         let first = own.begin()
         own.decide(first, handedOn: true)
+        var recent: [UInt64] = []
         for _ in 0..<OwnSendBatches.capacity {
             let n = own.begin()
             own.decide(n, handedOn: true)
+            recent.append(n)
         }
         XCTAssertEqual(own.verdict([first]), .read, "forgotten past the capacity: read, which is always safe")
+        // Forgotten a quarter at a time: the last three quarters of the capacity are still known.
+        XCTAssertEqual(own.verdict(Array(recent.suffix(OwnSendBatches.capacity * 3 / 4))), .skip)
     }
 
     func testADecisionIsTakenOnce() {
