@@ -309,15 +309,10 @@ final class ClientStream {
             _ = fcntl(s, F_SETFL, flags | O_NONBLOCK)
             var ok = Glibc.connect(s, ai.pointee.ai_addr, ai.pointee.ai_addrlen) == 0
             if !ok && errno == EINPROGRESS {
-                var pfd = pollfd(fd: s, events: Int16(POLLOUT), revents: 0)
-                if poll(&pfd, 1, Int32(timeout * 1000)) == 1 {
-                    var err: Int32 = 0
-                    var len = socklen_t(MemoryLayout<Int32>.size)
-                    getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &len)
-                    ok = err == 0
-                    if !ok { lastError = String(cString: strerror(err)) }
-                } else {
-                    lastError = "timed out"
+                switch PendingConnect.wait(s, timeout: timeout) {
+                case .connected: ok = true
+                case .failed(let reason): lastError = reason
+                case .timedOut: lastError = "timed out"
                 }
             } else if !ok {
                 lastError = String(cString: strerror(errno))

@@ -6,21 +6,21 @@ import StaffcastQR
 /// Invite routes (docs/protocol.md, Invites): create (admin or owner, as themselves under
 /// row-level security), revoke, and redeem (no token; limited per client address).
 extension HTTPAPI {
-    func invites(_ route: HTTPRoute, _ request: HTTPRequest, peer: String, _ respond: @escaping Respond) {
+    func invites(_ route: HTTPRoute, _ request: HTTPRequest, peer: String, bearer token: String?, _ respond: @escaping Respond) {
         let head = request.head
         switch route {
         case .createInvite(let eventID):
             guard let invite: InviteRequest = decoded(respond, try InviteRequest.decode(eventID: eventID, body: request.body)) else { return }
             let base = Self.publicBase(head)
             let wantsQR = head.query["qr"] == "svg"
-            runAsUser(head.bearerToken, respond) { store, identity in
+            runAsUser(token, respond) { store, identity in
                 let created = try store.createInvite(as: identity.userID, invite, base: base)
                 guard wantsQR else { return .json(201, created) }
                 // The console shows the code as an image it cannot draw itself (no outside script).
                 return .json(201, CreatedInviteWithQR(invite: created, qrSVG: (try? QRCode(created.url))?.svg()))
             }
         case .revokeInvite(let code):
-            runAsUser(head.bearerToken, respond) { store, identity in
+            runAsUser(token, respond) { store, identity in
                 let event = try store.revokeInvite(as: identity.userID, code: code)
                 return .json(200, InviteRevokedBody(code: code, eventID: event))
             }

@@ -4,9 +4,8 @@ import StaffcastCore
 /// The routes for operators and organisers watching a server: the OpenAPI description,
 /// health, readiness, metrics, status, an event's status and reach.
 extension HTTPAPI {
-    func ops(_ route: HTTPRoute, _ request: HTTPRequest, _ respond: @escaping Respond) {
+    func ops(_ route: HTTPRoute, _ request: HTTPRequest, bearer token: String?, _ respond: @escaping Respond) {
         let head = request.head
-        let token = head.bearerToken
         switch route {
         case .openAPI:
             respond(HTTPResponse(status: 200, contentType: "application/yaml; charset=utf-8", body: PackageResources.openapi_yaml))

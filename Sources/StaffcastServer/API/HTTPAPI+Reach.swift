@@ -5,9 +5,8 @@ import StaffcastPostgres
 /// Web Push and webhook routes (docs/protocol.md, "Reaching staff"): the VAPID public key (no
 /// auth), a user's own push subscriptions, and an event owner's webhooks with their attempts.
 extension HTTPAPI {
-    func reach(_ route: HTTPRoute, _ request: HTTPRequest, _ respond: @escaping Respond) {
+    func reach(_ route: HTTPRoute, _ request: HTTPRequest, bearer token: String?, _ respond: @escaping Respond) {
         let head = request.head
-        let token = head.bearerToken
         switch route {
         case .pushKey:
             guard let key = pushPublicKey else {

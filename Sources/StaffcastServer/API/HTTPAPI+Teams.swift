@@ -5,9 +5,8 @@ import StaffcastPostgres
 /// Team and zone routes (docs/protocol.md, Audiences), each run as the caller under row-level
 /// security on a database worker.
 extension HTTPAPI {
-    func teams(_ route: HTTPRoute, _ request: HTTPRequest, _ respond: @escaping Respond) {
+    func teams(_ route: HTTPRoute, _ request: HTTPRequest, bearer token: String?, _ respond: @escaping Respond) {
         let head = request.head
-        let token = head.bearerToken
         switch route {
         case .createTeam(let eventID):
             guard let made: (name: String, kind: Team.Kind) = decoded(respond, try TeamRequest.decode(request.body)) else { return }

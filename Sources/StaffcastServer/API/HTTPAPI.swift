@@ -104,7 +104,7 @@ final class HTTPAPI: @unchecked Sendable {
         let token = head.bearerToken
         switch route {
         case .openAPI, .healthz, .readyz, .metrics, .status, .eventStatus, .reach:
-            ops(route, request, respond)
+            ops(route, request, bearer: token, respond)
         case .sendMessage(let eventID):
             if let token, !token.isEmpty {
                 let now = ServiceLoop.monotonicNow()
@@ -227,11 +227,11 @@ final class HTTPAPI: @unchecked Sendable {
         case .myEvents:
             listAsUser("events", token, respond) { try $0.events(of: $1) }
         case .createTeam, .listTeams, .deleteTeam, .teamMembers, .teamMember, .zoneCheckin, .answers, .audit:
-            teams(route, request, respond)
+            teams(route, request, bearer: token, respond)
         case .createInvite, .revokeInvite, .redeemInvite:
-            invites(route, request, peer: peer, respond)
+            invites(route, request, peer: peer, bearer: token, respond)
         case .pushKey, .addPushSubscription, .deletePushSubscription, .webhooks, .deleteWebhook, .webhookDeliveries:
-            reach(route, request, respond)
+            reach(route, request, bearer: token, respond)
         case .web(let asset):
             respond(asset.response(ifNoneMatch: head.header("if-none-match")))
         case .userTokens(let userID):

@@ -1,4 +1,5 @@
 import Foundation
+import StaffcastClient
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -98,15 +99,10 @@ final class RawSocket {
             var failure = String(cString: strerror(errno))
             var connected = false
             if errno == EINPROGRESS {
-                var pfd = pollfd(fd: s, events: Int16(POLLOUT), revents: 0)
-                if poll(&pfd, 1, Int32(timeout * 1000)) == 1 {
-                    var err: Int32 = 0
-                    var len = socklen_t(MemoryLayout<Int32>.size)
-                    getsockopt(s, SOL_SOCKET, SO_ERROR, &err, &len)
-                    connected = err == 0
-                    failure = String(cString: strerror(err))
-                } else {
-                    failure = "timed out after \(timeout) s"
+                switch PendingConnect.wait(s, timeout: timeout) {
+                case .connected: connected = true
+                case .failed(let reason): failure = reason
+                case .timedOut: failure = "timed out after \(timeout) s"
                 }
             }
             if !connected {
