@@ -129,6 +129,34 @@ final class HTTPConnectionMachineTests: XCTestCase {
         XCTAssertTrue(m.wantsInput)
     }
 
+
+    /// The attack this guards against: thousands of requests pipelined on one connection whose
+    /// answers are never read. Answers are produced only while fewer than `maxQueuedOutput`
+    /// bytes of them wait to leave; then reading stops too, and both go on as answers leave.
+    func testAClientThatPipelinesAndNeverReadsIsNotServedFurtherUntilItsAnswersLeave() {
+        var m = machine { $0.maxQueuedOutput = 1_000; $0.maxBuffered = 2_000 }
+        var actions = m.received((0..<200).flatMap { get("/r\($0)") }, now: 0)
+        var servedSlots = 0
+        // Answer everything framed, as the API would, never writing: what is framed stays bounded.
+        while case let slots = served(actions), !slots.isEmpty {
+            servedSlots += slots.count
+            actions = []
+            for s in slots { actions += m.answered(slot: Int(s.split(separator: " ")[0])!, answer(String(repeating: "x", count: 300)), now: 1) }
+        }
+        XCTAssertTrue(m.framingHeldByOutput)
+        XCTAssertLessThan(m.output.count, 1_000 + 16 * 400, "at most the cap and the answers of the pipeline wait")
+        XCTAssertLessThan(servedSlots, 20, "no request is framed once the answers waiting pass the cap")
+        // The unframed requests fill the input buffer: reading stops.
+        actions = m.received((200..<260).flatMap { get("/r\($0)") }, now: 1)
+        XCTAssertTrue(m.isReadPaused || !m.wantsInput)
+        XCTAssertEqual(served(actions), [])
+        XCTAssertEqual(m.flushed(held: true, now: 1), [], "nothing left: framing stays held")
+        // The client reads: the answers leave, framing and reading go on.
+        m.wrote(m.output.count, now: 2)
+        let resumed = m.flushed(held: false, now: 2)
+        XCTAssertFalse(served(resumed).isEmpty, "framing goes on once the answers left")
+        XCTAssertFalse(m.framingHeldByOutput)
+    }
     func testBytesArrivingInPiecesAreFramedOnceWhole() {
         var m = machine()
         let request = get("/healthz")

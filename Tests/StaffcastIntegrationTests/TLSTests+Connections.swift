@@ -207,13 +207,6 @@ extension TLSTests {
         // It still serves.
         XCTAssertEqual(try api(nil).raw("GET", "/healthz").status, 200)
     }
-
-    /// This process's resident memory (VmRSS), KiB.
-    static func residentKiB() -> Int {
-        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
-        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
-        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
-    }
 }
 
 /// Lines from a child's output, with a deadline per line.

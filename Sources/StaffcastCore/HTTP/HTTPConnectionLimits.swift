@@ -13,6 +13,10 @@ public struct HTTPConnectionLimits: Sendable, Equatable {
     /// Bytes read and not yet framed; past it the connection is not read until answers go
     /// out (the parser refuses anything larger than a head plus a body anyway).
     public var maxBuffered: Int
+    /// Answer bytes waiting to leave; at or past it no further request is framed until they
+    /// have gone out. A client that pipelines requests and never reads its answers holds at
+    /// most this, the answers of `maxPipelined` requests and `maxBuffered` unread bytes.
+    public var maxQueuedOutput: Int
     /// An upgrade request (with whatever followed it) larger than this is refused with 431.
     public var maxUpgradeBytes: Int
     /// Where WebSockets connect; an upgrade anywhere else is refused with 404.
@@ -20,12 +24,13 @@ public struct HTTPConnectionLimits: Sendable, Equatable {
 
     public init(headerTimeout: Double = 10, idleTimeout: Double = 60, writeStallTimeout: Double = 15,
                 maxPipelined: Int = 16, maxBuffered: Int = 8_192 + Limits.maxFrameBytes + 16_384,
-                maxUpgradeBytes: Int = 2_048, upgradePath: String = "/v1/ws") {
+                maxQueuedOutput: Int = 256 * 1_024, maxUpgradeBytes: Int = 2_048, upgradePath: String = "/v1/ws") {
         self.headerTimeout = headerTimeout
         self.idleTimeout = idleTimeout
         self.writeStallTimeout = writeStallTimeout
         self.maxPipelined = maxPipelined
         self.maxBuffered = maxBuffered
+        self.maxQueuedOutput = maxQueuedOutput
         self.maxUpgradeBytes = maxUpgradeBytes
         self.upgradePath = upgradePath
     }

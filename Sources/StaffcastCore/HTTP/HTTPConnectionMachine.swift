@@ -33,6 +33,9 @@ public struct HTTPConnectionMachine: Sendable {
     var sentContinue = false
     /// An upgrade request waits for earlier answers to leave (`flushed` takes it up again).
     var upgradeBehindOutput = false
+    /// Framing stopped because `maxQueuedOutput` bytes of answers wait to leave: a client
+    /// that pipelines and does not read is not served further (`flushed` takes it up again).
+    public private(set) var framingHeldByOutput = false
     /// Monotonic seconds: when the request being received began (or the connection opened),
     /// when anything last happened, and when written bytes last left.
     var requestStartedAt: Double
@@ -90,7 +93,9 @@ public struct HTTPConnectionMachine: Sendable {
             slots.removeFirst()
         }
         var actions: [HTTPConnectionAction] = [.flush]
-        if slots.count < limits.maxPipelined, !input.isEmpty, !closeAfterAnswers, upgrade == nil { actions += frame(now: now) }
+        if slots.count < limits.maxPipelined, !input.isEmpty, !closeAfterAnswers, upgrade == nil, !framingHeldByOutput {
+            actions += frame(now: now)
+        }
         return actions
     }
 
@@ -103,10 +108,16 @@ public struct HTTPConnectionMachine: Sendable {
     }
 
     /// The transport wrote what it could; `held`: bytes still wait (in `output` or, over TLS,
-    /// in libwebsockets). Once everything is out: close a finished connection, or take up an
-    /// upgrade that waited for earlier answers.
+    /// in libwebsockets). Once enough has left, framing held back by unsent answers goes on;
+    /// once everything is out: close a finished connection, or take up an upgrade that waited
+    /// for earlier answers.
     public mutating func flushed(held: Bool, now: Double) -> [HTTPConnectionAction] {
-        guard !isClosed, !held, output.isEmpty else { return [] }
+        guard !isClosed else { return [] }
+        if framingHeldByOutput, output.count < limits.maxQueuedOutput {
+            framingHeldByOutput = false
+            return frame(now: now)
+        }
+        guard !held, output.isEmpty else { return [] }
         if isFinished { return close(reset: false) }
         if upgradeBehindOutput, slots.isEmpty {
             upgradeBehindOutput = false
@@ -188,6 +199,10 @@ public struct HTTPConnectionMachine: Sendable {
     mutating func frame(now: Double) -> [HTTPConnectionAction] {
         var actions: [HTTPConnectionAction] = []
         framing: while slots.count < limits.maxPipelined, !closeAfterAnswers, upgrade == nil, !input.isEmpty {
+            guard output.count < limits.maxQueuedOutput else {
+                framingHeldByOutput = true
+                break framing
+            }
             switch parser.parse(input) {
             case .needMore:
                 break framing

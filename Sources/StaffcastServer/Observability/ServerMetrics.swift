@@ -42,6 +42,8 @@ final class ServerMetrics: @unchecked Sendable {
     ]
 
     let connectionsOpened: Counter
+    /// Times a loop stopped accepting for a second, out of descriptors (`pauseAccepting`).
+    let acceptPauses: Counter
     let slowClientsClosed: Counter
     let deliveries: Counter
     /// Socket writes of WebSocket frames: deliveries / writes is how many frames share a write.
@@ -69,6 +71,7 @@ final class ServerMetrics: @unchecked Sendable {
     init() {
         let r = registry
         connectionsOpened = r.makeCounter(descriptor: Self.describe("staffcast_connections_opened_total", "WebSocket connections opened."))
+        acceptPauses = r.makeCounter(descriptor: Self.describe("staffcast_accept_pauses_total", "Times a service loop stopped accepting connections for a second because the process was out of file descriptors or memory."))
         slowClientsClosed = r.makeCounter(descriptor: Self.describe("staffcast_slow_clients_closed_total", "Connections closed or dropped because they did not keep up with their frames."))
         deliveries = r.makeCounter(descriptor: Self.describe("staffcast_deliveries_total", "Frames written to WebSocket clients."))
         socketWrites = r.makeCounter(descriptor: Self.describe("staffcast_socket_writes_total", "Writes of WebSocket frames to sockets; several frames can share one write (deliveries / writes = frames per write)."))

@@ -35,8 +35,10 @@ final class EventPoller {
         try SocketError.check(sc_epoll_ctl(fd, 1, socket, Self.mask(writable)), "epoll add")
     }
 
-    func modify(_ socket: Int32, writable: Bool) {
-        _ = sc_epoll_ctl(fd, 3, socket, Self.mask(writable))
+    /// `readable` false: the socket is not watched for input (a connection whose reading is
+    /// paused: level-triggered, its unread bytes would wake the loop on every turn).
+    func modify(_ socket: Int32, readable: Bool = true, writable: Bool) {
+        _ = sc_epoll_ctl(fd, 3, socket, Self.mask(writable, readable: readable))
     }
 
     func remove(_ socket: Int32) {
@@ -54,7 +56,7 @@ final class EventPoller {
         }
     }
 
-    private static func mask(_ writable: Bool) -> UInt32 {
-        UInt32(SC_POLL_IN) | (writable ? UInt32(SC_POLL_OUT) : 0)
+    private static func mask(_ writable: Bool, readable: Bool = true) -> UInt32 {
+        (readable ? UInt32(SC_POLL_IN) : 0) | (writable ? UInt32(SC_POLL_OUT) : 0)
     }
 }

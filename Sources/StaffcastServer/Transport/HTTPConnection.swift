@@ -19,8 +19,10 @@ final class HTTPConnection {
     let serial: Int
     let peer: String
     var machine: HTTPConnectionMachine
-    /// Plain sockets: whether the epoll set watches it for writability.
+    /// Plain sockets: whether the epoll set watches it for writability, and for input (not
+    /// while the machine pauses reading).
     var writeInterest = false
+    var readInterest = true
 
     init(fd: Int32, serial: Int, peer: String, limits: HTTPConnectionLimits, now: Double, tls: OpaquePointer? = nil) {
         self.fd = fd

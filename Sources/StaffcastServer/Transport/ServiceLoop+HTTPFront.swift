@@ -18,6 +18,12 @@ extension ServiceLoop {
             if ready.fd == listenFD {
                 acceptAll()
             } else if let connection = http[ready.fd] {
+                // A socket in error or hung up whose reading is paused would be reported on
+                // every turn, unread: nothing can reach its peer any more.
+                if ready.failed, !connection.machine.wantsInput {
+                    close(connection, reset: true)
+                    continue
+                }
                 if ready.readable || ready.failed { read(connection) }
                 if http[ready.fd] === connection, ready.writable { flush(connection) }
             }
@@ -31,7 +37,9 @@ extension ServiceLoop {
         for _ in 0..<Self.acceptsPerTurn {
             let fd = sc_accept(listenFD, &peer, Int32(peer.count))
             if fd < 0 {
-                if -fd != EAGAIN && -fd != EWOULDBLOCK && -fd != EINTR && -fd != ECONNABORTED {
+                if -fd == EMFILE || -fd == ENFILE || -fd == ENOBUFS || -fd == ENOMEM {
+                    pauseAccepting(SocketError(operation: "accept", code: -fd))
+                } else if -fd != EAGAIN && -fd != EWOULDBLOCK && -fd != EINTR && -fd != ECONNABORTED {
                     logger.warning("accept failed", metadata: ["error": "\(SocketError(operation: "accept", code: -fd))"])
                 }
                 return
@@ -54,6 +62,29 @@ extension ServiceLoop {
     }
 
     static let acceptsPerTurn = 64
+
+    /// Out of descriptors (or kernel memory): the listening socket stays ready, so accepting
+    /// again at once would spin the loop and flood the log. It is not watched until the next
+    /// tick (at most a second; `resumeAccepting`), which also bounds the log to one line a
+    /// second per loop. Waiting clients stay in the kernel's backlog meanwhile.
+    func pauseAccepting(_ error: SocketError) {
+        guard !acceptPaused, listenFD >= 0 else { return }
+        acceptPaused = true
+        poller?.remove(listenFD)
+        metrics.acceptPauses.increment()
+        logger.warning("accept failed: not accepting for a second", metadata: [
+            "error": "\(error)",
+            "hint": "the process is out of file descriptors or memory; raise LimitNOFILE / ulimit -n, or lower max_connections",
+        ])
+    }
+
+    /// On the tick: accept again after `pauseAccepting`.
+    func resumeAccepting() {
+        guard acceptPaused else { return }
+        acceptPaused = false
+        guard listenFD >= 0, !draining else { return }
+        do { try poller?.add(listenFD) } catch { logger.error("cannot watch the listening socket again", metadata: ["error": "\(error)"]) }
+    }
 
     func read(_ connection: HTTPConnection) {
         var chunk = [UInt8](repeating: 0, count: 16_384)
@@ -108,10 +139,11 @@ extension ServiceLoop {
             case .flush:
                 flush(connection)
             case .stopReading:
-                // Plain sockets are simply not read (`wantsInput`); TLS asks libwebsockets.
-                if let wsi = connection.tls { lws_rx_flow_control(wsi, 0) }
+                // Plain sockets are neither read (`wantsInput`) nor watched for input; TLS asks
+                // libwebsockets.
+                if let wsi = connection.tls { lws_rx_flow_control(wsi, 0) } else { watchInput(connection, false) }
             case .resumeReading:
-                if let wsi = connection.tls { lws_rx_flow_control(wsi, 1) }
+                if let wsi = connection.tls { lws_rx_flow_control(wsi, 1) } else { watchInput(connection, true) }
             case .close(let reset):
                 close(connection, reset: reset)
             }
@@ -163,9 +195,15 @@ extension ServiceLoop {
         let wantWrite = !connection.machine.output.isEmpty
         if wantWrite != connection.writeInterest {
             connection.writeInterest = wantWrite
-            poller?.modify(connection.fd, writable: wantWrite)
+            poller?.modify(connection.fd, readable: connection.readInterest, writable: wantWrite)
         }
         perform(connection.machine.flushed(held: wantWrite, now: Self.monotonicNow()), on: connection)
+    }
+
+    func watchInput(_ connection: HTTPConnection, _ readable: Bool) {
+        guard readable != connection.readInterest else { return }
+        connection.readInterest = readable
+        poller?.modify(connection.fd, readable: readable, writable: connection.writeInterest)
     }
 
     /// Once a tick: the connection's deadlines. What waits to leave counts wherever it is:

@@ -44,6 +44,8 @@ final class ServiceLoop: @unchecked Sendable {
     var lws: LWSContext?
     var poller: EventPoller?
     var listenFD: Int32 = -1
+    /// Accepting paused for want of descriptors (`pauseAccepting`) until the next tick.
+    var acceptPaused = false
     var http: [Int32: HTTPConnection] = [:]
     var nextSerial = 1
     /// Admitted upgrades handed to libwebsockets, by descriptor, until the handshake is
@@ -237,6 +239,7 @@ final class ServiceLoop: @unchecked Sendable {
     func tick() {
         let now = Self.monotonicNow()
         held.withLock { $0 = http.count + sockets.count }
+        resumeAccepting()
         // Sample every socket's kernel send queue (one ioctl each) for the write-stall policy.
         for (id, socket) in sockets {
             let fd = lws_get_socket_fd(socket.wsi)

@@ -36,6 +36,13 @@ class IntegrationTestCase: XCTestCase {
         return s
     }
 
+    /// This process's resident memory (VmRSS), KiB: the servers of `startServer` run in it.
+    static func residentKiB() -> Int {
+        let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+
     override func tearDown() {
         started.forEach { $0.stop() }
         if let server, !started.contains(where: { $0 === server }) { server.stop() }
