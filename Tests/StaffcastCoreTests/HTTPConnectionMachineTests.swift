@@ -261,6 +261,23 @@ final class HTTPConnectionMachineTests: XCTestCase {
         XCTAssertEqual(closes(drainOutput(&m, now: 0).actions), [false])
     }
 
+    /// A body in one-byte chunks whose framing fills the buffer before the body reaches its
+    /// limit used to stop reading for good and end in 408 at the header timeout.
+    func testARequestThatCannotFitTheBufferIs413NotAStall() {
+        var m = machine { $0.maxBuffered = 400 }
+        let head = Array("POST /v1/x HTTP/1.1\r\nHost: staffcast.test\r\nTransfer-Encoding: chunked\r\n\r\n".utf8)
+        let tinyChunks = (0..<100).flatMap { _ in Array("1\r\nx\r\n".utf8) }
+        let actions = m.received(head + tinyChunks, now: 0)
+        XCTAssertEqual(refusals(actions).map(\.status), [413])
+        XCTAssertFalse(actions.contains(.stopReading))
+        // With a request ahead of it, a full buffer is back-pressure, not a refusal.
+        var busy = machine { $0.maxBuffered = 400 }
+        XCTAssertEqual(served(busy.received(get("/a"), now: 0)), ["0 GET /a"])
+        let waiting = busy.received(head + tinyChunks, now: 0)
+        XCTAssertEqual(refusals(waiting).map(\.status), [])
+        XCTAssertTrue(waiting.contains(.stopReading))
+    }
+
     func testThePeersEndClosesOnceTheAnswersAreOut() {
         var m = machine()
         _ = m.received(get(), now: 0)

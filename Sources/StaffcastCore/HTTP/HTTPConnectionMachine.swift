@@ -203,7 +203,20 @@ public struct HTTPConnectionMachine: Sendable {
                 framingHeldByOutput = true
                 break framing
             }
-            switch parser.parse(input) {
+            let parsed = parser.parse(input)
+            // Unframed bytes fill the buffer with nothing ahead of them to answer: this request
+            // can never fit (a chunked body in tiny chunks: its framing outgrows the body limit).
+            if input.count >= limits.maxBuffered, slots.isEmpty {
+                switch parsed {
+                case .needMore, .incompleteBody:
+                    input = []
+                    actions += refuse(HTTPRefusal(status: 413, .error(StaffcastError(.tooLarge,
+                        "The request is larger than \(Self.grouped(limits.maxBuffered)) bytes as sent; send its body with Content-Length, or in larger chunks. Nothing was stored."))))
+                    break framing
+                default: break
+                }
+            }
+            switch parsed {
             case .needMore:
                 break framing
             case .incompleteBody(let head):
