@@ -511,6 +511,19 @@ final class TransportTests: IntegrationTestCase {
         return (process.terminationStatus, String(decoding: output.value, as: UTF8.self))
     }
 
+    /// A browser's upgrade carries the site's cookies: 6 KB of them (an organisation's domain
+    /// with analytics cookies) still connects (the limit was 2,048 bytes, and 431).
+    func testAnUpgradeCarryingKilobytesOfCookiesConnects() throws {
+        let server = try startServer()
+        let socket = try RawSocket(port: server.port)
+        let cookies = (0..<40).map { "tracker_\($0)=\(String(repeating: "c", count: 140))" }.joined(separator: "; ")
+        XCTAssertGreaterThan(cookies.utf8.count, 6_000)
+        let response = try socket.upgrade(token: fixture.staffToken, extraHeaders: [("Cookie", cookies)])
+        XCTAssertEqual(response.status, 101, "\(response)")
+        let frame = try XCTUnwrap(try socket.readWebSocketFrame(deadline: Date().addingTimeInterval(10)))
+        XCTAssertTrue(String(decoding: frame.payload, as: UTF8.self).contains("\"hello\""), String(decoding: frame.payload, as: UTF8.self))
+    }
+
     // MARK: 7. several service loops
 
     func testSeveralServiceLoopsDeliverEveryMessageOnceInOrder() throws {

@@ -17,14 +17,16 @@ public struct HTTPConnectionLimits: Sendable, Equatable {
     /// have gone out. A client that pipelines requests and never reads its answers holds at
     /// most this, the answers of `maxPipelined` requests and `maxBuffered` unread bytes.
     public var maxQueuedOutput: Int
-    /// An upgrade request (with whatever followed it) larger than this is refused with 431.
+    /// An upgrade request (with whatever followed it) larger than this is refused with 431. As
+    /// large as any request head: a browser's upgrade carries the site's cookies, which can be
+    /// kilobytes when staffcast runs under an organisation's domain.
     public var maxUpgradeBytes: Int
     /// Where WebSockets connect; an upgrade anywhere else is refused with 404.
     public var upgradePath: String
 
     public init(headerTimeout: Double = 10, idleTimeout: Double = 60, writeStallTimeout: Double = 15,
                 maxPipelined: Int = 16, maxBuffered: Int = 8_192 + Limits.maxFrameBytes + 16_384,
-                maxQueuedOutput: Int = 256 * 1_024, maxUpgradeBytes: Int = 2_048, upgradePath: String = "/v1/ws") {
+                maxQueuedOutput: Int = 256 * 1_024, maxUpgradeBytes: Int = 8_192, upgradePath: String = "/v1/ws") {
         self.headerTimeout = headerTimeout
         self.idleTimeout = idleTimeout
         self.writeStallTimeout = writeStallTimeout

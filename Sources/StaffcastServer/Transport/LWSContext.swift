@@ -87,7 +87,9 @@ final class LWSContext {
         info.port = Int32(staffcast_lws_no_listen())
         info.protocols = UnsafePointer(protocols)
         info.timeout_secs = 10
-        info.max_http_header_data = 4_096
+        // The upgrade's header values as libwebsockets stores them: room for the 8 KiB the HTTP
+        // front admits (`HTTPConnectionLimits.maxUpgradeBytes`), held only during a handshake.
+        info.max_http_header_data = 16_384
         info.fd_limit_per_thread = 0
         info.pcontext = destroyed
         // The TLS check's throwaway context (no user) never serves: no loop for it.
@@ -124,7 +126,7 @@ final class LWSContext {
         vinfo.protocols = UnsafePointer(protocols)
         vinfo.retry_and_idle_policy = UnsafePointer(retry)
         vinfo.timeout_secs = 10
-        vinfo.max_http_header_data = 4_096
+        vinfo.max_http_header_data = 16_384
         vinfo.vhost_name = UnsafePointer(vhostName)
         guard let vh = lws_create_vhost(ctx, &vinfo) else {
             destroy()
