@@ -116,6 +116,31 @@ final class TokenLifecycleHTTPTests: IntegrationTestCase {
         XCTAssertEqual(try fixture.count("SELECT count(*) FROM api_tokens WHERE revoked_at IS NOT NULL"), 0)
     }
 
+    /// A token opens every event of its user: the owner of one event may not revoke the tokens
+    /// of someone who also works on another organiser's event (an attack found an owner
+    /// locking a person out of events it does not own). The owner of all of a person's events,
+    /// the person themself and the ops token still may.
+    func testAnOwnerCannotRevokeTheTokensOfSomeoneWhoAlsoWorksOnAnotherOrganisersEvent() throws {
+        let other = try fixture.store.createEvent(name: "Winter Fair", startsAt: nil)
+        let otherOwner = try fixture.person("Otto Other-Owner", level: .owner, event: other)
+        try fixture.store.grant(event: other, user: fixture.staff, level: .admin)
+        for (bearer, method, target) in [(fixture.ownerToken, "DELETE", path(fixture.staff)),
+                                         (otherOwner.token, "DELETE", path(fixture.staff))] {
+            let r = try server.api(bearer).raw(method, target)
+            XCTAssertEqual(r.status, 403, String(decoding: r.body, as: UTF8.self))
+            XCTAssertTrue(String(decoding: r.body, as: UTF8.self).contains("staffcast admin revoke"), String(decoding: r.body, as: UTF8.self))
+        }
+        let one = try XCTUnwrap(list(fixture.ownerToken, fixture.staff).first?["id"] as? String)
+        XCTAssertEqual(try server.api(fixture.ownerToken).raw("DELETE", path(fixture.staff) + "/" + one).status, 403)
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM api_tokens WHERE revoked_at IS NOT NULL"), 0, "nothing was revoked")
+        XCTAssertEqual(try server.api(fixture.staffToken).raw("GET", "/v1/me/events").status, 200)
+        // Someone who works only on the caller's events is still theirs to manage.
+        let onlyHere = try fixture.person("Nina Only-Here")
+        XCTAssertEqual(try server.api(fixture.ownerToken).raw("DELETE", path(onlyHere.id)).status, 200)
+        // The person themself may.
+        XCTAssertEqual(try server.api(fixture.staffToken).raw("DELETE", path(fixture.staff)).status, 200)
+    }
+
     func testLastUseIsRecordedAndListed() throws {
         try server.api(fixture.staffToken).call("GET", "/v1/me/events")
         _ = try server.connect(fixture.staffToken)

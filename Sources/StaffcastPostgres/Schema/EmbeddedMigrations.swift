@@ -25,5 +25,6 @@ public enum EmbeddedMigrations {
         ("013_send_path.sql", PackageResources._13_send_path_sql),
         ("014_local_fanout.sql", PackageResources._14_local_fanout_sql),
         ("015_send_plans.sql", PackageResources._15_send_plans_sql),
+        ("016_token_managers.sql", PackageResources._16_token_managers_sql),
     ]
 }

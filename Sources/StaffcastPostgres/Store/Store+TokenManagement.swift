@@ -28,9 +28,17 @@ extension Store {
 
     /// Revokes one token of `user` (`token`) or all of them (nil); returns how many were
     /// revoked (0 when already revoked). Audited in the same transaction. Throws `noSuchUser`
-    /// when `caller` may not manage `user`'s tokens, not_found when `user` has no such token.
+    /// when `caller` may not manage `user`'s tokens, not_found when `user` has no such token,
+    /// forbidden when `user` also works on an event `caller` does not own (sql/016: their
+    /// tokens open that event too).
     public func revokeTokens(ofUser user: UUID, token: UUID?, managedBy caller: UUID?) throws -> Int {
         try asCaller(caller) { tx in
+            if try tx.query("SELECT staffcast_may_manage_tokens($1)", [Self.id(user)]).bool(0, 0) == true,
+               try tx.query("SELECT staffcast_tokens_open_other_owners_events($1)", [Self.id(user)]).bool(0, 0) == true {
+                throw StaffcastError.forbidden(
+                    "This person also works on events you do not own, and their tokens open those too: revoking them would lock them out there. "
+                    + "End their access to your event instead (staffcast admin revoke --event EVENT --user \(Self.id(user))), or ask the server's operators.")
+            }
             let r = try tx.query("SELECT staffcast_revoke_user_tokens($1, $2)", [Self.id(user), token.map(Self.id)])
             guard let n = r.int(0, 0) else { throw StaffcastError.noSuchUser(user) }
             if n < 0, let token {
