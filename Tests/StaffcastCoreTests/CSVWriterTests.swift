@@ -19,6 +19,10 @@ final class CSVWriterTests: XCTestCase {
         XCTAssertEqual(CSVWriter.field("@SUM(A1)"), "'@SUM(A1)")
         XCTAssertEqual(CSVWriter.field("=HYPERLINK(\"x\",\"y\")"), "\"'=HYPERLINK(\"\"x\"\",\"\"y\"\")\"")
         XCTAssertEqual(CSVWriter.field("a=b"), "a=b", "only a leading character counts")
+        // A leading tab or carriage return is skipped by spreadsheets, which then read the formula.
+        XCTAssertEqual(CSVWriter.field("\t=HYPERLINK(1)"), "'\t=HYPERLINK(1)")
+        XCTAssertEqual(CSVWriter.field("\r=2+5"), "\"'\r=2+5\"")
+        XCTAssertEqual(CSVWriter.field("a\tb"), "a\tb")
     }
 
     func testRowsHaveTheHeadersWidth() {

@@ -76,6 +76,24 @@ final class EditRetractTests: IntegrationTestCase {
         XCTAssertEqual(resend.status, 201)
     }
 
+    /// Expired messages are never delivered: an edit of one is refused (`not_found`, as for a
+    /// retracted one) over the WebSocket and HTTP, nothing changes and no subscriber hears of it.
+    func testAnExpiredMessageCannotBeEditedAndNobodyHearsOfIt() throws {
+        let m = try send("Shuttle at gate 2")
+        try fixture.store.conn.execute("UPDATE staff_messages SET expires_at = now() - interval '1 minute' WHERE id = '\(m.id.uuidString)'")
+        let staff = try server.subscriber(fixture.staffToken, fixture.event)
+        let admin = try server.connect(fixture.adminToken)
+        let e = try admin.expectError(["op": "edit", "message_id": m.id.uuidString, "message": "Shuttle at gate 5"])
+        XCTAssertEqual(e.code, .notFound)
+        XCTAssertTrue(e.message.contains("has expired"), e.message)
+        let r = try server.api(fixture.ownerToken).raw("PATCH", "/v1/messages/\(m.id.uuidString)", body: Data("x".utf8),
+                                                       contentType: "text/plain")
+        XCTAssertEqual(r.status, 404)
+        try staff.expectSilence(1.5)
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM staff_messages WHERE message = 'Shuttle at gate 2' AND edited_at IS NULL"), 1)
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM message_changes WHERE message_id = $1", [m.id.uuidString]), 0)
+    }
+
     func testHTTPEditAndRetract() throws {
         let m = try send("Shuttle at gate 2")
         let api = try server.api(fixture.adminToken)

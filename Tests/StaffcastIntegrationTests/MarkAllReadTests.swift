@@ -9,9 +9,49 @@ import XCTest
 /// as if the event did not exist.
 final class MarkAllReadTests: IntegrationTestCase {
     override class var startsServer: Bool { true }
+    override class var secondStaffName: String? { "Vera VIP" }
 
-    func send(_ text: String, type: String? = nil, priority: String? = nil) throws -> StaffMessage {
-        try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: text, messageType: type, priority: priority))
+    func send(_ text: String, type: String? = nil, priority: String? = nil, teams: [String]? = nil) throws -> StaffMessage {
+        var request = try SendRequest(eventID: fixture.event, message: text, messageType: type, priority: priority)
+        request.teams = teams ?? []
+        return try fixture.store.send(as: fixture.owner, request)
+    }
+
+    func markAll(_ socket: TestSocket) throws -> (marked: Int, unread: Int) {
+        try socket.send(["op": "mark_all_read", "event_id": fixture.event.uuidString.lowercased()])
+        guard case .readAll(_, _, _, let marked, let unread) = try socket.expect("read") else {
+            XCTFail("not the mark-all reply")
+            return (-1, -1)
+        }
+        return (marked, unread)
+    }
+
+    /// A team message is marked (and counted) only for its audience: a staff member outside the
+    /// team neither lands in its `read_by` nor sees it in the count the reply gives.
+    func testMarkAllKeepsToTheReadersAudience() throws {
+        _ = try fixture.store.createTeam(as: fixture.owner, event: fixture.event, name: "VIP", kind: .team)
+        try fixture.store.addTeamMember(as: fixture.owner, event: fixture.event, team: "VIP", member: secondStaff.id)
+        let vip = try send("vip normal prio", teams: ["VIP"])
+        _ = try send("vip urgent", priority: "urgent", teams: ["VIP"]) // never marked by mark-all
+        let everyone = try send("Gates open")
+
+        let outside = try server.connect(fixture.staffToken)
+        XCTAssertEqual(try outside.subscribe(fixture.event).unread, 1)
+        XCTAssertEqual(try markAll(outside).marked, 1)
+        XCTAssertEqual(try fixture.count("SELECT read_count FROM staff_messages WHERE id = $1", [vip.id.uuidString]), 0)
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM message_reads WHERE user_id = $1", [fixture.staff.uuidString]), 1)
+        XCTAssertEqual(try fixture.store.receipts(as: fixture.owner, message: vip.id).readBy.count, 0)
+        XCTAssertEqual(try markAll(outside).unread, 0, "the hidden urgent team message is not counted")
+        XCTAssertEqual(try server.connect(fixture.staffToken).subscribe(fixture.event).unread, 0)
+
+        let member = try server.connect(secondStaff.token)
+        XCTAssertEqual(try member.subscribe(fixture.event).unread, 3)
+        let (marked, unread) = try markAll(member)
+        XCTAssertEqual(marked, 2, "the team message and the one to everyone")
+        XCTAssertEqual(unread, 1, "the urgent team message is left to acknowledge")
+        XCTAssertEqual(try server.connect(secondStaff.token).subscribe(fixture.event).unread, 1)
+        XCTAssertEqual(try fixture.count("SELECT read_count FROM staff_messages WHERE id = $1", [vip.id.uuidString]), 1)
+        XCTAssertEqual(try fixture.count("SELECT read_count FROM staff_messages WHERE id = $1", [everyone.id.uuidString]), 2)
     }
 
     func testOneRequestMarks200ReadAndLeavesOnlyWhatMustBeAcknowledged() throws {

@@ -68,6 +68,55 @@ final class RepliesTests: IntegrationTestCase {
         XCTAssertEqual(try server.api(fixture.outsiderToken).raw("GET", "/v1/messages/\(m.id.uuidString)/replies").status, 404)
     }
 
+    /// Replies and poll answers share one bucket per user, over all of their connections and
+    /// HTTP: past the burst, `rate_limited` naming the limit, nothing stored, nothing sent to
+    /// organisers; another user is not affected.
+    func testRepliesAndAnswersAreRateLimitedPerUserAcrossConnectionsAndHTTP() throws {
+        server.stop()
+        server = try TestServer(conninfo: fixture.conninfo) { $0.replyBurst = 3; $0.replyRatePerMinute = 0.1 }
+        let m = try send("Shift starts at 9 at gate 3")
+        let body = try JSONSerialization.data(withJSONObject: ["message": "Are you safe?", "poll": ["options": "safe"]])
+        let created = try server.api(fixture.ownerToken).raw("POST", "/v1/events/\(fixture.event.uuidString.lowercased())/messages",
+                                                            body: body, contentType: "application/json")
+        XCTAssertEqual(created.status, 201, String(decoding: created.body, as: UTF8.self))
+        let check = try JSONDecoder().decode(StaffMessage.self, from: created.body)
+        let answerPath = "/v1/messages/\(check.id.uuidString.lowercased())/answers"
+        let admin = try server.subscriber(fixture.adminToken, fixture.event)
+        let first = try server.subscriber(fixture.staffToken, fixture.event)
+        let second = try server.connect(fixture.staffToken)
+
+        try first.send(["op": "reply", "message_id": m.id.uuidString, "status": "on_my_way"])
+        _ = try first.expect("replied")
+        try second.send(["op": "answer", "message_id": check.id.uuidString, "option": 1])
+        _ = try second.expect("answered")
+        XCTAssertEqual(try server.api(fixture.staffToken).raw("POST", answerPath, body: Data(#"{"option":0}"#.utf8),
+                                                              contentType: "application/json").status, 201)
+        // The burst of 3 is spent, whichever connection or call asks next.
+        for (socket, frame) in [(second, ["op": "reply", "message_id": m.id.uuidString, "status": "done"] as [String: Any]),
+                                (first, ["op": "answer", "message_id": check.id.uuidString, "option": 1])] {
+            let e = try socket.expectError(frame)
+            XCTAssertEqual(e.code, .rateLimited)
+            XCTAssertTrue(e.message.contains("reply_burst") && e.message.contains("reply_rate_per_minute"), e.message)
+        }
+        let refused = try server.api(fixture.staffToken).raw("POST", answerPath, body: Data(#"{"option":1}"#.utf8),
+                                                             contentType: "application/json")
+        XCTAssertEqual(refused.status, 429)
+        XCTAssertTrue(String(decoding: refused.body, as: UTF8.self).contains("rate_limited"))
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM message_replies WHERE user_id = $1", [fixture.staff.uuidString]), 1)
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM poll_answer_log WHERE user_id = $1", [fixture.staff.uuidString]), 2)
+        XCTAssertEqual(try fixture.count("SELECT option FROM poll_answers WHERE user_id = $1", [fixture.staff.uuidString]), 0)
+        // Another user has a bucket of their own.
+        let other = try server.connect(fixture.adminToken)
+        try other.send(["op": "reply", "message_id": m.id.uuidString, "status": "done"])
+        _ = try other.expect("replied")
+        // The organiser heard of the one reply that was stored (and of the admin's), no more.
+        var staffReplies = 0
+        while let frame = try admin.nextOrNil(timeout: 1.5) {
+            if case .reply(let r) = frame, r.userID == fixture.staff { staffReplies += 1 }
+        }
+        XCTAssertEqual(staffReplies, 1)
+    }
+
     func testBadRepliesAreRefusedClearly() throws {
         let m = try send("Gates open")
         let staff = try server.connect(fixture.staffToken)

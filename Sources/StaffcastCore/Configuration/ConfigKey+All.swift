@@ -6,7 +6,8 @@ extension ConfigKey {
     public static let all: [ConfigKey] = [
         listen, databaseURL, migrateDatabaseURL, dataDir, logLevel, logFormat,
         databaseWorkers, jobQueueCapacity, outboundMaxFrames, outboundMaxBytes, maxInFlightPerConnection,
-        sendBurst, sendRatePerSecond, listenerPollInterval, localFanout, heartbeatInterval, serviceThreads, eventLoop,
+        sendBurst, sendRatePerSecond, replyBurst, replyRatePerMinute,
+        listenerPollInterval, localFanout, heartbeatInterval, serviceThreads, eventLoop,
         maxConnections, maxConnectionsPerUser, headerTimeout, idleTimeout, writeStallTimeout,
         duplicateWindowMinutes, recentWindow, shutdownGrace, nodeID, opsToken, metricsRequireToken,
         escalateAfterMinutes, maxEscalationRounds, escalationIntervalSeconds, tlsCert, tlsKey,
@@ -49,6 +50,10 @@ extension ConfigKey {
         "Messages one connection may send at once before send_rate_per_second applies.")
     public static let sendRatePerSecond = ConfigKey("send_rate_per_second", .number(0.01...100_000), default: .number(5),
         value: "n", "Messages one connection may send per second after its burst.")
+    public static let replyBurst = ConfigKey("reply_burst", .number(1...100_000), default: .number(5), value: "n",
+        "Replies and poll answers one user may send at once (over all their connections) before reply_rate_per_minute applies.")
+    public static let replyRatePerMinute = ConfigKey("reply_rate_per_minute", .number(0.1...6_000_000), default: .number(6),
+        value: "n", "Replies and poll answers one user may send per minute after their burst.")
     public static let listenerPollInterval = ConfigKey("listener_poll_interval", .number(0.1...300), default: .number(2),
         value: "seconds", "Seconds between change-log reads when no notification arrives (a safety net).")
     public static let localFanout = ConfigKey("local_fanout", .flag, default: .flag(true), value: "bool",

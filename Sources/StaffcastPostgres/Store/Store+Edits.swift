@@ -6,24 +6,30 @@ import StaffcastCore
 /// to send `message_updated` / `message_retracted` live) and refuse staff even if these checks
 /// had a bug.
 extension Store {
-    /// The event of a message the user can see, and whether it was retracted; not_found otherwise.
-    private func visibleMessage(_ user: UUID, _ message: UUID) throws -> (event: UUID, retracted: Bool) {
+    /// The event of a message the user can see, whether it was retracted and whether it has
+    /// expired; not_found otherwise.
+    private func visibleMessage(_ user: UUID, _ message: UUID) throws -> (event: UUID, retracted: Bool, expired: Bool) {
         let r = try conn.transaction(asUser: user) { tx in
-            try tx.query("SELECT event_id, retracted_at IS NOT NULL FROM staff_messages WHERE id = $1", [Self.id(message)])
+            try tx.query("SELECT event_id, retracted_at IS NOT NULL, expires_at <= now() FROM staff_messages WHERE id = $1",
+                         [Self.id(message)])
         }
         guard let event = r.uuid(0, 0) else {
             throw StaffcastError.noSuchMessage(message)
         }
-        return (event, r.bool(0, 1) ?? false)
+        return (event, r.bool(0, 1) ?? false, r.bool(0, 2) ?? false)
     }
 
     /// Replaces a message's text (admins and owners of its event, its sender among them) and
-    /// returns it as the editor sees it, with `edited_at`.
+    /// returns it as the editor sees it, with `edited_at`. An expired message is refused like a
+    /// retracted one: expired messages are never delivered, and an edit would be (`message_updated`).
     public func editMessage(as user: UUID, messageID: UUID, text: String) throws -> StaffMessage {
         try SendRequest.validateText(text)
         let found = try visibleMessage(user, messageID)
         guard !found.retracted else {
             throw StaffcastError.notFound("Message \(Self.id(messageID)) was retracted; send a new one instead.")
+        }
+        guard !found.expired else {
+            throw StaffcastError.notFound("Message \(Self.id(messageID)) has expired, so nobody would see the edit; send a new one instead.")
         }
         return try withAccess(user, found.event) { tx, summary in
             guard summary.accessLevel.maySend else {
@@ -32,11 +38,11 @@ extension Store {
             let r = try tx.query("""
                 WITH m AS (
                     UPDATE staff_messages SET message = $2, edited_at = now()
-                    WHERE id = $1 AND retracted_at IS NULL RETURNING *)
+                    WHERE id = $1 AND retracted_at IS NULL AND (expires_at IS NULL OR expires_at > now()) RETURNING *)
                 SELECT \(Self.messageColumns(reader: "$3")) FROM m JOIN profiles p ON p.id = m.sender_id
                 """, [Self.id(messageID), text, Self.id(user)])
             guard let message = try Self.messages(r).first else {
-                throw StaffcastError.notFound("Message \(Self.id(messageID)) was retracted meanwhile; nothing was changed.")
+                throw StaffcastError.notFound("Message \(Self.id(messageID)) was retracted or expired meanwhile; nothing was changed.")
             }
             return message
         }

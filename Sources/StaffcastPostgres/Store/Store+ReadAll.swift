@@ -29,7 +29,9 @@ extension Store {
     }
 
     /// Two statements: the marks (one statement, one snapshot: the seq reported is the one
-    /// used), then each asker's unread count.
+    /// used), then each asker's unread count. Both keep to the asker's audience (`messageIsFor`,
+    /// `unreadCount`: sql/011): a team message the asker is not in is neither marked nor
+    /// counted, so the count equals what `subscribe` says.
     static func readAllStatements(_ all: [PendingReadAll]) -> [(sql: String, params: [String?])] {
         let users = "{" + all.map { id($0.user) }.joined(separator: ",") + "}"
         let events = "{" + all.map { id($0.event) }.joined(separator: ",") + "}"
@@ -46,7 +48,8 @@ extension Store {
                 INSERT INTO message_reads (message_id, user_id, event_id)
                 SELECT DISTINCT m.id, r.user_id, m.event_id
                 FROM r JOIN staff_messages m ON m.event_id = r.event_id AND m.seq <= r.through
-                WHERE m.sender_id <> r.user_id AND \(unexpired)
+                JOIN event_access a ON a.event_id = r.event_id AND a.user_id = r.user_id
+                WHERE m.sender_id <> r.user_id AND \(unexpired) AND \(messageIsFor(user: "r.user_id", level: "a.access_level"))
                   AND m.message_type <> 'emergency' AND m.priority <> 'urgent'
                 ON CONFLICT DO NOTHING RETURNING message_id, user_id, event_id),
             appended AS (
@@ -61,10 +64,10 @@ extension Store {
             WITH p AS (SELECT DISTINCT r.user_id, r.event_id
                        FROM unnest($1::uuid[], $2::uuid[]) AS r(user_id, event_id)
                        JOIN event_access a ON a.event_id = r.event_id AND a.user_id = r.user_id)
-            SELECT p.user_id, p.event_id,
-                (SELECT count(*) FROM staff_messages m WHERE m.event_id = p.event_id AND m.sender_id <> p.user_id
-                   AND \(unexpired)
-                   AND NOT EXISTS (SELECT 1 FROM message_reads r WHERE r.message_id = m.id AND r.user_id = p.user_id))
+            SELECT p.user_id, p.event_id, \(unreadCount(
+                user: "p.user_id", event: "p.event_id",
+                untargeted: "(SELECT count(*) FROM staff_messages m WHERE m.event_id = p.event_id AND m.teams = '{}' AND \(unexpired))",
+                ownSends: "(SELECT count(*) FROM staff_messages m WHERE m.event_id = p.event_id AND m.sender_id = p.user_id AND \(unexpired))"))
             FROM p
             """, [users, events]),
         ]

@@ -38,6 +38,12 @@ extension HTTPAPI {
             guard let option: Int = decoded(respond, try PollAnswerRequest.decode(request.body)) else { return }
             guard acceptsRequests(respond) else { return }
             guard let identity = caller(token, respond) else { return }
+            if let refusal = replyLimits.refusal(for: identity.userID) {
+                var response = HTTPResponse.error(refusal)
+                response.headers.append((name: "retry-after", value: "\(replyLimits.retryAfterSeconds)"))
+                respond(response)
+                return
+            }
             let accepted = answers.submit(user: identity.userID, message: messageID, option: option) { result in
                 switch result {
                 case .success: respond(.json(201, Answered(messageID: messageID, option: option)))

@@ -25,6 +25,8 @@ final class HTTPAPI: @unchecked Sendable {
     private let sends: SendBatcher
     /// Group commit of poll answers, shared with the WebSocket path.
     let answers: AnswerBatcher
+    /// The reply and poll-answer rate limit, shared with the WebSocket path.
+    let replyLimits: ReplyLimits
     /// Group commit of notifications; only this API creates them.
     private let notifications: NotificationBatcher
     let logger: Logger
@@ -34,10 +36,11 @@ final class HTTPAPI: @unchecked Sendable {
     private let sendBuckets = Mutex<[String: TokenBucket]>([:])
 
     init(configuration: ServerConfiguration, health: ServerHealth, loops: LoopDirectory, pushPublicKey: String?,
-         gatekeeper: Gatekeeper, workers: DatabaseWorkers, sends: SendBatcher, answers: AnswerBatcher, logger: Logger,
-         metrics: ServerMetrics) {
+         gatekeeper: Gatekeeper, workers: DatabaseWorkers, sends: SendBatcher, answers: AnswerBatcher,
+         replyLimits: ReplyLimits, logger: Logger, metrics: ServerMetrics) {
         self.sends = sends
         self.answers = answers
+        self.replyLimits = replyLimits
         notifications = NotificationBatcher(.notifications, workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
         self.health = health
         self.loops = loops

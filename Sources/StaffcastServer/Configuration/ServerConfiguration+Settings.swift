@@ -44,6 +44,7 @@ extension ServerConfiguration {
     private static var numberFields: [(WritableKeyPath<ServerConfiguration, Double>, ConfigKey)] {
         [
             (\.sendBurst, .sendBurst), (\.sendRatePerSecond, .sendRatePerSecond),
+            (\.replyBurst, .replyBurst), (\.replyRatePerMinute, .replyRatePerMinute),
             (\.listenerPollInterval, .listenerPollInterval), (\.headerTimeout, .headerTimeout),
             (\.idleTimeout, .idleTimeout), (\.writeStallTimeout, .writeStallTimeout), (\.shutdownGrace, .shutdownGrace),
         ]

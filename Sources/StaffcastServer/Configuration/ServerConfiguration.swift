@@ -25,6 +25,10 @@ public struct ServerConfiguration: Sendable, Equatable {
     /// Messages one connection may send: a burst, then this many per second.
     public var sendBurst = ConfigKey.sendBurst.defaultNumber
     public var sendRatePerSecond = ConfigKey.sendRatePerSecond.defaultNumber
+    /// Replies and poll answers one user may send (all connections and HTTP calls together):
+    /// a burst, then this many per minute (`ReplyLimiter`).
+    public var replyBurst = ConfigKey.replyBurst.defaultNumber
+    public var replyRatePerMinute = ConfigKey.replyRatePerMinute.defaultNumber
     /// Seconds between change-log reads when no notification arrives (safety net only).
     public var listenerPollInterval = ConfigKey.listenerPollInterval.defaultNumber
     /// Seconds of silence after which the server pings a WebSocket; a connection silent for

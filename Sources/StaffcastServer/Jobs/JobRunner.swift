@@ -11,12 +11,14 @@ final class JobRunner: Sendable {
     let sends: SendBatcher
     let reads: ReadBatcher
     let answers: AnswerBatcher
+    let replyLimits: ReplyLimits
     let logger: Logger
     let metrics: ServerMetrics
 
-    init(workers: DatabaseWorkers, sends: SendBatcher, reads: ReadBatcher, answers: AnswerBatcher, logger: Logger,
-         metrics: ServerMetrics) {
+    init(workers: DatabaseWorkers, sends: SendBatcher, reads: ReadBatcher, answers: AnswerBatcher, replyLimits: ReplyLimits,
+         logger: Logger, metrics: ServerMetrics) {
         self.answers = answers
+        self.replyLimits = replyLimits
         self.workers = workers
         self.sends = sends
         self.reads = reads
@@ -29,6 +31,11 @@ final class JobRunner: Sendable {
     func submit(_ job: DatabaseJob, replyTo loop: ServiceLoop) -> Bool {
         if job.isGroupCommittedSend {
             return submitSends([GatheredSend(job: job, receivedAt: loop.frameReceivedAt)], replyTo: loop).isEmpty
+        }
+        if let refusal = replyRefusal(job) {
+            metrics.error(code: refusal.code.rawValue)
+            loop.post { $0.jobFinished(job, .failed(refusal)) }
+            return true
         }
         if case .client(.markRead(let messageID)) = job.request {
             let ref = job.ref
@@ -72,6 +79,14 @@ final class JobRunner: Sendable {
             }
             metrics.databaseJob.recordSeconds(ServiceLoop.monotonicNow() - started)
             loop.post { $0.jobFinished(job, outcome) }
+        }
+    }
+
+    /// The rate limit's refusal of a reply or poll answer over it (`ReplyLimits`); nil otherwise.
+    private func replyRefusal(_ job: DatabaseJob) -> StaffcastError? {
+        switch job.request {
+        case .client(.reply), .client(.answer): return replyLimits.refusal(for: job.identity.userID)
+        default: return nil
         }
     }
 

@@ -114,9 +114,12 @@ public final class StaffcastServer: @unchecked Sendable {
         }
         let reads = ReadBatcher(workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
         let answers = AnswerBatcher(.answers, workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
-        let runner = JobRunner(workers: workers, sends: sends, reads: reads, answers: answers, logger: logger, metrics: metrics)
+        let replyLimits = ReplyLimits(configuration)
+        let runner = JobRunner(workers: workers, sends: sends, reads: reads, answers: answers, replyLimits: replyLimits,
+                               logger: logger, metrics: metrics)
         let api = HTTPAPI(configuration: configuration, health: health, loops: directory, pushPublicKey: vapid?.publicKey,
-                          gatekeeper: gatekeeper, workers: workers, sends: sends, answers: answers, logger: logger, metrics: metrics)
+                          gatekeeper: gatekeeper, workers: workers, sends: sends, answers: answers, replyLimits: replyLimits,
+                          logger: logger, metrics: metrics)
         let resolver = TokenResolver(gatekeeper: gatekeeper, workers: workers, opsToken: configuration.opsToken,
                                      logger: logger, metrics: metrics)
         loops = (0..<configuration.resolvedServiceThreads).map {
