@@ -2,7 +2,7 @@ import Foundation
 import StaffcastClient
 import StaffcastCore
 import StaffcastPostgres
-import StaffcastServer
+@testable import StaffcastServer
 import XCTest
 
 /// Web Push end to end against a real counterpart: an HTTPS push service on loopback
@@ -23,6 +23,8 @@ final class PushTests: IntegrationTestCase {
             $0.reach.pushVapidKey = self.keyFile
             $0.reach.pushContact = "mailto:ops@example.org"
             $0.reach.caFile = ca
+            // The push service of these tests is on 127.0.0.1.
+            $0.reach.allowPrivateHosts = true
         }
     }
 
@@ -87,6 +89,39 @@ final class PushTests: IntegrationTestCase {
         XCTAssertEqual(try server.api(fixture.adminToken).raw("DELETE", "/v1/push/subscriptions/\(id(mine))").status, 404)
         XCTAssertEqual(try server.api(fixture.staffToken).raw("DELETE", "/v1/push/subscriptions/\(id(mine))").status, 200)
         XCTAssertEqual(try fixture.store.pushSubscriptionIDs(user: fixture.staff), [])
+    }
+
+    func testEndpointsOnLoopbackOrPrivateHostsAreRefusedByDefault() throws {
+        let strict = try startServer { $0.reach.pushVapidKey = self.keyFile }
+        let keys = subscription("ok")["keys"] ?? [:]
+        var hosts = ["127.0.0.1:\(service.port)", "127.0.1.9:18491", "[::1]", "localhost", "2130706433", "10.1.2.3", "169.254.169.254"]
+        // This machine's name, when /etc/hosts says it is loopback: refused once resolved.
+        let name = ProcessInfo.processInfo.hostName
+        if PushHostCheck.addresses(of: name).contains(where: { $0.first == 127 }), DeliveryHostRule.refusal(host: name) == nil {
+            hosts.append(name)
+        }
+        for host in hosts {
+            let body = try JSONSerialization.data(withJSONObject: ["endpoint": "https://\(host)/p", "keys": keys])
+            let r = try strict.api(fixture.staffToken).raw("POST", "/v1/push/subscriptions", body: body, contentType: "application/json")
+            XCTAssertEqual(r.status, 400, host)
+            XCTAssertTrue(String(decoding: r.body, as: UTF8.self).contains("endpoint refused"), host)
+        }
+        XCTAssertEqual(try fixture.store.pushSubscriptionIDs(user: fixture.staff), [])
+    }
+
+    func testOnePersonKeepsAtMostTenSubscriptionsTheOldestAreReplaced() throws {
+        let ok = subscription("ok")
+        let endpoint = try XCTUnwrap(ok["endpoint"] as? String)
+        var ids: [UUID] = []
+        for i in 0..<12 {
+            let body = try JSONSerialization.data(withJSONObject: ["endpoint": "\(endpoint)-device\(i)", "keys": ok["keys"] ?? [:]])
+            let r = try server.api(fixture.staffToken).raw("POST", "/v1/push/subscriptions", body: body, contentType: "application/json")
+            XCTAssertEqual(r.status, 201, String(decoding: r.body, as: UTF8.self))
+            ids.append(try XCTUnwrap(((try JSONSerialization.jsonObject(with: r.body) as? [String: Any])?["id"] as? String).flatMap(UUID.init)))
+        }
+        XCTAssertEqual(Set(try fixture.store.pushSubscriptionIDs(user: fixture.staff)), Set(ids.suffix(10)),
+                       "the two oldest were replaced; the newest (a reinstalled phone) is kept")
+        XCTAssertEqual(try fixture.store.pushSubscriptionIDs(user: fixture.admin), [], "another person's are their own")
     }
 
     func testAMessageIsPushedEncryptedWithVAPIDAndGoneAndFlakyServicesAreHandled() throws {

@@ -9,6 +9,12 @@ public struct ReachConfiguration: Sendable, Equatable {
     public var pushVapidKey: String?
     /// The VAPID `sub` (`push_contact`): a mailto: or https: URL where push services reach you.
     public var pushContact = ConfigKey.pushContact.defaultText
+    /// Push subscriptions one user may have (`push_max_subscriptions_per_user`, default 10): a
+    /// new one past it replaces their oldest (a reinstalled phone keeps working).
+    public var maxSubscriptionsPerUser = ConfigKey.pushMaxSubscriptionsPerUser.defaultInteger
+    /// Accept push endpoints on IP literals, localhost and private networks
+    /// (`push_allow_private_hosts`, default false: refused with 400, `DeliveryHostRule`).
+    public var allowPrivateHosts = ConfigKey.pushAllowPrivateHosts.defaultFlag
     /// `smtp://[user:password@]host:port` (`smtp_url`; STARTTLS when the server offers it,
     /// `smtps://` for TLS from the start). Nil: no email.
     public var smtpURL: String?
