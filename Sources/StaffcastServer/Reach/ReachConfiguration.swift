@@ -32,6 +32,9 @@ public struct ReachConfiguration: Sendable, Equatable {
     /// Deliveries in flight at once to one host (`delivery_concurrency_per_host`, default 16):
     /// all of one browser's pushes go to its vendor's one push service.
     public var concurrencyPerHost = ConfigKey.deliveryConcurrencyPerHost.defaultInteger
+    /// Pushes in flight at once for one person: endpoints one staff token registered that never
+    /// answer hold at most this many delivery threads (each up to `attemptTimeout`).
+    public var concurrencyPerPerson = 4
     /// Threads that do the HTTP and SMTP I/O (`delivery_threads`, default 32; they mostly wait).
     public var threads = ConfigKey.deliveryThreads.defaultInteger
     /// Seconds one HTTP or SMTP attempt may take before it counts as a timeout.
