@@ -17,6 +17,21 @@ final class HostSlotsTests: XCTestCase {
         XCTAssertEqual(slots.waitingCount, 2)
     }
 
+    func testOneOwnerHoldsAtMostPerOwnerSlotsWhateverHostsTheyName() {
+        var slots = HostSlots<Int>(perHost: 16, maxWaiting: 100, perOwner: 2)
+        // One person's endpoints on ten hosts that never answer, then someone else's push.
+        for i in 0..<10 { XCTAssertTrue(slots.enqueue(i, host: "tarpit\(i).example", owner: "mallory")) }
+        XCTAssertTrue(slots.enqueue(100, host: "tarpit0.example", owner: "sam"))
+        XCTAssertTrue(slots.enqueue(200, host: "smtp"))
+        var started: [Int] = []
+        while let next = slots.next() { started.append(next.item) }
+        XCTAssertEqual(started.sorted(), [0, 1, 100, 200], "mallory gets two slots; sam and the email go at once")
+        XCTAssertEqual(slots.waitingCount, 8)
+        slots.finished(host: "tarpit0.example", owner: "mallory")
+        XCTAssertEqual(slots.next()?.item, 2, "a freed slot of mallory's takes mallory's next")
+        XCTAssertNil(slots.next())
+    }
+
     func testTheWaitIsBounded() {
         var slots = HostSlots<Int>(perHost: 1, maxWaiting: 3)
         XCTAssertEqual(slots.room, 3)

@@ -69,6 +69,40 @@ final class InviteRulesTests: XCTestCase {
         XCTAssertTrue(limiter.allow("10.0.0.1", now: 200))
     }
 
+    func testRedeemLimiterCountsOnlyWrongCodesAndNeverRefusesALiveCode() {
+        var limiter = RedeemLimiter(perSecond: 0.2, burst: 10, maxLiveCodes: 2)
+        func redeem(_ code: String, at now: Double, good: Bool) -> RedeemLimiter.Admission {
+            let a = limiter.admit("203.0.113.9", code: code, now: now)
+            if a != .refused { limiter.settle(a, address: "203.0.113.9", code: code, good ? .redeemed : .wrongCode, now: now) }
+            return a
+        }
+        // A crowd behind one address joins with one link: the first costs a try and gives it
+        // back, the rest pass as a live code.
+        XCTAssertEqual(redeem("briefing", at: 0, good: true), .counted)
+        XCTAssertEqual((1...29).map { redeem("briefing", at: Double($0) / 100, good: true) }, Array(repeating: .liveCode, count: 29))
+        // Wrong codes spend the address's 10 tries, then are refused without a lookup.
+        let wrong = (0..<12).map { redeem("guess\($0)", at: 1, good: false) }
+        XCTAssertEqual(wrong.filter { $0 == .counted }.count, 10)
+        XCTAssertEqual(wrong.suffix(2), [.refused, .refused])
+        XCTAssertEqual(redeem("briefing", at: 1, good: true), .liveCode, "wrong codes do not lock out a live link")
+        // A link not seen yet waits for one try to refill (1 / perSecond = 5 s).
+        XCTAssertEqual(limiter.admit("203.0.113.9", code: "second", now: 2), .refused)
+        XCTAssertEqual(limiter.retryAfterSeconds, 5)
+        XCTAssertEqual(redeem("second", at: 6, good: true), .counted)
+        // …unless this server created it.
+        limiter.remember(code: "third")
+        XCTAssertEqual(limiter.admit("203.0.113.9", code: "third", now: 6), .liveCode)
+        // A code that turns out used up is no longer live; one not judged (a bad name) gives its try back.
+        XCTAssertEqual(redeem("third", at: 6, good: false), .liveCode)
+        XCTAssertEqual(limiter.admit("203.0.113.9", code: "third", now: 6), .counted, "it costs a try again (the one \"second\" gave back)")
+        var fresh = RedeemLimiter(perSecond: 0.2, burst: 1)
+        let a = fresh.admit("10.0.0.1", code: "x", now: 0)
+        fresh.settle(a, address: "10.0.0.1", code: "x", .notJudged, now: 0)
+        XCTAssertEqual(fresh.admit("10.0.0.1", code: "x", now: 0), .counted, "the try came back and x is not live")
+        // Bounded: at most maxLiveCodes (2) are remembered, the oldest go first.
+        XCTAssertEqual(limiter.admit("203.0.113.9", code: "briefing", now: 6), .refused, "forgotten after second and third")
+    }
+
     func testABrowserOffersTheTokenAsASubprotocol() {
         func head(_ headers: [(String, String)], query: [String: String] = [:]) -> HTTPRequestHead {
             HTTPRequestHead(method: "GET", path: "/v1/ws", query: query, isHTTP11: true,

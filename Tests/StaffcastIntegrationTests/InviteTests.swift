@@ -153,6 +153,31 @@ final class InviteTests: IntegrationTestCase {
         XCTAssertEqual(r.status, 429)
     }
 
+    /// A briefing behind one address (venue NAT, a TLS proxy): joins never count against the
+    /// address, and wrong codes from it do not keep a live link out.
+    func testACrowdJoinsFromOneAddressAndWrongCodesDoNotLockOutALiveLink() throws {
+        let code = try XCTUnwrap(try createInvite(fixture.ownerToken, ["max_uses": 300]).json["code"] as? String)
+        let statuses = try (0..<30).map { try redeem(code, "Crew \($0)").status }
+        XCTAssertEqual(statuses, Array(repeating: 201, count: 30))
+        // Someone guesses from the same address until refused…
+        let guesses = try (0..<12).map { _ in try redeem("CCCCCCCCCCCCCCCCCCCCCC").status }
+        XCTAssertEqual(guesses.suffix(2), [429, 429], "\(guesses)")
+        // …the link in use still works, and so does a new one made through this server.
+        XCTAssertEqual(try redeem(code, "Late Arrival").status, 201)
+        let fresh = try XCTUnwrap(try createInvite(fixture.adminToken, ["max_uses": 5]).json["code"] as? String)
+        XCTAssertEqual(try redeem(fresh, "Second Team").status, 201)
+        // A link made elsewhere (the admin command) waits at most one refill (5 s) for its first use.
+        let elsewhere = try fixture.store.createInvite(try InviteRequest(eventID: fixture.event, maxUses: 5), base: "http://x").code
+        let refused = try server.api(nil).raw("POST", "/v1/invites/\(elsewhere)/redeem",
+                                              body: Data(#"{"display_name":"Third Team"}"#.utf8), contentType: "application/json")
+        XCTAssertEqual(refused.status, 429)
+        let message = ((try JSONSerialization.jsonObject(with: refused.body) as? [String: Any])?["error"] as? [String: Any])?["message"] as? String
+        XCTAssertTrue(message?.contains("try again in 5 s") == true, message ?? "")
+        XCTAssertTrue(try waitUntil(8) { try self.redeem(elsewhere, "Third Team").status == 201 })
+        // A malformed code costs no lookup and no try.
+        XCTAssertEqual(try redeem("AAAA").status, 404)
+    }
+
     func testQRCodeForTheConsole() throws {
         let r = try server.api(fixture.ownerToken).raw("POST", "/v1/events/\(fixture.event.uuidString.lowercased())/invites",
                                                       query: ["qr": "svg"], body: Data("{}".utf8), contentType: "application/json")

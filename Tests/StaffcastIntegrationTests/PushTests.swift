@@ -1,8 +1,11 @@
 import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import StaffcastClient
 import StaffcastCore
 import StaffcastPostgres
-import StaffcastServer
+@testable import StaffcastServer
 import XCTest
 
 /// Web Push end to end against a real counterpart: an HTTPS push service on loopback
@@ -23,6 +26,8 @@ final class PushTests: IntegrationTestCase {
             $0.reach.pushVapidKey = self.keyFile
             $0.reach.pushContact = "mailto:ops@example.org"
             $0.reach.caFile = ca
+            // The push service of these tests is on 127.0.0.1.
+            $0.reach.allowPrivateHosts = true
         }
     }
 
@@ -87,6 +92,83 @@ final class PushTests: IntegrationTestCase {
         XCTAssertEqual(try server.api(fixture.adminToken).raw("DELETE", "/v1/push/subscriptions/\(id(mine))").status, 404)
         XCTAssertEqual(try server.api(fixture.staffToken).raw("DELETE", "/v1/push/subscriptions/\(id(mine))").status, 200)
         XCTAssertEqual(try fixture.store.pushSubscriptionIDs(user: fixture.staff), [])
+    }
+
+    func testEndpointsOnLoopbackOrPrivateHostsAreRefusedByDefault() throws {
+        let strict = try startServer { $0.reach.pushVapidKey = self.keyFile }
+        let keys = subscription("ok")["keys"] ?? [:]
+        var hosts = ["127.0.0.1:\(service.port)", "127.0.1.9:18491", "[::1]", "localhost", "2130706433", "10.1.2.3", "169.254.169.254"]
+        // This machine's name, when /etc/hosts says it is loopback: refused once resolved.
+        let name = ProcessInfo.processInfo.hostName
+        if PushHostCheck.addresses(of: name).contains(where: { $0.first == 127 }), DeliveryHostRule.refusal(host: name) == nil {
+            hosts.append(name)
+        }
+        for host in hosts {
+            let body = try JSONSerialization.data(withJSONObject: ["endpoint": "https://\(host)/p", "keys": keys])
+            let r = try strict.api(fixture.staffToken).raw("POST", "/v1/push/subscriptions", body: body, contentType: "application/json")
+            XCTAssertEqual(r.status, 400, host)
+            XCTAssertTrue(String(decoding: r.body, as: UTF8.self).contains("endpoint refused"), host)
+        }
+        XCTAssertEqual(try fixture.store.pushSubscriptionIDs(user: fixture.staff), [])
+    }
+
+    func testOnePersonKeepsAtMostTenSubscriptionsTheOldestAreReplaced() throws {
+        let ok = subscription("ok")
+        let endpoint = try XCTUnwrap(ok["endpoint"] as? String)
+        var ids: [UUID] = []
+        for i in 0..<12 {
+            let body = try JSONSerialization.data(withJSONObject: ["endpoint": "\(endpoint)-device\(i)", "keys": ok["keys"] ?? [:]])
+            let r = try server.api(fixture.staffToken).raw("POST", "/v1/push/subscriptions", body: body, contentType: "application/json")
+            XCTAssertEqual(r.status, 201, String(decoding: r.body, as: UTF8.self))
+            ids.append(try XCTUnwrap(((try JSONSerialization.jsonObject(with: r.body) as? [String: Any])?["id"] as? String).flatMap(UUID.init)))
+        }
+        XCTAssertEqual(Set(try fixture.store.pushSubscriptionIDs(user: fixture.staff)), Set(ids.suffix(10)),
+                       "the two oldest were replaced; the newest (a reinstalled phone) is kept")
+        XCTAssertEqual(try fixture.store.pushSubscriptionIDs(user: fixture.admin), [], "another person's are their own")
+    }
+
+    /// One person's subscriptions to a host that accepts and never answers hold at most four
+    /// delivery threads (each for the 20 s attempt timeout); everyone else's pushes go at once.
+    func testEndpointsThatNeverAnswerDoNotHoldUpOtherPeoplesPushes() throws {
+        let tarpit = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        defer { close(tarpit) }
+        var address = sockaddr_in(sin_family: sa_family_t(AF_INET), sin_port: 0,
+                                  sin_addr: in_addr(s_addr: inet_addr("127.0.0.1")), sin_zero: (0, 0, 0, 0, 0, 0, 0, 0))
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        // Never accepted: the kernel completes each connection, and no TLS answer ever comes.
+        let listening = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(tarpit, $0, length) == 0 && listen(tarpit, 128) == 0 && getsockname(tarpit, $0, &length) == 0
+            }
+        }
+        XCTAssertTrue(listening)
+        let port = UInt16(bigEndian: address.sin_port)
+        // One server, so its six delivery threads are the only ones.
+        server.stop()
+        let ca = service.info["ca"] as? String
+        server = try TestServer(conninfo: fixture.conninfo) {
+            $0.reach.pushVapidKey = self.keyFile
+            $0.reach.caFile = ca
+            $0.reach.allowPrivateHosts = true
+            $0.reach.threads = 6
+        }
+        let keys = subscription("ok")["keys"] ?? [:]
+        for i in 0..<10 {
+            let body = try JSONSerialization.data(withJSONObject: ["endpoint": "https://127.0.0.1:\(port)/p\(i)", "keys": keys])
+            XCTAssertEqual(try server.api(fixture.adminToken).raw("POST", "/v1/push/subscriptions", body: body,
+                                                                 contentType: "application/json").status, 201)
+        }
+        let api = try server.api(fixture.ownerToken)
+        _ = try api.sendMessage(event: fixture.event, message: "Radio check", type: nil, priority: nil, expiresInMinutes: nil)
+        // The outbox claims once a second: the admin's ten pushes are now in flight or waiting.
+        Thread.sleep(forTimeInterval: 2.5)
+        _ = try subscribe(fixture.staffToken, "ok")
+        let sent = Date()
+        let urgent = try api.sendMessage(event: fixture.event, message: "Evacuate stage B", type: "alert", priority: "urgent",
+                                         expiresInMinutes: nil)
+        XCTAssertFalse(service.wait(timeout: 8) { self.pushedMessageID($0) == self.id(urgent.id) }.isEmpty,
+                       "Sam's push waited behind the admin's endpoints that never answer")
+        XCTAssertLessThan(Date().timeIntervalSince(sent), 8)
     }
 
     func testAMessageIsPushedEncryptedWithVAPIDAndGoneAndFlakyServicesAreHandled() throws {

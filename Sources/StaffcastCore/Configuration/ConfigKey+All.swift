@@ -11,7 +11,7 @@ extension ConfigKey {
         maxConnections, maxConnectionsPerUser, headerTimeout, idleTimeout, writeStallTimeout,
         duplicateWindowMinutes, recentWindow, shutdownGrace, nodeID, opsToken, metricsRequireToken,
         escalateAfterMinutes, maxEscalationRounds, escalationIntervalSeconds, tlsCert, tlsKey,
-        pushVapidKey, pushContact, smtpURL, emailFrom, emailAfterSeconds, publicURL, deliveryCAFile,
+        pushVapidKey, pushContact, pushMaxSubscriptionsPerUser, pushAllowPrivateHosts, smtpURL, emailFrom, emailAfterSeconds, publicURL, deliveryCAFile,
         deliveryConcurrencyPerHost, deliveryThreads,
     ]
 
@@ -113,6 +113,11 @@ extension ConfigKey {
     public static let pushContact = ConfigKey("push_contact", .text(.url(schemes: ["mailto", "https"], example: "mailto:ops@example.org")),
         default: .text("mailto:staffcast@localhost"), value: "url",
         "Where push services can reach whoever runs this server (the VAPID sub).")
+    public static let pushMaxSubscriptionsPerUser = ConfigKey("push_max_subscriptions_per_user", .integer(1...1_000),
+        default: .integer(10), value: "n",
+        "Push subscriptions (devices) one person may have; a new one past it replaces their oldest.")
+    public static let pushAllowPrivateHosts = ConfigKey("push_allow_private_hosts", .flag, default: .flag(false), value: "bool",
+        "Accept push endpoints on IP addresses, localhost and private networks (tests, a private push service); false: refused with 400.")
     public static let smtpURL = ConfigKey("smtp_url", .text(.url(schemes: ["smtp", "smtps"], example: "smtp://user:password@mail.example.org:587")),
         unset: "no email", secrecy: .passwordInURL, value: "url",
         "SMTP server for emailing the unreached (STARTTLS when offered; smtps:// for TLS at once).")

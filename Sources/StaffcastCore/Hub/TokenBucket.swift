@@ -21,4 +21,10 @@ public struct TokenBucket: Sendable {
         tokens -= 1
         return true
     }
+
+    /// Gives back a token taken for an action that turned out not to count (a good invite code).
+    public mutating func giveBack(now: Double) {
+        tokens = min(burst, tokens + max(0, now - last) * perSecond + 1)
+        last = now
+    }
 }

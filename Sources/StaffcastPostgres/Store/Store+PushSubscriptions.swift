@@ -5,18 +5,30 @@ import StaffcastCore
 /// adds and removes only their own.
 extension Store {
     /// Stores a browser's subscription for `user` (the same endpoint again replaces its keys);
-    /// returns its id.
-    public func addPushSubscription(as user: UUID, _ request: PushSubscriptionRequest) throws -> UUID {
+    /// returns its id. Keeps at most `keep` of the user's subscriptions, this one always: past
+    /// it the oldest go (a phone that subscribes anew after a reinstall keeps working; one
+    /// person cannot pile up endpoints for the delivery threads).
+    public func addPushSubscription(as user: UUID, _ request: PushSubscriptionRequest, keep: Int = 10) throws -> UUID {
         try conn.transaction(asUser: user) { tx in
+            // One add per user at a time, so parallel adds cannot leave more than `keep`.
+            try tx.query("SELECT pg_advisory_xact_lock(\(Self.pushSubscriptionsLock), hashtext($1))", [Self.id(user)])
             let r = try tx.query("""
                 INSERT INTO push_subscriptions (user_id, endpoint, p256dh, auth) VALUES ($1, $2, $3, $4)
                 ON CONFLICT (user_id, endpoint) DO UPDATE SET p256dh = excluded.p256dh, auth = excluded.auth
                 RETURNING id
                 """, [Self.id(user), request.endpoint, request.p256dh, request.auth])
             guard let id = r.uuid(0, 0) else { throw PostgresError(.unexpectedResult, "the subscription was not returned") }
+            try tx.query("""
+                DELETE FROM push_subscriptions WHERE id IN (
+                    SELECT id FROM push_subscriptions WHERE user_id = $1 AND id <> $2
+                    ORDER BY created_at DESC, id OFFSET $3)
+                """, [Self.id(user), Self.id(id), String(max(0, keep - 1))])
             return id
         }
     }
+
+    /// The advisory lock class of adding push subscriptions (the user's hash is the other key).
+    static let pushSubscriptionsLock = 7_354_012
 
     /// Removes one of `user`'s subscriptions; not_found when they have none with that id.
     public func deletePushSubscription(as user: UUID, id: UUID) throws {

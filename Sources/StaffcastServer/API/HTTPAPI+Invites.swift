@@ -15,6 +15,7 @@ extension HTTPAPI {
             let wantsQR = head.query["qr"] == "svg"
             runAsUser(token, respond) { store, identity in
                 let created = try store.createInvite(as: identity.userID, invite, base: base)
+                self.redeemLimiter.withLock { $0.remember(code: created.code) }
                 guard wantsQR else { return .json(201, created) }
                 // The console shows the code as an image it cannot draw itself (no outside script).
                 return .json(201, CreatedInviteWithQR(invite: created, qrSVG: (try? QRCode(created.url))?.svg()))
@@ -25,22 +26,41 @@ extension HTTPAPI {
                 return .json(200, InviteRevokedBody(code: code, eventID: event))
             }
         case .redeemInvite(let code):
-            let allowed = redeemLimiter.withLock { $0.allow(peer, now: ServiceLoop.monotonicNow()) }
-            guard allowed else {
-                var response = HTTPResponse.error(StaffcastError(.rateLimited,
-                    "Too many invite codes tried from your address; wait a minute and try again."))
-                response.headers.append((name: "retry-after", value: "\(redeemLimiter.withLock { $0.retryAfterSeconds })"))
-                respond(response)
+            // A malformed code costs no lookup, so it costs the address no try either.
+            guard InviteURL.looksLikeCode(code) else {
+                respond(.error(.notFound("There is no such invite; check the link (it is /join/ and 22 characters).")))
                 return
             }
             guard let name: String = decoded(respond, try RedeemRequest.decode(request.body)) else { return }
             guard acceptsRequests(respond) else { return }
-            runAsServer(respond) { store in
+            let admission = redeemLimiter.withLock { $0.admit(peer, code: code, now: ServiceLoop.monotonicNow()) }
+            guard admission != .refused else {
+                respond(redeemRefused())
+                return
+            }
+            runAsServer({ response in
+                // Only a wrong code (404, 410) keeps its try spent; a bad name or overload judged no code.
+                let outcome: RedeemLimiter.Outcome = response.status == 201 ? .redeemed
+                    : response.status == 404 || response.status == 410 ? .wrongCode : .notJudged
+                self.redeemLimiter.withLock { $0.settle(admission, address: peer, code: code, outcome, now: ServiceLoop.monotonicNow()) }
+                respond(response)
+            }) { store in
                 .json(201, try store.redeemInvite(code: code, displayName: name))
             }
         default:
             respond(.error(.notFound("There is no such route.")))
         }
+    }
+
+    /// 429 for an address out of wrong-code tries: what happened and what to do.
+    private func redeemRefused() -> HTTPResponse {
+        let (wait, burst) = redeemLimiter.withLock { ($0.retryAfterSeconds, Int($0.burst)) }
+        var response = HTTPResponse.error(StaffcastError(.rateLimited,
+            "Too many wrong or expired invite codes were tried from your address (\(burst), then one per \(wait) s). "
+            + "Check that the link is complete (/join/ and 22 characters) and try again in \(wait) s; "
+            + "if it still fails, ask the organiser for a new link."))
+        response.headers.append((name: "retry-after", value: "\(wait)"))
+        return response
     }
 
     /// The scheme and host the client used to reach this server, for join URLs: the

@@ -19,8 +19,16 @@ extension HTTPAPI {
             // Who asks comes first: no token is 401 whatever the body.
             guard caller(token, respond) != nil else { return }
             guard let subscription: PushSubscriptionRequest = decoded(respond, try PushSubscriptionRequest.decode(body: request.body)) else { return }
-            runAsUser(token, respond) { store, identity in
-                .json(201, ["id": try store.addPushSubscription(as: identity.userID, subscription).uuidString.lowercased()])
+            let keep = configuration.reach.maxSubscriptionsPerUser
+            let add: @Sendable () -> Void = { [self] in
+                runAsUser(token, respond) { store, identity in
+                    .json(201, ["id": try store.addPushSubscription(as: identity.userID, subscription, keep: keep).uuidString.lowercased()])
+                }
+            }
+            guard !configuration.reach.allowPrivateHosts else { return add() }
+            // Not loopback or the private network: one token must not point deliveries inward.
+            Self.pushHostCheck.check(URL(string: subscription.endpoint)?.host ?? "") { refusal in
+                if let refusal { respond(.error(refusal)) } else { add() }
             }
         case .deletePushSubscription(let id):
             runAsUser(token, respond) { store, identity in
@@ -44,6 +52,11 @@ extension HTTPAPI {
             respond(.error(.notFound("There is no such route.")))
         }
     }
+}
+
+extension HTTPAPI {
+    /// Push endpoints' hosts are checked off the service loops and the database workers.
+    static let pushHostCheck = PushHostCheck()
 }
 
 /// `{"id", "deleted": true}`: the answer to deleting a push subscription or a webhook.

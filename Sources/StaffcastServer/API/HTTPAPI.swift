@@ -54,7 +54,7 @@ final class HTTPAPI: @unchecked Sendable {
         self.metrics = metrics
     }
 
-    /// Tries at invite codes per client address (redeeming needs no token).
+    /// Wrong invite codes per client address (redeeming needs no token), and the codes known live.
     let redeemLimiter = Mutex(RedeemLimiter())
 
     /// `refusal`: the token could not be checked (`TokenResolver`); answered as is.

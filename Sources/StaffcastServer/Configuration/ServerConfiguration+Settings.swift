@@ -17,6 +17,7 @@ extension ServerConfiguration {
         eventLoop = s.text(.eventLoop).flatMap(EventLoopKind.init(rawValue:)) ?? eventLoop
         if let v = s.text(.nodeID) { nodeID = v }
         metricsRequireToken = s.flag(.metricsRequireToken)
+        reach.allowPrivateHosts = s.flag(.pushAllowPrivateHosts)
         localFanout = s.flag(.localFanout)
         let minutes = s.integer(.escalateAfterMinutes)
         escalation.emergencyDefaultMinutes = minutes == 0 ? nil : minutes
@@ -36,7 +37,7 @@ extension ServerConfiguration {
             (\.maxConnectionsPerUser, .maxConnectionsPerUser), (\.duplicateWindowMinutes, .duplicateWindowMinutes),
             (\.recentWindow, .recentWindow), (\.escalation.maxRounds, .maxEscalationRounds),
             (\.reach.emailAfterSeconds, .emailAfterSeconds), (\.reach.concurrencyPerHost, .deliveryConcurrencyPerHost),
-            (\.reach.threads, .deliveryThreads),
+            (\.reach.threads, .deliveryThreads), (\.reach.maxSubscriptionsPerUser, .pushMaxSubscriptionsPerUser),
         ]
     }
 

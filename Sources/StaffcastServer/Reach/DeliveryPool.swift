@@ -6,7 +6,8 @@ import Synchronization
 
 /// The threads that do the outbox's network I/O (Web Push and webhook POSTs, SMTP), never a
 /// service loop's or a database worker's. Items wait in `HostSlots`: at most
-/// `concurrencyPerHost` in flight per destination host, and at most `capacity` waiting in all
+/// `concurrencyPerHost` in flight per destination host and `concurrencyPerPerson` per person a
+/// push is for, and at most `capacity` waiting in all
 /// (the runner claims only what fits, so nothing is refused; the rest stays in the outbox).
 /// Each finished attempt is recorded by a database worker.
 final class DeliveryPool: @unchecked Sendable {
@@ -22,10 +23,10 @@ final class DeliveryPool: @unchecked Sendable {
 
     private let makeHandles: @Sendable () -> CurlHandles
 
-    init(threads: Int, concurrencyPerHost: Int, capacity: Int, makeHandles: @escaping @Sendable () -> CurlHandles,
+    init(threads: Int, concurrencyPerHost: Int, concurrencyPerPerson: Int = .max, capacity: Int, makeHandles: @escaping @Sendable () -> CurlHandles,
          deliver: @escaping Deliver, finished: @escaping Finished) {
         self.makeHandles = makeHandles
-        slots = Mutex(HostSlots(perHost: concurrencyPerHost, maxWaiting: capacity))
+        slots = Mutex(HostSlots(perHost: concurrencyPerHost, maxWaiting: capacity, perOwner: concurrencyPerPerson))
         self.deliver = deliver
         self.finished = finished
         for i in 0..<max(1, threads) {
@@ -46,7 +47,7 @@ final class DeliveryPool: @unchecked Sendable {
     @discardableResult
     func enqueue(_ items: [OutboxItem]) -> [OutboxItem] {
         guard !stopped.load(ordering: .relaxed) else { return items }
-        let refused: [OutboxItem] = slots.withLock { s in items.filter { !s.enqueue($0, host: Self.host(of: $0)) } }
+        let refused: [OutboxItem] = slots.withLock { s in items.filter { !s.enqueue($0, host: Self.host(of: $0), owner: Self.owner(of: $0)) } }
         wake.lock()
         wake.broadcast()
         wake.unlock()
@@ -69,20 +70,27 @@ final class DeliveryPool: @unchecked Sendable {
         // This thread's own libcurl handles, one per host (connections kept between attempts).
         let handles = makeHandles()
         while !stopped.load(ordering: .relaxed) {
-            guard let (item, host) = slots.withLock({ $0.next() }) else {
+            guard let (item, host, owner) = slots.withLock({ $0.next() }) else {
                 wake.lock()
                 _ = wake.wait(until: Date().addingTimeInterval(1))
                 wake.unlock()
                 continue
             }
             let outcome = deliver(item, host, handles)
-            slots.withLock { $0.finished(host: host) }
+            slots.withLock { $0.finished(host: host, owner: owner) }
             // A slot opened: another thread may start the next item of this host.
             wake.lock()
             wake.signal()
             wake.unlock()
             finished(item, outcome)
         }
+    }
+
+    /// Whose share of the threads a delivery uses: a push's person (any staff token can name
+    /// endpoints that never answer); email and webhooks have none.
+    static func owner(of item: OutboxItem) -> String? {
+        guard case .push = item.target else { return nil }
+        return item.userID?.uuidString
     }
 
     /// The host a delivery goes to (its per-host bound); email all goes to one relay.

@@ -33,6 +33,7 @@ final class OutboxRunner: Sendable {
         let kick = Mutex<(@Sendable () -> Void)?>(nil)
         let recorder = Recorder(workers: workers, policy: policy, logger: logger, metrics: metrics) { kick.withLock { $0 }?() }
         pool = DeliveryPool(threads: configuration.threads, concurrencyPerHost: configuration.concurrencyPerHost,
+                            concurrencyPerPerson: configuration.concurrencyPerPerson,
                             capacity: max(16, configuration.threads * 8),
                             makeHandles: { [timeout = configuration.attemptTimeout, ca = configuration.caFile] in
                                 CurlHandles(timeout: timeout, caFile: ca)

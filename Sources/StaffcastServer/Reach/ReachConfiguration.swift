@@ -9,6 +9,12 @@ public struct ReachConfiguration: Sendable, Equatable {
     public var pushVapidKey: String?
     /// The VAPID `sub` (`push_contact`): a mailto: or https: URL where push services reach you.
     public var pushContact = ConfigKey.pushContact.defaultText
+    /// Push subscriptions one user may have (`push_max_subscriptions_per_user`, default 10): a
+    /// new one past it replaces their oldest (a reinstalled phone keeps working).
+    public var maxSubscriptionsPerUser = ConfigKey.pushMaxSubscriptionsPerUser.defaultInteger
+    /// Accept push endpoints on IP literals, localhost and private networks
+    /// (`push_allow_private_hosts`, default false: refused with 400, `DeliveryHostRule`).
+    public var allowPrivateHosts = ConfigKey.pushAllowPrivateHosts.defaultFlag
     /// `smtp://[user:password@]host:port` (`smtp_url`; STARTTLS when the server offers it,
     /// `smtps://` for TLS from the start). Nil: no email.
     public var smtpURL: String?
@@ -26,6 +32,9 @@ public struct ReachConfiguration: Sendable, Equatable {
     /// Deliveries in flight at once to one host (`delivery_concurrency_per_host`, default 16):
     /// all of one browser's pushes go to its vendor's one push service.
     public var concurrencyPerHost = ConfigKey.deliveryConcurrencyPerHost.defaultInteger
+    /// Pushes in flight at once for one person: endpoints one staff token registered that never
+    /// answer hold at most this many delivery threads (each up to `attemptTimeout`).
+    public var concurrencyPerPerson = 4
     /// Threads that do the HTTP and SMTP I/O (`delivery_threads`, default 32; they mostly wait).
     public var threads = ConfigKey.deliveryThreads.defaultInteger
     /// Seconds one HTTP or SMTP attempt may take before it counts as a timeout.
