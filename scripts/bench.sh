@@ -77,11 +77,12 @@ ops_token: "$OPS_TOKEN"
 EOT
 # Servers with connection caps would refuse most of the bench's subscribers (one token for all).
 # Older servers reject unknown keys, so add each cap only when this binary accepts it.
-for key in max_connections_per_user max_connections; do
+# The reply/answer limit likewise: the answer storm answers once per user and round.
+for setting in max_connections_per_user:1000000 max_connections:1000000 reply_burst:100000 reply_rate_per_minute:6000000; do
   cp "$DATA/bench.yaml" "$DATA/probe.yaml"
-  echo "$key: 1000000" >> "$DATA/probe.yaml"
+  echo "${setting%%:*}: ${setting#*:}" >> "$DATA/probe.yaml"
   if "$SC" serve --config "$DATA/probe.yaml" --check-config >/dev/null 2>&1; then
-    echo "$key: 1000000" >> "$DATA/bench.yaml"
+    echo "${setting%%:*}: ${setting#*:}" >> "$DATA/bench.yaml"
   fi
 done
 rm -f "$DATA/probe.yaml"
