@@ -115,6 +115,9 @@ CACHE=""
 if [ "$READSTORM" = yes ]; then
   # Keyed by the schema: a cluster migrated by other sql files is not reused.
   CACHE="$CACHE_ROOT/v3-$(cat "$SQL_DIR"/*.sql 2>/dev/null | sha256sum | cut -c1-16)"
+  # Another binary (STAFFCAST_BIN, an older build for A/B) may know another schema, and would
+  # refuse a cluster this checkout's migrations went past: it gets a cache of its own.
+  if [ -n "${STAFFCAST_BIN:-}" ]; then CACHE="$CACHE-bin-$(sha256sum "$SC" | cut -c1-12)"; fi
 fi
 TOKENS="$DATA/readstorm.tokens"
 have_tokens() { if [ -s "$TOKENS" ]; then wc -l < "$TOKENS"; else echo 0; fi; }
