@@ -33,7 +33,7 @@ extension Store {
         }
         return try withAccess(user, found.event) { tx, summary in
             guard summary.accessLevel.maySend else {
-                throw StaffcastError.forbidden("Only the sender and the event's admins and owners may edit a message; you are staff.")
+                throw StaffcastError.forbidden("Only the event's admins and owners may edit a message (its sender too, while admin or owner); you are staff on this event.")
             }
             let r = try tx.query("""
                 WITH m AS (
@@ -54,7 +54,7 @@ extension Store {
         let found = try visibleMessage(user, messageID)
         return try withAccess(user, found.event) { tx, summary in
             guard summary.accessLevel.maySend else {
-                throw StaffcastError.forbidden("Only the sender and the event's admins and owners may retract a message; you are staff.")
+                throw StaffcastError.forbidden("Only the event's admins and owners may retract a message (its sender too, while admin or owner); you are staff on this event.")
             }
             try tx.query("UPDATE staff_messages SET retracted_at = now() WHERE id = $1 AND retracted_at IS NULL",
                          [Self.id(messageID)])
