@@ -65,7 +65,7 @@ extension Store {
             let startsAt = e.date(0, 1)
 
             let a = try tx.query("""
-                WITH s AS MATERIALIZED (\(Self.ownSendCounts(events: "$1", users: "SELECT unnest($2::uuid[])")))
+                WITH s AS MATERIALIZED (\(Self.ownSendCounts(events: "SELECT $1::uuid", users: "SELECT unnest($2::uuid[])")))
                 SELECT u.i, a.access_level,
                        CASE WHEN a.access_level IS NULL THEN 0 ELSE
                            \(Self.unreadCount(user: "u.id", event: "$1", untargeted: "t.total", ownSends: "coalesce(s.sent, 0)"))

@@ -195,13 +195,19 @@ extension Store {
         """
     }
 
-    /// SQL for a CTE body: how many unexpired messages each of `users` (an SQL set of user ids)
-    /// sent on `events` (an SQL set of event ids), as rows (event_id, sender_id, sent); one
+    /// SQL for a CTE body: how many unexpired messages each of `users` (a SELECT of user ids)
+    /// sent on `events` (a SELECT of event ids), as rows (event_id, sender_id, sent); one
     /// grouped pass for the whole batch. Users who sent nothing have no row (count 0).
+    ///
+    /// The two sets are arrays computed once (`= ANY (ARRAY(…))`), not joins: joined, with the
+    /// batch's CTE estimated at one row, the planner put a sequential scan of the event inside
+    /// a loop over the readers (a read batch of 78 took 2.2 s on a 38,000-message log,
+    /// auto_explain; docs/performance.md). With no join there is no loop to put it in: one
+    /// index or sequential pass whatever the estimates.
     static func ownSendCounts(events: String, users: String) -> String {
         """
         SELECT m.event_id, m.sender_id, count(*) AS sent FROM staff_messages m
-        WHERE m.event_id IN (\(events)) AND m.sender_id IN (\(users)) AND \(Self.unexpired)
+        WHERE m.event_id = ANY (ARRAY(\(events))) AND m.sender_id = ANY (ARRAY(\(users))) AND \(Self.unexpired)
         GROUP BY m.event_id, m.sender_id
         """
     }
