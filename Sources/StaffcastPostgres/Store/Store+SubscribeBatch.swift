@@ -64,6 +64,7 @@ extension Store {
             let name = e.string(0, 0) ?? ""
             let startsAt = e.date(0, 1)
 
+            try tx.execute(Self.indexScansOnly.sql) // as the read batch's counts (`indexScansOnly`)
             let a = try tx.query("""
                 WITH s AS MATERIALIZED (\(Self.ownSendCounts(events: "SELECT $1::uuid", users: "SELECT unnest($2::uuid[])")))
                 SELECT u.i, a.access_level,
@@ -78,6 +79,7 @@ extension Store {
                 LEFT JOIN event_access a ON a.event_id = $1 AND a.user_id = u.id
                 LEFT JOIN s ON s.sender_id = u.id
                 """, [eventID, users])
+            try tx.execute(Self.scansAsPlanned.sql)
             var entries = requests.map { _ in SubscribeBatch.Entry(access: .noAccess, unreadCount: 0, history: [], read: []) }
             for row in 0..<a.rowCount {
                 guard let i = a.int(row, 0).map({ $0 - 1 }), entries.indices.contains(i) else { continue }
