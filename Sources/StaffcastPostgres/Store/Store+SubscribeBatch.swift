@@ -64,7 +64,13 @@ extension Store {
             let name = e.string(0, 0) ?? ""
             let startsAt = e.date(0, 1)
 
-            try tx.execute(Self.indexScansOnly.sql) // as the read batch's counts (`indexScansOnly`)
+            // The event's total to everyone, counted once as the planner likes (one pass); then
+            // the subscribers' own counts with index scans only, as the read batch's
+            // (`indexScansOnly`: a pass over the event per subscriber, or against all of them).
+            let total = try tx.query("""
+                SELECT count(*) FROM staff_messages m WHERE m.event_id = $1 AND m.teams = '{}' AND \(Self.unexpired)
+                """, [eventID]).int64(0, 0) ?? 0
+            try tx.execute(Self.indexScansOnly.sql)
             let a = try tx.query("""
                 WITH s AS MATERIALIZED (\(Self.ownSendCounts(events: "SELECT $1::uuid", users: "SELECT unnest($2::uuid[])")))
                 SELECT u.i, a.access_level,
@@ -74,11 +80,10 @@ extension Store {
                 FROM unnest($2::uuid[]) WITH ORDINALITY AS u(id, i)
                 -- staffcast_unread_count, with the event's total to everyone and the subscribers'
                 -- own sends counted once for the batch
-                CROSS JOIN (SELECT count(*) AS total FROM staff_messages m
-                            WHERE m.event_id = $1 AND m.teams = '{}' AND \(Self.unexpired)) t
+                CROSS JOIN (SELECT $3::int8 AS total) t
                 LEFT JOIN event_access a ON a.event_id = $1 AND a.user_id = u.id
                 LEFT JOIN s ON s.sender_id = u.id
-                """, [eventID, users])
+                """, [eventID, users, String(total)])
             try tx.execute(Self.scansAsPlanned.sql)
             var entries = requests.map { _ in SubscribeBatch.Entry(access: .noAccess, unreadCount: 0, history: [], read: []) }
             for row in 0..<a.rowCount {
