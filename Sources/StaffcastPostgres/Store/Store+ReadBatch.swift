@@ -66,30 +66,25 @@ extension Store {
                 JOIN event_access a ON a.event_id = m.event_id AND a.user_id = r.user_id
                 WHERE \(Self.messageIsFor(user: "r.user_id", level: "a.access_level"))
                 """), [users, messages]),
-            Self.indexScansOnly,
-            // The event's total and the readers' own sends counted once for the batch, not
-            // once per reader (MATERIALIZED: an inlined CTE became a per-reader subquery).
+            // What depends on the whole event is counted in one pass over it for the batch,
+            // never once per reader (`eventSendCounts`).
             ("""
             WITH p AS MATERIALIZED (
                      SELECT DISTINCT r.user_id, m.event_id
                      FROM unnest($1::uuid[], $2::uuid[]) AS r(user_id, message_id)
                      JOIN staff_messages m ON m.id = r.message_id
                      JOIN event_access a ON a.event_id = m.event_id AND a.user_id = r.user_id),
-                 t AS MATERIALIZED (
-                     SELECT e.event_id, (SELECT count(*) FROM staff_messages m
-                                         WHERE m.event_id = e.event_id AND m.teams = '{}' AND \(Self.unexpired)) AS total
-                     FROM (SELECT DISTINCT event_id FROM p) e),
-                 s AS MATERIALIZED (\(Self.ownSendCounts(events: "SELECT event_id FROM p", users: "SELECT user_id FROM p")))
+                 e AS MATERIALIZED (\(Self.eventSendCounts(events: "SELECT DISTINCT event_id FROM p"))),
+                 t AS (SELECT event_id, sum(untargeted)::int8 AS total FROM e GROUP BY event_id)
             SELECT p.user_id, p.event_id,
-                   \(Self.unreadCount(user: "p.user_id", event: "p.event_id", untargeted: "t.total",
+                   \(Self.unreadCount(user: "p.user_id", event: "p.event_id", untargeted: "coalesce(t.total, 0)",
                                       ownSends: "coalesce(s.sent, 0)"))
-            FROM p JOIN t USING (event_id)
-            LEFT JOIN s ON s.event_id = p.event_id AND s.sender_id = p.user_id
+            FROM p LEFT JOIN t USING (event_id)
+            LEFT JOIN e s ON s.event_id = p.event_id AND s.sender_id = p.user_id
             """, [users, messages]),
-            Self.scansAsPlanned,
         ]
         let results = try conn.pipelinedTransaction(statements + (all.isEmpty ? [] : Self.readAllStatements(all)), customPlans: true)
-        let ok = results[0], counts = results[3]
+        let ok = results[0], counts = results[2]
         var events: [Int: UUID] = [:]
         for row in 0..<ok.rowCount {
             if let i = ok.int(row, 0), let e = ok.uuid(row, 1) { events[i - 1] = e }
@@ -104,18 +99,8 @@ extension Store {
             guard let event = events[i] else { return nil }
             return (event, unread[PairKey(user: reads[i].user, event: event)] ?? 0)
         }
-        return (single, all.isEmpty ? [] : Self.readAllResults(all, results[5], results[6]))
+        return (single, all.isEmpty ? [] : Self.readAllResults(all, results[3], results[4]))
     }
-
-    /// Around the batch's unread counts: no sequential scan of the log. The batch's readers are
-    /// a CTE the planner estimates at one or two rows, so it judged a pass over the event
-    /// (filtering each message against the readers) cheaper than probing the (event, sender)
-    /// index once per reader; with 999 readers on a 37,000-message log that pass took 415 ms,
-    /// and when the estimate put it inside a loop over the readers, 2.2 s (auto_explain of the
-    /// read storm after a backlog, docs/performance.md). The index probes take milliseconds
-    /// whatever the estimates. `scansAsPlanned` puts it back for the rest of the transaction.
-    static let indexScansOnly: (sql: String, params: [String?]) = ("SET LOCAL enable_seqscan = off", [])
-    static let scansAsPlanned: (sql: String, params: [String?]) = ("SET LOCAL enable_seqscan = on", [])
 
     struct PairKey: Hashable {
         var user: UUID

@@ -64,15 +64,8 @@ extension Store {
             let name = e.string(0, 0) ?? ""
             let startsAt = e.date(0, 1)
 
-            // The event's total to everyone, counted once as the planner likes (one pass); then
-            // the subscribers' own counts with index scans only, as the read batch's
-            // (`indexScansOnly`: a pass over the event per subscriber, or against all of them).
-            let total = try tx.query("""
-                SELECT count(*) FROM staff_messages m WHERE m.event_id = $1 AND m.teams = '{}' AND \(Self.unexpired)
-                """, [eventID]).int64(0, 0) ?? 0
-            try tx.execute(Self.indexScansOnly.sql)
             let a = try tx.query("""
-                WITH s AS MATERIALIZED (\(Self.ownSendCounts(events: "SELECT $1::uuid", users: "SELECT unnest($2::uuid[])")))
+                WITH e AS MATERIALIZED (\(Self.eventSendCounts(events: "SELECT $1::uuid")))
                 SELECT u.i, a.access_level,
                        CASE WHEN a.access_level IS NULL THEN 0 ELSE
                            \(Self.unreadCount(user: "u.id", event: "$1", untargeted: "t.total", ownSends: "coalesce(s.sent, 0)"))
@@ -80,11 +73,10 @@ extension Store {
                 FROM unnest($2::uuid[]) WITH ORDINALITY AS u(id, i)
                 -- staffcast_unread_count, with the event's total to everyone and the subscribers'
                 -- own sends counted once for the batch
-                CROSS JOIN (SELECT $3::int8 AS total) t
+                CROSS JOIN (SELECT coalesce(sum(untargeted), 0)::int8 AS total FROM e) t
                 LEFT JOIN event_access a ON a.event_id = $1 AND a.user_id = u.id
-                LEFT JOIN s ON s.sender_id = u.id
-                """, [eventID, users, String(total)])
-            try tx.execute(Self.scansAsPlanned.sql)
+                LEFT JOIN e s ON s.sender_id = u.id
+                """, [eventID, users])
             var entries = requests.map { _ in SubscribeBatch.Entry(access: .noAccess, unreadCount: 0, history: [], read: []) }
             for row in 0..<a.rowCount {
                 guard let i = a.int(row, 0).map({ $0 - 1 }), entries.indices.contains(i) else { continue }

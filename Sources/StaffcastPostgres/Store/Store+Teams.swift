@@ -177,11 +177,11 @@ extension Store {
     }
 
     /// SQL: `user`'s unread count on `event` (staffcast_unread_count, sql/011) given
-    /// `untargeted`, the event's count of unexpired messages to everyone, and `ownSends`, the
-    /// user's own unexpired messages there. Both are counted once for a batch of users
-    /// (`ownSendCounts`), never once per user: per user, each was a scan of the event's
-    /// messages whenever the planner judged the event large (a read storm of 937 marks on a
-    /// 50,000-message log took 16.5 s, auto_explain; docs/performance.md).
+    /// `untargeted`, the event's count of unexpired messages to everyone (counted once for a
+    /// batch of users, never once per user: per user it was a scan of the event's messages
+    /// whenever the planner judged the event large; a read storm of 937 marks on a
+    /// 50,000-message log took 16.5 s, auto_explain; docs/performance.md), and `ownSends`, the
+    /// user's own unexpired messages there (both from `eventSendCounts`).
     static func unreadCount(user: String, event: String, untargeted: String, ownSends: String) -> String {
         """
         \(untargeted)
@@ -195,19 +195,20 @@ extension Store {
         """
     }
 
-    /// SQL for a CTE body: how many unexpired messages each of `users` (a SELECT of user ids)
-    /// sent on `events` (a SELECT of event ids), as rows (event_id, sender_id, sent); one
-    /// grouped pass for the whole batch. Users who sent nothing have no row (count 0).
-    ///
-    /// The two sets are arrays computed once (`= ANY (ARRAY(…))`), not joins: joined, with the
-    /// batch's CTE estimated at one row, the planner put a sequential scan of the event inside
-    /// a loop over the readers (a read batch of 78 took 2.2 s on a 38,000-message log,
-    /// auto_explain; docs/performance.md). With no join there is no loop to put it in: one
-    /// index or sequential pass whatever the estimates.
-    static func ownSendCounts(events: String, users: String) -> String {
+    /// SQL for a CTE body: one pass over each of `events` (a SELECT of event ids), its
+    /// unexpired messages counted by sender: rows (event_id, sender_id, untargeted, sent), where
+    /// `untargeted` counts those to everyone (their sum is the event's total) and `sent` all of
+    /// the sender's. A batch's unread counts take both from here, so nothing is counted once
+    /// per reader: probed per reader, a reader's own sends were a pass over the event each
+    /// whenever the planner misjudged a sender's share (few senders: each looks like a large
+    /// part of the event), and filtered against all readers at once, a pass that compared
+    /// every message with every reader (a read batch of 78 took 2.2 s, one of 999 415 ms, on a
+    /// 37,000-message log: auto_explain; docs/performance.md).
+    static func eventSendCounts(events: String) -> String {
         """
-        SELECT m.event_id, m.sender_id, count(*) AS sent FROM staff_messages m
-        WHERE m.event_id = ANY (ARRAY(\(events))) AND m.sender_id = ANY (ARRAY(\(users))) AND \(Self.unexpired)
+        SELECT m.event_id, m.sender_id, count(*) FILTER (WHERE m.teams = '{}') AS untargeted, count(*) AS sent
+        FROM staff_messages m
+        WHERE m.event_id IN (\(events)) AND \(Self.unexpired)
         GROUP BY m.event_id, m.sender_id
         """
     }
