@@ -223,6 +223,27 @@ final class PushTests: IntegrationTestCase {
         })
     }
 
+    /// A subscription stored while its host was allowed, whose name now leads to this machine:
+    /// a server that refuses private hosts refuses it when the connection opens, not only when
+    /// a subscription is stored (a name can be pointed at the private network later).
+    func testADeliveryToAPrivateAddressIsRefusedWhenTheConnectionOpens() throws {
+        _ = try subscribe(fixture.staffToken, "ok") // stored by a server that allows private hosts
+        server.stop()
+        let ca = service.info["ca"] as? String
+        server = try startServer {
+            $0.reach.pushVapidKey = self.keyFile
+            $0.reach.pushContact = "mailto:ops@example.org"
+            $0.reach.caFile = ca
+            $0.reach.allowPrivateHosts = false
+        }
+        _ = try server.api(fixture.ownerToken).sendMessage(event: fixture.event, message: "Gates open at 10",
+                                                           type: nil, priority: nil, expiresInMinutes: 30)
+        XCTAssertTrue(try waitUntil(20) {
+            try fixture.count("SELECT count(*) FROM outbox WHERE kind = 'push' AND attempts >= 1 AND last_error IS NOT NULL") >= 1
+        }, "the delivery was attempted and failed")
+        XCTAssertTrue(service.requests.filter { path($0, "/ok/") }.isEmpty, "the push service on 127.0.0.1 was reached")
+    }
+
     func testARetryIsDroppedOnceThePersonHasNoAccess() throws {
         let subscription = try subscribe(fixture.staffToken, "flaky")
         let m = try server.api(fixture.ownerToken).sendMessage(event: fixture.event, message: "Crew change at 14:00",

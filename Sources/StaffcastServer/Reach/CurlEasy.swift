@@ -1,5 +1,6 @@
 import CLibCurl
 import Foundation
+import StaffcastCore
 
 /// Outgoing requests through libcurl (HTTPS POST for Web Push and webhooks, SMTP for email),
 /// one at a time. This type is the only user of libcurl in staffcast: it owns its `CURL` handle,
@@ -58,8 +59,11 @@ final class CurlEasy {
 
     /// Readies the handle for the next request: everything of the last one is forgotten
     /// (`curl_easy_reset`) except its open connection, so the next request to the same host
-    /// skips the TCP and TLS handshakes.
-    private func prepare() {
+    /// skips the TCP and TLS handshakes. `publicAddressesOnly`: a connection to a loopback,
+    /// private or link-local address (`DeliveryHostRule.isPrivate`) is refused when it is
+    /// opened, whatever the name resolved to when it was stored (a name can be pointed at
+    /// the private network later).
+    private func prepare(publicAddressesOnly: Bool = false) {
         if used {
             curl_easy_reset(handle)
             if let headers { curl_slist_free_all(headers) }
@@ -81,6 +85,15 @@ final class CurlEasy {
         staffcast_curl_set_string(handle, CURLOPT_PROTOCOLS_STR, "http,https,smtp,smtps")
         if let caFile { staffcast_curl_set_string(handle, CURLOPT_CAINFO, caFile) }
         staffcast_curl_set_pointer(handle, CURLOPT_ERRORBUFFER, errorBuffer)
+        if publicAddressesOnly {
+            staffcast_curl_set_opensocket(handle) { _, _, address in
+                guard let address else { return staffcast_curl_socket_bad() }
+                var bytes = [UInt8](repeating: 0, count: 16)
+                let n = Int(staffcast_curl_address_bytes(address, &bytes))
+                guard n > 0, !DeliveryHostRule.isPrivate(Array(bytes.prefix(n))) else { return staffcast_curl_socket_bad() }
+                return staffcast_curl_open_socket(address)
+            }
+        }
         let me = Unmanaged.passUnretained(io).toOpaque()
         staffcast_curl_set_callback(handle, CURLOPT_WRITEFUNCTION) { ptr, size, count, user in
             guard let ptr, let user else { return 0 }
@@ -126,8 +139,9 @@ final class CurlEasy {
     }
 
     /// POSTs `body` to `url` with `headers` ("Name: value"); returns the status whatever it is.
-    func post(url: String, headers lines: [String], body: [UInt8]) throws(TransportError) -> Response {
-        prepare()
+    /// `publicAddressesOnly`: see `prepare`.
+    func post(url: String, headers lines: [String], body: [UInt8], publicAddressesOnly: Bool = false) throws(TransportError) -> Response {
+        prepare(publicAddressesOnly: publicAddressesOnly)
         for line in lines { headers = curl_slist_append(headers, line) }
         // No "Expect: 100-continue" round trip before small bodies.
         headers = curl_slist_append(headers, "Expect:")

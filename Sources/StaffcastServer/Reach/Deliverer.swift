@@ -55,7 +55,10 @@ struct Deliverer: Sendable {
             // One topic per message: a retry replaces an undelivered copy instead of adding one.
             "Topic: \(message.id.uuidString.replacingOccurrences(of: "-", with: "").lowercased())",
         ]
-        let response = try curl.post(url: endpoint, headers: headers, body: body)
+        // Checked again as the connection opens: the endpoint's name may lead elsewhere now
+        // than when it was stored (`push_allow_private_hosts`).
+        let response = try curl.post(url: endpoint, headers: headers, body: body,
+                                     publicAddressesOnly: !configuration.allowPrivateHosts)
         return .status(response.status, retryAfterSeconds: response.retryAfter)
     }
 
