@@ -36,4 +36,15 @@ final class TextRulesTests: XCTestCase {
             XCTAssertFalse(TextRules.isForbidden(Unicode.Scalar(value)!), "U+\(String(value, radix: 16))")
         }
     }
+
+    /// Names are printed one to a line (receipts, reach, lists): a line break in one would
+    /// read as another person ("Eve\n  ✓ Fake Person", found by an attack from outside).
+    func testANameIsOneLineAndHasNoTerminalEscapes() {
+        for name in ["Eve\n  ✓ Fake Person", "Eve\r\nFake", "Eve\rFake", "Eve\tFake", "Mal\u{1B}]0;PWNED\u{07}ory", "Del\u{7F}"] {
+            XCTAssertThrowsError(try TextRules.requireOneLine(name, field: "display name"), name.debugDescription) {
+                XCTAssertEqual(($0 as? StaffcastError)?.code, .invalid)
+            }
+        }
+        XCTAssertNoThrow(try TextRules.requireOneLine("Zoë Ünal-O'Brien 日本 ✓", field: "display name"))
+    }
 }

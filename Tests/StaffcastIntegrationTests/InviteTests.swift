@@ -65,6 +65,20 @@ final class InviteTests: IntegrationTestCase {
                                                  body: Data("x".utf8), contentType: "text/plain").status, 403)
     }
 
+    /// A display name with a line break would print as a second reader in `staffcast receipts`
+    /// ("Eve\n  ✓ Fake Person", found by an attack from outside): refused, nothing stored, and
+    /// the same rule for names made from the shell (terminal escapes among them).
+    func testANameWithALineBreakOrATerminalEscapeIsRefused() throws {
+        let code = try XCTUnwrap(try createInvite(fixture.adminToken, ["max_uses": 5]).json["code"] as? String)
+        let refused = try redeem(code, "Eve\n  ✓ Fake Person  2026-11-27T13:00:00.000Z")
+        XCTAssertEqual(refused.status, 400)
+        XCTAssertEqual(errorCode(refused.json), "invalid")
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM profiles WHERE display_name LIKE 'Eve%'"), 0)
+        XCTAssertEqual(try redeem(code, "Eve").status, 201, "the invite is still good")
+        XCTAssertThrowsError(try fixture.store.createUser(name: "Mal\u{1B}]0;PWNED\u{07}ory"))
+        XCTAssertThrowsError(try fixture.store.createEvent(name: "Fest\u{1B}[2J", startsAt: nil))
+    }
+
     func testUseCountExpiryAndRevokeAreGone() throws {
         let once = try XCTUnwrap(try createInvite(fixture.adminToken, ["max_uses": 1]).json["code"] as? String)
         XCTAssertEqual(try redeem(once).status, 201)

@@ -43,6 +43,16 @@ public enum TextRules {
         }
     }
 
+    /// A person's or an event's name, shown one to a line in lists and terminals (receipts,
+    /// reach, `watch`): storable, and no new line, carriage return or tab, so that nobody can
+    /// add a line of their own to such a list ("Eve\n  ✓ Fake Person" read as two readers).
+    public static func requireOneLine(_ text: String, field: String) throws(StaffcastError) {
+        try requireStorable(text, field: field)
+        if text.unicodeScalars.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "\t" }) {
+            throw .invalid("The \(field) must be one line (no new lines or tabs). Nothing was stored.")
+        }
+    }
+
     /// Throws `invalid`, naming `field` and the character, when `text` holds one.
     public static func requireStorable(_ text: String, field: String) throws(StaffcastError) {
         if let bad = forbiddenControlCharacter(in: text) {

@@ -105,6 +105,9 @@ extension Store {
         let trimmed = name.trimmingCharacters(in: .whitespacesAndNewlines)
         guard !trimmed.isEmpty else { throw StaffcastError.invalid("The \(what) is empty.") }
         guard trimmed.count <= 200 else { throw StaffcastError.invalid("The \(what) is longer than 200 characters.") }
+        // Control characters (terminal escapes among them) and line breaks: refused, from the
+        // shell as over HTTP (names are printed one to a line by receipts, reach and lists).
+        try TextRules.requireOneLine(trimmed, field: what)
         return trimmed
     }
 }

@@ -93,7 +93,6 @@ extension Store {
     /// Unknown code: not_found; expired, used up or revoked: gone.
     public func redeemInvite(code: String, displayName: String) throws -> Redemption {
         let name = try Self.validName(displayName, what: "display name")
-        try TextRules.requireStorable(name, field: "display_name")
         guard InviteURL.looksLikeCode(code) else {
             throw StaffcastError.notFound("There is no such invite; check the link (it is /join/ and 22 characters).")
         }
