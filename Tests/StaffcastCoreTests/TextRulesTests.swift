@@ -46,5 +46,9 @@ final class TextRulesTests: XCTestCase {
             }
         }
         XCTAssertNoThrow(try TextRules.requireOneLine("Zoë Ünal-O'Brien 日本 ✓", field: "display name"))
+        // Team and template names keep to the same rule ("\r\n" is one Character in Swift).
+        for name in ["Gate\r\nA", "Gate\nA", "Gate\tA"] {
+            XCTAssertThrowsError(try TextRules.requireName(name, of: "team", without: ["/"]), name.debugDescription)
+        }
     }
 }

@@ -37,10 +37,7 @@ public enum TextRules {
         guard !forbidden.contains(where: { name.contains($0) }) else {
             throw .invalid("A \(kind) name may not contain \(forbidden.map { "'\($0)'" }.joined(separator: " or ")).")
         }
-        try requireStorable(name, field: "\(kind) name")
-        guard !name.contains("\n") && !name.contains("\t") && !name.contains("\r") else {
-            throw .invalid("A \(kind) name is one line.")
-        }
+        try requireOneLine(name, field: "\(kind) name")
     }
 
     /// A person's or an event's name, shown one to a line in lists and terminals (receipts,
