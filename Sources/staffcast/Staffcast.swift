@@ -19,12 +19,15 @@ struct Staffcast: ParsableCommand {
               staffcast admin token issue --user $ORG
 
             Or let staff join themselves with an invite link (a QR code on the terminal):
-              staffcast admin invite create --event $EVENT --uses 300 --server http://THIS-HOST:8080
-              staffcast join http://THIS-HOST:8080/join/CODE --name "Sam (gate 3)"   # on the staff's machine
+              staffcast admin invite create --event $EVENT --uses 300 --server \\
+                http://THIS-HOST:8080
+              # on the staff's machine
+              staffcast join http://THIS-HOST:8080/join/CODE --name "Sam (gate 3)"
             The organiser's web console is at http://THIS-HOST:8080/console.
 
             Send and watch:
-              staffcast send --token TOKEN --event $EVENT --priority urgent "Evacuate hall B"
+              staffcast send --token TOKEN --event $EVENT --priority urgent \\
+                "Evacuate hall B"
               staffcast watch --token STAFF_TOKEN --event $EVENT
 
             Emergencies: who is connected, who has read it:

@@ -131,6 +131,31 @@ final class CommandLineTests: XCTestCase {
         }
     }
 
+    /// swift-argument-parser wraps each over-long line on its own, leaving a two-word orphan under
+    /// it in an 80-column terminal; so every line of every command's description must fit. Read
+    /// with COLUMNS=500 so the parser wraps nothing and the lines are as written.
+    func testEveryCommandsHelpFitsAnEightyColumnTerminal() throws {
+        var paths: [[String]] = [[]]
+        var seen = 0
+        while let path = paths.popLast() {
+            let r = try run(path + ["--help"], env: ["COLUMNS": "500"])
+            XCTAssertEqual(r.status, 0, path.joined(separator: " "))
+            seen += 1
+            let sections = r.stdout.components(separatedBy: "USAGE:")
+            for line in sections[0].split(separator: "\n").dropFirst() where line.count > HelpText.width {
+                XCTFail("staffcast \(path.joined(separator: " ")) --help: \(line.count) columns: \(line)")
+            }
+            guard let list = r.stdout.components(separatedBy: "SUBCOMMANDS:\n").dropFirst().first else { continue }
+            // The list ends at its first blank line (then "See 'staffcast help …'").
+            for line in list.components(separatedBy: "\n\n")[0].split(separator: "\n") {
+                guard line.hasPrefix("  "), !line.hasPrefix("   "),
+                      let name = line.split(separator: " ").first, name != "help" else { continue }
+                paths.append(path + [String(name)])
+            }
+        }
+        XCTAssertGreaterThan(seen, 30, "the walk must reach the nested commands")
+    }
+
     func testMissingTokenIsExplained() throws {
         let r = try run(["send", "--server", "http://127.0.0.1:1", "--event", UUID().uuidString, "hi"],
                         env: ["STAFFCAST_TOKEN": "", "HOME": "/nonexistent"])

@@ -60,8 +60,12 @@ public enum ConfigReference {
     /// The settings section of `serve --help`: each flag with its variable and default, then its summary.
     public static func flagHelp(keys: [ConfigKey] = ConfigKey.all) -> String {
         keys.map { key in
-            "  \(key.flagName) <\(key.valueName)>  (\(key.environmentName); \(key.defaultValue.map { "default \($0.display)" } ?? "unset: \(key.unsetMeaning ?? "none")"))\n"
-                + "      \(key.summary)"
+            let source = "(\(key.environmentName); \(key.defaultValue.map { "default \($0.display)" } ?? "unset: \(key.unsetMeaning ?? "none")"))"
+            let flag = "  \(key.flagName) <\(key.valueName)>"
+            // The variable and default share the flag's line when they fit, else start the next.
+            let head = flag.count + 2 + source.count <= HelpText.width
+                ? flag + "  " + source : flag + "\n" + HelpText.wrap(source, indent: 6)
+            return head + "\n" + HelpText.wrap(key.summary, indent: 6)
         }.joined(separator: "\n")
     }
 

@@ -9,15 +9,18 @@ struct AdminCommand: ParsableCommand {
         commandName: "admin",
         abstract: "Set up events, users, access and tokens (works on the database directly).",
         discussion: """
-            Admin commands find the database exactly as `serve` does (--database-url, --data-dir,
-            STAFFCAST_DATABASE_URL, STAFFCAST_DATA_DIR, --config), embedded cluster included, but
-            never create one: on a data dir without a cluster they fail and say so (run `staffcast
-            migrate` or `staffcast serve` there first, or pass --create).
-            Ids are printed alone on stdout, so they can be captured. Examples:
-              EVENT=$(staffcast admin event create --name "Summer Festival" --starts-at 2026-07-01T10:00:00Z)
+            Admin commands find the database exactly as `serve` does (--database-url,
+            --data-dir, STAFFCAST_DATABASE_URL, STAFFCAST_DATA_DIR, --config), embedded
+            cluster included, but never create one: on a data dir without a cluster they
+            fail and say so (run `staffcast migrate` or `staffcast serve` there first, or
+            pass --create). Ids are printed alone on stdout, so they can be captured.
+            Examples:
+              EVENT=$(staffcast admin event create --name "Summer Festival" --starts-at \\
+                2026-07-01T10:00:00Z)
               ALICE=$(staffcast admin user create --name "Alice (gate 3)")
               staffcast admin grant --event $EVENT --user $ALICE --level staff
-              staffcast admin token issue --user $ALICE > alice.token && chmod 600 alice.token
+              staffcast admin token issue --user $ALICE > alice.token && chmod 600 \\
+                alice.token
             """,
         subcommands: [EventCommand.self, UserCommand.self, GrantCommand.self, RevokeCommand.self, TokenCommand.self,
                       InviteCommand.self, DemoCommand.self, AuditCommand.self])
@@ -42,7 +45,11 @@ struct EventCommand: ParsableCommand {
 struct EventCreateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "create", abstract: "Create an event; prints its id alone on stdout.",
-        discussion: "Example: staffcast admin event create --name \"Summer Festival\" --starts-at 2026-07-01T10:00:00Z")
+        discussion: """
+            Example:
+              staffcast admin event create --name "Summer Festival" \\
+                --starts-at 2026-07-01T10:00:00Z
+            """)
 
     @Option(help: "The event's name, as staff will see it.") var name: String
     @Option(help: ArgumentHelp("When it starts (RFC 3339, e.g. 2026-07-01T10:00:00Z).", valueName: "time")) var startsAt: String?
@@ -73,10 +80,12 @@ struct UserCreateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "create", abstract: "Create a user; prints their id alone on stdout.",
         discussion: """
-            With --email, an urgent or emergency message they have not read after email_after_seconds
-            (default 60) is emailed to them once, when smtp_url and email_from are configured.
+            With --email, an urgent or emergency message they have not read after
+            email_after_seconds (default 60) is emailed to them once, when smtp_url and
+            email_from are configured.
 
-            Example: staffcast admin user create --name "Alice (gate 3)" --email alice@example.org
+            Example:
+              staffcast admin user create --name "Alice (gate 3)" --email alice@example.org
             """)
 
     @Option(help: "The name others see next to their messages and in receipts.") var name: String
@@ -98,7 +107,8 @@ struct GrantCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "grant", abstract: "Give a user access to an event (or change their level).",
         discussion: """
-            Levels: staff reads and marks read; admin and owner also send, see receipts and notify.
+            Levels: staff reads and marks read; admin and owner also send, see receipts and
+            notify.
             Example: staffcast admin grant --event $EVENT --user $ALICE --level staff
             """)
 
@@ -149,7 +159,9 @@ struct TokenIssueCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "issue", abstract: "Issue a token for a user; prints it alone on stdout, once.",
         discussion: """
-            Only a hash of the token is stored: save it now, it cannot be shown again. --expires takes a whole number of minutes, hours or days (30m, 12h, 7d; at most 3650d); without it the token works until revoked.
+            Only a hash of the token is stored: save it now, it cannot be shown again.
+            --expires takes a whole number of minutes, hours or days (30m, 12h, 7d; at most
+            3650d); without it the token works until revoked.
 
             Examples:
               (umask 077; staffcast admin token issue --user $ALICE > alice.token)
@@ -192,8 +204,9 @@ struct TokenListCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "list", abstract: "List a user's tokens: id, created, last used, expires, revoked, label.",
         discussion: """
-            Never shows a token or its hash. The id names one token for `token revoke --id` (a lost
-            phone's token, without having the token). Revoked and expired tokens are listed too.
+            Never shows a token or its hash. The id names one token for `token revoke --id`
+            (a lost phone's token, without having the token). Revoked and expired tokens
+            are listed too.
 
             Examples:
               staffcast admin token list --user $ALICE
@@ -226,11 +239,15 @@ struct TokenRevokeCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "revoke", abstract: "Revoke all of a user's tokens, or one token.",
         discussion: """
-            Within 2 s every server refuses the token and closes its open WebSockets (code 4401). Give --user (all of that user's tokens), --id (one, by the id `token list` shows) or --token (one; "-" reads it from stdin, keeping it out of the process list and shell history). Prints how many were revoked.
+            Within 2 s every server refuses the token and closes its open WebSockets (code
+            4401). Give --user (all of that user's tokens), --id (one, by the id `token
+            list` shows) or --token (one; "-" reads it from stdin, keeping it out of the
+            process list and shell history). Prints how many were revoked.
 
             Examples:
               staffcast admin token revoke --user $ALICE
-              staffcast admin token revoke --id 5f0c…   # from `staffcast admin token list --user $ALICE`
+              # from `staffcast admin token list --user $ALICE`
+              staffcast admin token revoke --id 5f0c…
               staffcast admin token revoke --token - < alice.token
             """)
 
@@ -285,16 +302,18 @@ struct AuditCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "audit", abstract: "List grants, revokes, token issues and revokes, sends, emergency reads, reminders and escalations, newest first.",
         discussion: """
-            Every grant, revoke, token issue and token revoke is recorded with the operating-system user who ran it.
-            Every send (message_send, by its sender), every read of an emergency or urgent message
-            (message_read, by its reader), every reminder (one per person reminded) and every
-            escalation (naming who had not read) is recorded too, in the same transaction as the
-            act itself, so an organiser can show afterwards who knew what and when.
+            Every grant, revoke, token issue and token revoke is recorded with the
+            operating-system user who ran it. Every send (message_send, by its sender),
+            every read of an emergency or urgent message (message_read, by its reader),
+            every reminder (one per person reminded) and every escalation (naming who had
+            not read) is recorded too, in the same transaction as the act itself, so an
+            organiser can show afterwards who knew what and when.
             Examples:
               staffcast admin audit
               staffcast admin audit --event $EVENT --limit 20 --json
               staffcast admin audit --event $EVENT --limit 100000 --csv > audit.csv
-            (Admins and owners of an event get the same over HTTP: GET /v1/events/ID/audit?format=csv.)
+            (Admins and owners of an event get the same over HTTP: GET
+            /v1/events/ID/audit?format=csv.)
             """)
 
     @Option(help: "Only this event's entries.") var event: String?

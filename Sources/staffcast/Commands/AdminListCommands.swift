@@ -9,7 +9,8 @@ struct EventListCommand: ParsableCommand {
         discussion: """
             Examples:
               staffcast admin event list
-              staffcast admin event list --json | jq -r '.[] | select(.name == "Summer Festival") | .id'
+              staffcast admin event list --json | jq -r \\
+                '.[] | select(.name == "Summer Festival") | .id'
             """)
 
     @Flag(help: "Print one JSON array.") var json = false
@@ -31,7 +32,8 @@ struct EventSetCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "set", abstract: "Rename an event or set (or clear) when it starts.",
         discussion: """
-            The start is what `remind --before-start` and `send --before-start` count back from.
+            The start is what `remind --before-start` and `send --before-start` count back
+            from.
             Examples:
               staffcast admin event set --event $EVENT --starts-at 2026-07-01T10:00:00Z
               staffcast admin event set --event $EVENT --name "Summer Festival 2026"

@@ -8,16 +8,18 @@ struct AnswersCommand: ParsableCommand {
         commandName: "answers",
         abstract: "Show a poll's answers: counts, who answered what, and who has not answered.",
         discussion: """
-            For admins and owners of the message's event. "Not answered" is everyone the poll was for
-            (its audience, but the sender) who has not answered.
+            For admins and owners of the message's event. "Not answered" is everyone the
+            poll was for (its audience, but the sender) who has not answered.
 
-            With --watch it stays open and redraws as answers come in (live `poll_tally` frames over
-            the WebSocket) until everyone has answered or Ctrl-C; the exit status is 0 when everyone
-            has answered. --json prints the server's JSON; --csv the answers as a spreadsheet (RFC 4180,
-            with the people who have not answered last, their option empty).
+            With --watch it stays open and redraws as answers come in (live `poll_tally`
+            frames over the WebSocket) until everyone has answered or Ctrl-C; the exit
+            status is 0 when everyone has answered. --json prints the server's JSON; --csv
+            the answers as a spreadsheet (RFC 4180, with the people who have not answered
+            last, their option empty).
 
             Examples:
-              ID=$(staffcast send --event $EVENT --poll safe --priority urgent "Are you safe?")
+              ID=$(staffcast send --event $EVENT --poll safe --priority urgent \\
+                "Are you safe?")
               staffcast answers $ID --watch
               staffcast answers $ID --csv > answers.csv
             """)

@@ -7,9 +7,12 @@ struct DemoCommand: ParsableCommand {
         commandName: "demo",
         abstract: "Create a demo event with an organiser (owner) and a staff member, and their tokens.",
         discussion: """
-            Writes shell variables (EVENT, ORGANISER, STAFF, token file paths) to --output and the two
-            tokens to files beside it, mode 0600. `make run` calls it on first run.
-            Example: staffcast admin demo --output .staffcast/demo.env && source .staffcast/demo.env
+            Writes shell variables (EVENT, ORGANISER, STAFF, token file paths) to --output
+            and the two tokens to files beside it, mode 0600. `make run` calls it on first
+            run.
+            Example:
+              staffcast admin demo --output .staffcast/demo.env && source \\
+                .staffcast/demo.env
             """)
 
     @Option(help: ArgumentHelp("Where to write the shell variables.", valueName: "file")) var output: String

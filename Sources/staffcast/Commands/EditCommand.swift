@@ -8,8 +8,9 @@ struct EditCommand: ParsableCommand {
         commandName: "edit",
         abstract: "Correct a message's text; every screen shows the correction at once.",
         discussion: """
-            For the sender and the event's admins and owners. Subscribers get message_updated live;
-            history and catch-up show the new text with edited_at; the audit keeps every version.
+            For the sender and the event's admins and owners. Subscribers get
+            message_updated live; history and catch-up show the new text with edited_at;
+            the audit keeps every version.
 
             Example:
               staffcast edit $MESSAGE "Gates open at gate 4 (not 3)"

@@ -8,15 +8,17 @@ struct HistoryCommand: ParsableCommand {
         commandName: "history",
         abstract: "Search an event's messages, the archive included; a readable table or --json.",
         discussion: """
-            Lists the newest matching messages (oldest first): time, sender, type, priority, text.
-            Every filter is optional and they combine. Expired messages stay stored: --include-expired
-            finds them too (they never come back to live lists or unread counts). Retracted messages
-            are never listed. Any level on the event may search it.
+            Lists the newest matching messages (oldest first): time, sender, type,
+            priority, text. Every filter is optional and they combine. Expired messages
+            stay stored: --include-expired finds them too (they never come back to live
+            lists or unread counts). Retracted messages are never listed. Any level on the
+            event may search it.
 
             Examples:
               staffcast history --event $EVENT
               staffcast history --event $EVENT --search "gate" --type alert
-              staffcast history --event $EVENT --include-expired --from 2026-06-01T00:00:00Z --to 2026-06-08T00:00:00Z
+              staffcast history --event $EVENT --include-expired --from \\
+                2026-06-01T00:00:00Z --to 2026-06-08T00:00:00Z
               staffcast history --event $EVENT --sender "Olivia" --json
             """)
 

@@ -10,9 +10,12 @@ struct InviteCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "invite", abstract: "Create and revoke invite links (with a QR code) for staff to join an event.",
         discussion: """
-            Staff open the link on a phone (or run `staffcast join URL --name NAME`) and are in: their profile is created, the level granted and a token issued. Only a hash of the code is stored.
+            Staff open the link on a phone (or run `staffcast join URL --name NAME`) and
+            are in: their profile is created, the level granted and a token issued. Only a
+            hash of the code is stored.
             Examples:
-              staffcast admin invite create --event $EVENT --uses 300 --expires 2h --server http://10.0.0.5:8080
+              staffcast admin invite create --event $EVENT --uses 300 --expires 2h \\
+                --server http://10.0.0.5:8080
               staffcast admin invite revoke https://staff.example.org/join/CODE
             """,
         subcommands: [InviteCreateCommand.self, InviteRevokeCommand.self])
@@ -22,12 +25,17 @@ struct InviteCreateCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "create", abstract: "Create an invite; prints its join URL on stdout and a QR code of it on stderr.",
         discussion: """
-            The QR code is drawn when stderr is a terminal (or with --qr), so that staff scan it at the briefing; stdout gets the URL alone, for scripts. --server is the address staff reach the server at (their phones too: not 127.0.0.1 unless they are on this machine).
+            The QR code is drawn when stderr is a terminal (or with --qr), so that staff
+            scan it at the briefing; stdout gets the URL alone, for scripts. --server is
+            the address staff reach the server at (their phones too: not 127.0.0.1 unless
+            they are on this machine).
 
             Examples:
               staffcast admin invite create --event $EVENT
-              staffcast admin invite create --event $EVENT --level staff --expires 30m --uses 50
-              URL=$(staffcast admin invite create --event $EVENT --uses 300 --server https://staff.example.org)
+              staffcast admin invite create --event $EVENT --level staff --expires 30m \\
+                --uses 50
+              URL=$(staffcast admin invite create --event $EVENT --uses 300 --server \\
+                https://staff.example.org)
             """)
 
     @Option(help: "Event id.") var event: String

@@ -10,10 +10,16 @@ struct JoinCommand: ParsableCommand {
         commandName: "join",
         abstract: "Join an event with an invite link; saves your token for `staffcast watch`.",
         discussion: """
-            The organiser gives you a link (or a QR code of it) like http://10.0.0.5:8080/join/CODE. Joining creates your profile with the name you give, and saves your new token in ~/.config/staffcast/token (mode 0600) and the server in ~/.config/staffcast/server, so that `staffcast watch --event ID` works right after. It speaks English or Turkish (--lang, else LC_ALL, LC_MESSAGES or LANG).
+            The organiser gives you a link (or a QR code of it) like
+            http://10.0.0.5:8080/join/CODE. Joining creates your profile with the name you
+            give, and saves your new token in ~/.config/staffcast/token (mode 0600) and the
+            server in ~/.config/staffcast/server, so that `staffcast watch --event ID`
+            works right after. It speaks English or Turkish (--lang, else LC_ALL,
+            LC_MESSAGES or LANG).
 
             Examples:
-              staffcast join http://10.0.0.5:8080/join/3q2-7wEXAMPLEcodeAbCd --name "Sam (gate 3)"
+              staffcast join http://10.0.0.5:8080/join/3q2-7wEXAMPLEcodeAbCd --name \\
+                "Sam (gate 3)"
               LANG=tr_TR.UTF-8 staffcast join URL --name "Ayşe"
             """)
 

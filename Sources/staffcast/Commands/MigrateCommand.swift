@@ -6,8 +6,9 @@ struct MigrateCommand: ParsableCommand {
         commandName: "migrate",
         abstract: "Apply the sql/ migrations to the database (serve and admin do this too).",
         discussion: """
-            Each migration runs in its own transaction under an advisory lock and is recorded in
-            schema_migrations, so running it again, or from two machines at once, is safe.
+            Each migration runs in its own transaction under an advisory lock and is
+            recorded in schema_migrations, so running it again, or from two machines at
+            once, is safe.
 
             Examples:
               staffcast migrate

@@ -8,11 +8,11 @@ struct ReachCommand: ParsableCommand {
         commandName: "reach",
         abstract: "Show who a message to an event would reach live now, and who is not connected.",
         discussion: """
-            For admins and owners of the event. Counts everyone with access to the event (the roster)
-            and those with a live connection to it on any server; lists the others with when each was
-            last connected (to within about 20 s), longest gone first. With zones (staffcast team
-            create --zone), it shows how many have checked into each zone and how many of them are
-            connected.
+            For admins and owners of the event. Counts everyone with access to the event
+            (the roster) and those with a live connection to it on any server; lists the
+            others with when each was last connected (to within about 20 s), longest gone
+            first. With zones (staffcast team create --zone), it shows how many have
+            checked into each zone and how many of them are connected.
 
             Examples:
               staffcast reach --event $EVENT

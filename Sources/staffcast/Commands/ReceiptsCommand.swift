@@ -8,14 +8,15 @@ struct ReceiptsCommand: ParsableCommand {
         commandName: "receipts",
         abstract: "List who has read a message and who has not.",
         discussion: """
-            For admins and owners of the message's event. "Not read" is everyone with access to the
-            event (but the sender) who has not read it. The delivery funnel shows how each person was
-            reached (live on a WebSocket, by Web Push, by email) and when, and the totals.
+            For admins and owners of the message's event. "Not read" is everyone with
+            access to the event (but the sender) who has not read it. The delivery funnel
+            shows how each person was reached (live on a WebSocket, by Web Push, by email)
+            and when, and the totals.
 
-            With --watch it stays open and redraws as reads come in (live `receipt` frames over the
-            WebSocket), until everyone has read it or Ctrl-C; the exit status is 0 when everyone has
-            read it. With --json it prints the server's JSON (with --watch: one object a line, on
-            each change).
+            With --watch it stays open and redraws as reads come in (live `receipt` frames
+            over the WebSocket), until everyone has read it or Ctrl-C; the exit status is 0
+            when everyone has read it. With --json it prints the server's JSON (with
+            --watch: one object a line, on each change).
 
             Examples:
               ID=$(staffcast send --event $EVENT --type emergency "Evacuate hall B")

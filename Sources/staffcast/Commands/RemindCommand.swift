@@ -8,15 +8,18 @@ struct RemindCommand: ParsableCommand {
         commandName: "remind",
         abstract: "Schedule a reminder series before an event's start in one go; prints one scheduled id a line.",
         discussion: """
-            Each time in --before becomes one scheduled send of MESSAGE at that time before the
-            event's starts_at (the event must have one; set it with `staffcast admin event create
-            --starts-at`). Times that have already passed are refused before anything is stored.
-            Each reminder is sent exactly once, even with several servers, and late (marked late)
-            if every server was down at its time. List or cancel them with `staffcast scheduled`.
+            Each time in --before becomes one scheduled send of MESSAGE at that time before
+            the event's starts_at (the event must have one; set it with `staffcast admin
+            event create --starts-at`). Times that have already passed are refused before
+            anything is stored. Each reminder is sent exactly once, even with several
+            servers, and late (marked late) if every server was down at its time. List or
+            cancel them with `staffcast scheduled`.
 
             Examples:
-              staffcast remind --event $EVENT --before 1d,2h,30m "Your shift starts soon: report to the info desk"
-              staffcast remind --event $EVENT --before 15m --priority high "Doors open in 15 minutes"
+              staffcast remind --event $EVENT --before 1d,2h,30m \\
+                "Your shift starts soon: report to the info desk"
+              staffcast remind --event $EVENT --before 15m --priority high \\
+                "Doors open in 15 minutes"
             """)
 
     @OptionGroup var target: EventOptions

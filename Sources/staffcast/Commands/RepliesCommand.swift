@@ -8,9 +8,10 @@ struct RepliesCommand: ParsableCommand {
         commandName: "replies",
         abstract: "Each staff member's latest reply to a message (admins and owners).",
         discussion: """
-            Staff answer a message from the terminal client (keys 1-4 in staffcast watch: on my way,
-            running late, cannot make it, done) or with the WebSocket op reply (also custom, with a
-            short text). Organisers subscribed to the event see each reply live; this lists them.
+            Staff answer a message from the terminal client (keys 1-4 in staffcast watch:
+            on my way, running late, cannot make it, done) or with the WebSocket op reply
+            (also custom, with a short text). Organisers subscribed to the event see each
+            reply live; this lists them.
 
             Example:
               staffcast replies $MESSAGE

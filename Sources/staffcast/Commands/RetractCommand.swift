@@ -8,8 +8,9 @@ struct RetractCommand: ParsableCommand {
         commandName: "retract",
         abstract: "Take a message back: it leaves every screen, history, catch-up and unread counts.",
         discussion: """
-            For the sender and the event's admins and owners. Subscribers get message_retracted live
-            and the terminal client removes it; an emergency stops escalating. The audit keeps it.
+            For the sender and the event's admins and owners. Subscribers get
+            message_retracted live and the terminal client removes it; an emergency stops
+            escalating. The audit keeps it.
 
             Example:
               staffcast retract $MESSAGE

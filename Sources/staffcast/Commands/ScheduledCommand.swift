@@ -8,9 +8,9 @@ struct ScheduledCommand: ParsableCommand {
         commandName: "scheduled",
         abstract: "List or cancel an event's scheduled sends (admins and owners).",
         discussion: """
-            Scheduled sends are made with `staffcast send --at TIME`, `staffcast send --before-start 2h`
-            or `staffcast remind`. Each is pending until its time, then sent (late: sent after its
-            time because every server was down), or cancelled.
+            Scheduled sends are made with `staffcast send --at TIME`, `staffcast send
+            --before-start 2h` or `staffcast remind`. Each is pending until its time, then
+            sent (late: sent after its time because every server was down), or cancelled.
 
             Examples:
               staffcast scheduled list --event $EVENT

@@ -8,42 +8,52 @@ struct SendCommand: ParsableCommand {
         commandName: "send",
         abstract: "Send a message to every staff member of an event; prints the message id.",
         discussion: """
-            Sends as the token's user, who must be admin or owner of the event. The id is printed only
-            after the message is stored; on any failure the exit status is 1 with a one-line reason.
-            Then one line on standard error says whom it reached live, e.g.
+            Sends as the token's user, who must be admin or owner of the event. The id is
+            printed only after the message is stored; on any failure the exit status is 1
+            with a one-line reason. Then one line on standard error says whom it reached
+            live, e.g.
               delivered live to 37 of 40 recipients; not connected: Sam (gate 3), Ana, Li
-            (stdout holds only the id, so scripts keep working; --quiet leaves the line out).
+            (stdout holds only the id, so scripts keep working; --quiet leaves the line
+            out).
 
-            Escalation: with --escalate-after DURATION (emergencies: the server's default, 5), staff who
-            have not read it by then are reminded (their terminal shows it again and rings), and every
-            admin and owner gets an "escalation" notification naming them; again each interval, at most
-            max_escalation_rounds times (3), until everyone has read it.
+            Escalation: with --escalate-after DURATION (emergencies: the server's default,
+            5), staff who have not read it by then are reminded (their terminal shows it
+            again and rings), and every admin and owner gets an "escalation" notification
+            naming them; again each interval, at most max_escalation_rounds times (3),
+            until everyone has read it.
               staffcast receipts MESSAGE_ID --watch    # who has read it, live
 
             Examples:
               staffcast send --event $EVENT "Gates open in 15 minutes"
-              staffcast send --event $EVENT --type emergency --priority urgent "Evacuate hall B"
+              staffcast send --event $EVENT --type emergency --priority urgent \\
+                "Evacuate hall B"
               staffcast send --event $EVENT --expires 30m "Shuttle bus leaves from gate 2"
-              staffcast send --event $EVENT --priority urgent --escalate-after 10m "Medical team to stage 2"
+              staffcast send --event $EVENT --priority urgent --escalate-after 10m \\
+                "Medical team to stage 2"
               echo "Lunch is served" | staffcast send --event $EVENT -
 
-            Later instead of now (prints the scheduled send's id; see `staffcast scheduled`):
-              staffcast send --event $EVENT --at 2026-06-01T08:30:00Z "Doors open in 30 minutes"
+            Later instead of now (prints the scheduled send's id; see `staffcast
+            scheduled`):
+              staffcast send --event $EVENT --at 2026-06-01T08:30:00Z \\
+                "Doors open in 30 minutes"
               staffcast send --event $EVENT --before-start 2h "Briefing at the main stage"
 
-            A poll (staff answer with keys 1-6 in staffcast watch; see staffcast answers ID):
+            A poll (staff answer with keys 1-6 in staffcast watch; see staffcast answers
+            ID):
               staffcast send --event $EVENT --poll "Yes,No" "Is there water at your gate?"
               staffcast send --event $EVENT --poll safe --priority urgent "Are you safe?"
 
-            Only to some teams or zones of the event (staffcast team), and its admins and owners:
-              staffcast send --event $EVENT --team Security --team Medical "Fight at gate 3"
+            Only to some teams or zones of the event (staffcast team), and its admins and
+            owners:
+              staffcast send --event $EVENT --team Security --team Medical \\
+                "Fight at gate 3"
 
             A template of the event (staffcast template create) instead of a text:
               staffcast send --event $EVENT --template gates-open
 
-            The same text to the same event again within the server's duplicate_window_minutes
-            (default 10) is refused so that two organisers do not both announce it; --force sends
-            it anyway.
+            The same text to the same event again within the server's
+            duplicate_window_minutes (default 10) is refused so that two organisers do not
+            both announce it; --force sends it anyway.
             """)
 
     @OptionGroup var target: EventOptions

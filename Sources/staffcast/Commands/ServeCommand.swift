@@ -11,26 +11,32 @@ struct ServeCommand: ParsableCommand {
         commandName: "serve",
         abstract: "Run the staffcast server (WebSocket and HTTP API on one port).",
         discussion: """
-            With no database URL, staffcast creates (first run) and starts its own PostgreSQL cluster
-            under the data dir, and stops it again when the last server using it stops.
+            With no database URL, staffcast creates (first run) and starts its own
+            PostgreSQL cluster under the data dir, and stops it again when the last server
+            using it stops.
 
             Examples:
-              staffcast serve                                   # 0.0.0.0:8080, cluster in ./.staffcast
+              # 0.0.0.0:8080, cluster in ./.staffcast
+              staffcast serve
               staffcast serve --listen 127.0.0.1:9000 --data-dir /var/lib/staffcast
               staffcast serve --database-url postgresql://staffcast@db.internal/staffcast
               staffcast serve --config /etc/staffcast.yaml --check-config
-              staffcast serve --tls-cert cert.pem --tls-key key.pem   # https:// and wss:// only
+              # https:// and wss:// only
+              staffcast serve --tls-cert cert.pem --tls-key key.pem
 
-            Several servers on one database serve one event together: run the same command with the
-            same --database-url on each machine. SIGTERM or Ctrl-C stops gracefully (clients get
-            1001 and reconnect elsewhere); a second signal exits at once.
+            Several servers on one database serve one event together: run the same command
+            with the same --database-url on each machine. SIGTERM or Ctrl-C stops
+            gracefully (clients get 1001 and reconnect elsewhere); a second signal exits at
+            once.
 
-            A port somebody already listens on (another staffcast too) is refused, naming it (exit 3).
-            An embedded PostgreSQL left running by a killed staffcast is said in one line, stopped
-            and started afresh. The SQL migrations are inside the binary: it runs from any folder.
+            A port somebody already listens on (another staffcast too) is refused, naming
+            it (exit 3). An embedded PostgreSQL left running by a killed staffcast is said
+            in one line, stopped and started afresh. The SQL migrations are inside the
+            binary: it runs from any folder.
 
-            Settings: every configuration key is a flag, an environment variable and a config file key
-            (flag > environment > file > default; docs/configuration.md; `staffcast config show`):
+            Settings: every configuration key is a flag, an environment variable and a
+            config file key (flag > environment > file > default; docs/configuration.md;
+            `staffcast config show`):
             \(ConfigReference.flagHelp())
             """)
 

@@ -8,11 +8,12 @@ struct StatusCommand: ParsableCommand {
         commandName: "status",
         abstract: "Show a server's health, or who of an event's staff is connected; exit 3 when not ready.",
         discussion: """
-            Without a token (or the ops token) it shows readiness; with an owner's token or the ops
-            token it adds uptime, connections and subscribers per event. With --event it lists each
-            staff member: connected or not, since when, heartbeat round trip, reconnects in the last
-            hour, unread count and last read message — so an organiser can see who would not get an
-            alert before sending it. Each server answers for the clients connected to it.
+            Without a token (or the ops token) it shows readiness; with an owner's token or
+            the ops token it adds uptime, connections and subscribers per event. With
+            --event it lists each staff member: connected or not, since when, heartbeat
+            round trip, reconnects in the last hour, unread count and last read message —
+            so an organiser can see who would not get an alert before sending it. Each
+            server answers for the clients connected to it.
 
             Examples:
               staffcast status

@@ -9,19 +9,22 @@ struct TeamCommand: ParsableCommand {
         commandName: "team",
         abstract: "Teams and zones of an event: send to some people instead of everyone (admins and owners).",
         discussion: """
-            A team is a named group of an event's people ("Security", "Medical") that organisers
-            fill. A zone (--zone) is a post people check into themselves ("Gate 3"): each person is
-            in at most one zone of an event, and checking into another moves them. Send to them with
-            staffcast send --team NAME (repeatable); only they and the event's admins and owners get
-            the message. staffcast reach shows who is connected in each zone.
+            A team is a named group of an event's people ("Security", "Medical") that
+            organisers fill. A zone (--zone) is a post people check into themselves ("Gate
+            3"): each person is in at most one zone of an event, and checking into another
+            moves them. Send to them with staffcast send --team NAME (repeatable); only
+            they and the event's admins and owners get the message. staffcast reach shows
+            who is connected in each zone.
 
             Examples:
               staffcast team create --event $EVENT Security
               staffcast team create --event $EVENT --zone "Gate 3"
               staffcast team add --event $EVENT --team Security --user $USER_ID
               staffcast team list --event $EVENT
-              staffcast team checkin-link --event $EVENT --team "Gate 3" --server http://10.0.0.5:8080
-              staffcast send --event $EVENT --team Security --team Medical "Fight at gate 3"
+              staffcast team checkin-link --event $EVENT --team "Gate 3" --server \\
+                http://10.0.0.5:8080
+              staffcast send --event $EVENT --team Security --team Medical \\
+                "Fight at gate 3"
             """,
         subcommands: [Create.self, List.self, Delete.self, Add.self, Remove.self, Members.self, CheckinLink.self])
 
@@ -127,8 +130,9 @@ struct TeamCommand: ParsableCommand {
             commandName: "checkin-link",
             abstract: "Print a zone's check-in link on stdout, and a QR code of it on stderr, to put up at that post.",
             discussion: """
-                Staff with access to the event check in with staffcast checkin URL (or by opening it
-                in the staff app). --server is the address staff reach the server at.
+                Staff with access to the event check in with staffcast checkin URL (or by
+                opening it in the staff app). --server is the address staff reach the server
+                at.
                 """)
         @OptionGroup var target: EventOptions
         @Option(help: "The zone's name.") var team: String

@@ -8,12 +8,13 @@ struct TemplateCommand: ParsableCommand {
         commandName: "template",
         abstract: "Named messages of an event, sent with staffcast send --template NAME (admins and owners).",
         discussion: """
-            The same announcements come every day ("Gates open", "Lunch is served"): keep them as
-            templates with their type, priority and expiry, and send them by name. A send's own
-            --type, --priority and --expires override the template's.
+            The same announcements come every day ("Gates open", "Lunch is served"): keep
+            them as templates with their type, priority and expiry, and send them by name.
+            A send's own --type, --priority and --expires override the template's.
 
             Examples:
-              staffcast template create --event $EVENT --name gates-open --priority high "Gates are open"
+              staffcast template create --event $EVENT --name gates-open --priority high \\
+                "Gates are open"
               staffcast template list --event $EVENT
               staffcast send --event $EVENT --template gates-open
               staffcast template delete --event $EVENT gates-open

@@ -6,10 +6,10 @@ struct UserDeleteCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "delete", abstract: "Delete a user: their tokens, access and notifications; their sessions end within 2 s.",
         discussion: """
-            Every server closes the user's open WebSockets (code 4401) and refuses their tokens within
-            2 s. Messages they sent stay in history under their name (the profile is then kept, marked
-            deleted); nothing can be granted to or issued for a deleted user. Recorded in
-            `staffcast admin audit`.
+            Every server closes the user's open WebSockets (code 4401) and refuses their
+            tokens within 2 s. Messages they sent stay in history under their name (the
+            profile is then kept, marked deleted); nothing can be granted to or issued for
+            a deleted user. Recorded in `staffcast admin audit`.
 
             Example:
               staffcast admin user delete --user $ALICE

@@ -6,9 +6,9 @@ struct UserSetCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "set", abstract: "Change a user's email address.",
         discussion: """
-            An urgent or emergency message a user has not read after email_after_seconds (default 60)
-            is emailed to this address once, when smtp_url and email_from are configured
-            (docs/operations.md). An empty --email "" removes the address.
+            An urgent or emergency message a user has not read after email_after_seconds
+            (default 60) is emailed to this address once, when smtp_url and email_from are
+            configured (docs/operations.md). An empty --email "" removes the address.
 
             Examples:
               staffcast admin user set --user $ALICE --email alice@example.org

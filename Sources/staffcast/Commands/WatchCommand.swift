@@ -8,36 +8,38 @@ struct WatchCommand: ParsableCommand {
         commandName: "watch",
         abstract: "Watch an event's messages live (the staff terminal client).",
         discussion: """
-            Reconnects by itself and catches up with what was sent meanwhile, also after a restart
-            (the last seen message is remembered under ~/.local/state/staffcast).
-            With --json (or when stdout is not a terminal) it prints one JSON object a line.
+            Reconnects by itself and catches up with what was sent meanwhile, also after a
+            restart (the last seen message is remembered under ~/.local/state/staffcast).
+            With --json (or when stdout is not a terminal) it prints one JSON object a
+            line.
 
-            The screen speaks English or Turkish: --lang en|tr, else LC_ALL, LC_MESSAGES or LANG (tr_TR.UTF-8 gives Turkish).
+            The screen speaks English or Turkish: --lang en|tr, else LC_ALL, LC_MESSAGES or
+            LANG (tr_TR.UTF-8 gives Turkish).
 
-            Keys: ↑/↓ or j/k move (PgUp/PgDn by ten; going down past the oldest message loads older
-            ones, back to the event's first), Enter shows the selected message in full (sender, time,
-            read count, the whole text; ↑/↓ scroll, Esc goes back) and marks it read, 1-4 answer
-            the message on screen, a marks all read (one request; emergency and urgent messages wait
-            for Shift+A), d dismisses a banner, n shows notifications, e switches event, ? shows
-            help, q or Ctrl-C quits.
-            An event id that does not exist or that you cannot see ends watch at once with the reason
-            and exit status 1 (also with --json, after printing the error object).
-            Urgent banners stay until dismissed; urgent and emergency messages ring the bell.
-            Emergency and urgent messages take the whole screen and ring every few seconds until
-            acknowledged with Shift+A (a deliberate key; acknowledging marks the message read and
-            selects it in the list, so 1-4 answer it). Unacknowledged ones are brought back when
-            watch starts again, however old.
-            A reminder (the organiser's escalation: you have not read it yet) brings a message
-            back the same way. The top bar counts the messages still to acknowledge ("! 2 to
-            acknowledge") and the list marks them with "!". In --json mode reminders are printed
-            as {"op":"reminder",...} lines.
-            Honours NO_COLOR.
+            Keys: ↑/↓ or j/k move (PgUp/PgDn by ten; going down past the oldest message
+            loads older ones, back to the event's first), Enter shows the selected message
+            in full (sender, time, read count, the whole text; ↑/↓ scroll, Esc goes back)
+            and marks it read, 1-4 answer the message on screen, a marks all read (one
+            request; emergency and urgent messages wait for Shift+A), d dismisses a banner,
+            n shows notifications, e switches event, ? shows help, q or Ctrl-C quits. An
+            event id that does not exist or that you cannot see ends watch at once with the
+            reason and exit status 1 (also with --json, after printing the error object).
+            Urgent banners stay until dismissed; urgent and emergency messages ring the
+            bell. Emergency and urgent messages take the whole screen and ring every few
+            seconds until acknowledged with Shift+A (a deliberate key; acknowledging marks
+            the message read and selects it in the list, so 1-4 answer it). Unacknowledged
+            ones are brought back when watch starts again, however old. A reminder (the
+            organiser's escalation: you have not read it yet) brings a message back the
+            same way. The top bar counts the messages still to acknowledge ("! 2 to
+            acknowledge") and the list marks them with "!". In --json mode reminders are
+            printed as {"op":"reminder",...} lines. Honours NO_COLOR.
 
             Examples:
               staffcast watch --event $EVENT
               staffcast watch --event $EVENT --lang tr
               staffcast watch --event $EVENT --json | jq .message.message
-              staffcast watch --event $EVENT --json --on-message 'notify-send "$STAFFCAST_PRIORITY" "$STAFFCAST_MESSAGE"'
+              staffcast watch --event $EVENT --json --on-message \\
+                'notify-send "$STAFFCAST_PRIORITY" "$STAFFCAST_MESSAGE"'
             """)
 
     @OptionGroup var target: EventOptions
