@@ -156,6 +156,29 @@ final class CommandLineTests: XCTestCase {
         XCTAssertGreaterThan(seen, 30, "the walk must reach the nested commands")
     }
 
+    /// On a terminal whose TERM the machine does not know (an old scanner, a serial console),
+    /// ncurses' initscr() printed "Error opening terminal" and exited; watch now says why and
+    /// prints one line a message. Run in a real pseudo-terminal through util-linux `script`.
+    func testWatchOnAnUnknownTerminalFallsBackToLines() throws {
+        let p = Process()
+        p.executableURL = URL(fileURLWithPath: "/usr/bin/script")
+        let command = "TERM=no-such-terminal \(Self.binary) watch --server http://127.0.0.1:1 --token sc_unused "
+            + "--event \(UUID().uuidString.lowercased())"
+        p.arguments = ["-qec", command, "/dev/null"]
+        let out = Pipe()
+        p.standardOutput = out
+        p.standardError = out
+        p.standardInput = Pipe()
+        try p.run()
+        Thread.sleep(forTimeInterval: 2.5) // long enough for the first reconnect line
+        p.terminate()
+        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        p.waitUntilExit()
+        XCTAssertFalse(text.contains("Error opening terminal"), text)
+        XCTAssertTrue(text.contains("does not know the terminal type 'no-such-terminal'"), text)
+        XCTAssertTrue(text.contains("cannot reach the server"), "watch goes on in line mode: \(text)")
+    }
+
     func testMissingTokenIsExplained() throws {
         let r = try run(["send", "--server", "http://127.0.0.1:1", "--event", UUID().uuidString, "hi"],
                         env: ["STAFFCAST_TOKEN": "", "HOME": "/nonexistent"])

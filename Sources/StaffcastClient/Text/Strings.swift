@@ -58,7 +58,7 @@ public enum Phrase: String, CaseIterable, Sendable {
     case urgent, high, normal, low, broadcast, alert, emergency
     case staff, admin, owner
     // watch: line mode (stderr)
-    case lineReconnecting, lineConnected, lineDisconnected
+    case lineReconnecting, lineConnected, lineDisconnected, lineUnknownTerminal
     // join
     case joinNotURL, joinJoined, joinSaved, joinNext, joinGone, joinNotFound, joinRateLimited, joinUnreachable
     case joinTokenExists, joinFailed, joinNotYetValid
@@ -162,6 +162,7 @@ public struct Strings: Sendable, Equatable {
         .lineReconnecting: "staffcast: reconnecting (attempt {n})",
         .lineConnected: "staffcast: connected as {name}",
         .lineDisconnected: "staffcast: disconnected ({reason}); retrying in {n} s",
+        .lineUnknownTerminal: "staffcast: this machine does not know the terminal type '{term}', so watch prints one line a message (for the full screen: TERM=xterm-256color staffcast watch …)",
         .joinNotURL: "'{url}' is not a join link; it looks like http://HOST:PORT/join/CODE",
         .joinJoined: "Welcome, {name}: you joined event {event} as {level}.",
         .joinSaved: "Your token is saved in {path} (readable only by you).",
@@ -236,6 +237,7 @@ public struct Strings: Sendable, Equatable {
         .lineReconnecting: "staffcast: yeniden bağlanıyor ({n}. deneme)",
         .lineConnected: "staffcast: {name} olarak bağlandı",
         .lineDisconnected: "staffcast: bağlantı koptu ({reason}); {n} sn sonra yeniden denenecek",
+        .lineUnknownTerminal: "staffcast: bu makine '{term}' terminal türünü tanımıyor, bu yüzden watch her mesajı bir satırda yazar (tam ekran için: TERM=xterm-256color staffcast watch …)",
         .joinNotURL: "'{url}' bir katılım bağlantısı değil; şöyle görünür: http://SUNUCU:PORT/join/KOD",
         .joinJoined: "Hoş geldiniz, {name}: {event} etkinliğine {level} olarak katıldınız.",
         .joinSaved: "Anahtarınız {path} dosyasına kaydedildi (yalnızca siz okuyabilirsiniz).",

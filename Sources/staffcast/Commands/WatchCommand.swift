@@ -60,7 +60,13 @@ struct WatchCommand: ParsableCommand {
             let session = SubscriberSession(webSocketURL: api.webSocketURL, token: token, eventID: eventID, cursors: CursorStore(),
                                             trust: api.trust)
             StopFlag.shared.install()
-            if json || isatty(STDOUT_FILENO) == 0 {
+            var lines = json || isatty(STDOUT_FILENO) == 0
+            if !lines, !CursesScreen.terminalKnown {
+                let term = ProcessInfo.processInfo.environment["TERM"] ?? ""
+                printError(strings.text(.lineUnknownTerminal, ["term": term]))
+                lines = true
+            }
+            if lines {
                 try LineWatcher(session: session, onMessage: onMessage, strings: strings).run()
             } else {
                 let noColor = !(ProcessInfo.processInfo.environment["NO_COLOR"] ?? "").isEmpty

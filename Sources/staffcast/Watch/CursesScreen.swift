@@ -34,6 +34,9 @@ final class CursesScreen {
         open = true
     }
 
+    /// Whether ncurses can drive this terminal (`TERM` is in the terminal database).
+    static var terminalKnown: Bool { staffcast_terminal_known() != 0 }
+
     deinit { close() }
 
     func close() {
