@@ -51,4 +51,26 @@ final class TextRulesTests: XCTestCase {
             XCTAssertThrowsError(try TextRules.requireName(name, of: "team", without: ["/"]), name.debugDescription)
         }
     }
+
+    /// A right-to-left override in a name makes the rest of its receipt line read backwards.
+    func testANameHasNoTextDirectionControlsButRightToLeftNamesAreFine() {
+        for name in ["Eve\u{202E}nimda", "Eve\u{2066}x\u{2069}", "\u{202B}Sam"] {
+            XCTAssertThrowsError(try TextRules.requireOneLine(name, field: "display name"), name.debugDescription) {
+                XCTAssertTrue(($0 as? StaffcastError)?.message.contains("text-direction") ?? false, "\($0)")
+            }
+        }
+        XCTAssertNoThrow(try TextRules.requireOneLine("שרה כהן", field: "display name"))
+        XCTAssertNoThrow(try TextRules.requireOneLine("سارة", field: "display name"))
+    }
+
+    /// "Yes " and "Yes" were two options that look alike; an option with a line break printed
+    /// a line of its own in `staffcast answers`.
+    func testPollOptionsAreTrimmedOneLineAndDistinct() throws {
+        XCTAssertEqual(try Poll(options: [" Yes ", "No"]).options, ["Yes", "No"])
+        XCTAssertThrowsError(try Poll(options: ["Yes", "Yes  "])) {
+            XCTAssertEqual(($0 as? StaffcastError)?.message, "Two poll options are the same.")
+        }
+        XCTAssertThrowsError(try Poll(options: ["Yes\n  3 Fake", "No"]))
+        XCTAssertThrowsError(try Poll(options: ["   ", "No"]))
+    }
 }

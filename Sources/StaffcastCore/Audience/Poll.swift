@@ -11,16 +11,19 @@ public struct Poll: Sendable, Equatable, Codable {
     public static let needHelp = 1
     public static let maxOptionBytes = 100
 
+    /// Options are stored without spaces at either end ("Yes " and "Yes" are one option, not
+    /// two that look alike) and must be one line: `staffcast answers` prints one a line.
     public init(options: [String]) throws(StaffcastError) {
         guard (2...6).contains(options.count) else {
             throw .invalid("A poll has 2 to 6 options; got \(options.count).")
         }
+        let options = options.map { $0.trimmingCharacters(in: .whitespaces) }
         for option in options {
-            guard !option.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { throw .invalid("A poll option is empty.") }
+            guard !option.isEmpty else { throw .invalid("A poll option is empty.") }
             guard option.utf8.count <= Self.maxOptionBytes else {
                 throw .invalid("A poll option may be at most \(Self.maxOptionBytes) bytes.")
             }
-            try TextRules.requireStorable(option, field: "poll option")
+            try TextRules.requireOneLine(option, field: "poll option")
         }
         guard Set(options).count == options.count else { throw .invalid("Two poll options are the same.") }
         self.options = options

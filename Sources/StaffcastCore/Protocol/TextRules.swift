@@ -43,11 +43,22 @@ public enum TextRules {
     /// A person's or an event's name, shown one to a line in lists and terminals (receipts,
     /// reach, `watch`): storable, and no new line, carriage return or tab, so that nobody can
     /// add a line of their own to such a list ("Eve\n  ✓ Fake Person" read as two readers).
+    /// Bidirectional overrides and isolates (U+202A–U+202E, U+2066–U+2069) are refused there
+    /// too: they reorder what follows on the line, so a name could make the rest of a receipt
+    /// line read backwards. Right-to-left names need none of them.
     public static func requireOneLine(_ text: String, field: String) throws(StaffcastError) {
         try requireStorable(text, field: field)
         if text.unicodeScalars.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "\t" }) {
             throw .invalid("The \(field) must be one line (no new lines or tabs). Nothing was stored.")
         }
+        if let bidi = text.unicodeScalars.first(where: isBidiControl) {
+            throw .invalid("The \(field) contains a text-direction control (U+\(String(format: "%04X", bidi.value))), which would reorder the rest of its line. Nothing was stored.")
+        }
+    }
+
+    /// The explicit embedding, override and isolate controls of Unicode's bidi algorithm.
+    public static func isBidiControl(_ scalar: Unicode.Scalar) -> Bool {
+        (0x202A...0x202E).contains(scalar.value) || (0x2066...0x2069).contains(scalar.value)
     }
 
     /// Throws `invalid`, naming `field` and the character, when `text` holds one.
