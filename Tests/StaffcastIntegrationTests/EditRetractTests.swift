@@ -108,6 +108,11 @@ final class EditRetractTests: IntegrationTestCase {
             let b = try api.raw("PATCH", "/v1/messages/\(m.id.uuidString)", body: Data(bad.utf8), contentType: "application/json")
             XCTAssertEqual(b.status, 400, bad)
         }
+        // Only the text can be edited: a priority beside it answered 200 having changed nothing.
+        let priority = try api.raw("PATCH", "/v1/messages/\(m.id.uuidString)",
+                                   body: Data(#"{"message":"Shuttle at gate 6","priority":"urgent"}"#.utf8), contentType: "application/json")
+        XCTAssertEqual(priority.status, 400)
+        XCTAssertTrue(String(decoding: priority.body, as: UTF8.self).contains("changes only the text"))
         let d = try api.raw("DELETE", "/v1/messages/\(m.id.uuidString)")
         XCTAssertEqual(d.status, 200)
         let body = try JSONSerialization.jsonObject(with: d.body) as? [String: Any]

@@ -68,6 +68,11 @@ final class HTTPAPITests: IntegrationTestCase {
         XCTAssertEqual(r.status, 400)
         r = try post("{broken", type: "application/json")
         XCTAssertEqual(r.status, 400)
+        // A mistyped field is named, not ignored: this went out as a normal message before.
+        r = try post(#"{"message": "Evacuate hall B", "priorty": "urgent"}"#, type: "application/json")
+        XCTAssertEqual(r.status, 400)
+        XCTAssertTrue(String(decoding: r.body, as: UTF8.self).contains("'priorty' (did you mean 'priority'?)"),
+                      String(decoding: r.body, as: UTF8.self))
         r = try post("hi", api: try server.api(fixture.staffToken))
         XCTAssertEqual(r.status, 403); XCTAssertEqual(errorCode(r), "forbidden")
         r = try post("hi", api: try server.api(fixture.outsiderToken))

@@ -52,14 +52,21 @@ public struct SendBody: Sendable, Equatable, Codable {
         }
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case message, template, priority, force, teams, poll
         case messageType = "message_type", expiresInMinutes = "expires_in_minutes"
         case escalateAfterMinutes = "escalate_after_minutes", sendAt = "send_at", beforeStart = "before_start"
     }
 
+    /// The fields a send's JSON body may hold.
+    public static let fields = KnownFields(CodingKeys.allCases.map(\.rawValue))
+
+    /// The JSON body of `POST /v1/events/{id}/messages`: a field outside `fields` is refused (a
+    /// WebSocket `send` frame goes through `init(_:)`, beside `op`, `event_id` and `request_id`).
     public init(from decoder: Decoder) throws {
-        try self.init(WireFields(decoder))
+        let f = try WireFields(decoder)
+        try f.refuseUnknown(Self.fields, in: "The JSON body")
+        try self.init(f)
     }
 
     /// Reads the fields (errors name the field at fault); the poll is checked here already.

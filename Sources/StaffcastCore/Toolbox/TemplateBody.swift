@@ -21,12 +21,13 @@ public struct TemplateBody: Sendable, Equatable, Codable {
         self.teams = teams.isEmpty ? nil : teams
     }
 
-    enum CodingKeys: String, CodingKey {
+    enum CodingKeys: String, CodingKey, CaseIterable {
         case name, message, priority, teams, messageType = "message_type", expiresInMinutes = "expires_in_minutes"
     }
 
     public init(from decoder: Decoder) throws {
         let f = try WireFields(decoder)
+        try f.refuseUnknown(KnownFields(CodingKeys.allCases.map(\.rawValue)), in: "A template")
         name = try f.string("name")
         message = try f.string("message")
         messageType = try f.string("message_type")
