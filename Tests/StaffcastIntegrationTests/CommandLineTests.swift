@@ -121,6 +121,26 @@ final class CommandLineTests: XCTestCase {
         XCTAssertFalse(try EmbeddedCluster(dataDir: dataDir).isRunning, "the embedded cluster must be stopped")
     }
 
+    /// Three servers on one embedded cluster: one killed (kill -9), the other two stopped at
+    /// the same moment. The last one out stops PostgreSQL; before, each stopping server counted
+    /// the other's sessions as a user and both left it running.
+    func testServersStoppingTogetherAfterOneWasKilledStopTheEmbeddedCluster() throws {
+        let dataDir = "/tmp/sc-three-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: dataDir) }
+        let args = ["serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir, "--log-level", "info"]
+        let servers = try (0..<3).map { _ in try StaffcastProcess(args) }
+        let cluster = try EmbeddedCluster(dataDir: dataDir)
+        XCTAssertTrue(cluster.isRunning)
+        kill(servers[0].process.processIdentifier, SIGKILL)
+        servers[0].process.waitUntilExit()
+        servers[1].process.terminate()
+        servers[2].process.terminate()
+        for server in servers[1...] { server.process.waitUntilExit() }
+        XCTAssertEqual(servers[1].process.terminationStatus, 0)
+        XCTAssertEqual(servers[2].process.terminationStatus, 0)
+        XCTAssertFalse(cluster.isRunning, "the last server out must stop the embedded PostgreSQL: \(servers[1].stderr) \(servers[2].stderr)")
+    }
+
     func testHelpTeachesByExample() throws {
         for args in [["--help"], ["serve", "--help"], ["send", "--help"], ["admin", "--help"], ["admin", "grant", "--help"],
                      ["watch", "--help"]] {

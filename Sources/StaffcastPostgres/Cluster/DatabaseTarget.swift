@@ -53,31 +53,34 @@ public final class DatabaseTarget: @unchecked Sendable {
         return Self.redacted(conninfo)
     }
 
-    /// Stops the embedded cluster when no other staffcast server still uses it (or, with
+    /// Stops the embedded cluster when no other staffcast process still uses it (or, with
     /// `onlyIfStartedHere`, only when this process started it: admin commands).
-    public func release(onlyIfStartedHere: Bool, logger: Logger) {
-        guard let cluster else { return }
+    ///
+    /// Every staffcast process using the cluster holds the data dir's `in-use` file shared, and
+    /// the kernel drops a killed one's lock; so the last user is the one that can take it
+    /// exclusively. Several stopping at once each give up their shared lock first and then try
+    /// for up to `lastUserWait` seconds: one of them gets it and stops the cluster, the others
+    /// find it stopped. (Counting the other servers' sessions instead saw two servers stopping
+    /// together as each other's users, and both left PostgreSQL running.)
+    public func release(onlyIfStartedHere: Bool, logger: Logger, lastUserWait: Double = 2) {
+        guard let cluster, let fd = inUseLock else { return }
         defer {
-            if let fd = inUseLock { close(fd) }
+            close(fd)
             inUseLock = nil
         }
         if onlyIfStartedHere && !startedCluster { return }
-        if let conn = try? PGConnection(conninfo: conninfo) {
-            // This server's own connections were closed just before; their backends leave a
-            // moment later (longer on a loaded machine), so only sessions that stay count.
-            var others = 0
-            let deadline = Date().addingTimeInterval(2)
-            repeat {
-                others = (try? conn.query("""
-                    SELECT count(*) FROM pg_stat_activity WHERE application_name = 'staffcast serve' AND pid <> pg_backend_pid()
-                    """).int(0, 0)) ?? 0
-                if others > 0 { usleep(100_000) }
-            } while others > 0 && Date() < deadline
-            if others > 0 {
-                logger.info("leaving the embedded PostgreSQL running: another staffcast server uses it", metadata: ["servers": "\(others)"])
-                return
-            }
+        flock(fd, LOCK_UN)
+        let deadline = Date().addingTimeInterval(lastUserWait)
+        var last = flock(fd, LOCK_EX | LOCK_NB) == 0
+        while !last && Date() < deadline {
+            usleep(50_000)
+            last = flock(fd, LOCK_EX | LOCK_NB) == 0
         }
+        guard last else {
+            logger.info("leaving the embedded PostgreSQL running: another staffcast process uses it")
+            return
+        }
+        guard cluster.isRunning else { return } // another one stopping with us stopped it
         do {
             try cluster.stop()
             logger.info("embedded PostgreSQL stopped")

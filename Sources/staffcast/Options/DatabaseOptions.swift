@@ -71,7 +71,7 @@ struct DatabaseOptions: ParsableArguments {
         let level = settings.text(.logLevel).flatMap(Logger.Level.init(rawValue:)) ?? .info
         LogSetup.bootstrap(level: level, json: settings.text(.logFormat) == "json")
         let logger = Logger(label: "staffcast")
-        setenv("PGAPPNAME", applicationName, 1) // lets a server see which other servers share the cluster
+        setenv("PGAPPNAME", applicationName, 1) // names each staffcast process's sessions in pg_stat_activity
         let target = try DatabaseTarget(databaseURL: settings.text(.databaseURL),
                                         migrateDatabaseURL: settings.text(.migrateDatabaseURL),
                                         dataDir: settings.text(.dataDir) ?? ConfigKey.dataDir.defaultText,
