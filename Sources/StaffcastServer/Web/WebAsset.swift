@@ -9,12 +9,22 @@ import Foundation
 /// revalidates instead of downloading again. Immutable after start: any thread may read it.
 enum WebAsset: CaseIterable, Equatable, Sendable {
     case consolePage, consoleScript, consoleStyle
+    /// The console's other ES modules, imported by `console.js` (one part of the console each).
+    case consoleCore, consoleSocket, consoleMessages, consolePeople, consoleSend, consoleInvites
     case appPage, appScript, appText, appStyle, serviceWorker, manifest, iconSVG, icon192, icon512
+    /// The staff app's other ES modules, imported by `app.js`.
+    case appState, appSocket, appRender, appPush
 
     /// The asset a path under `/console/` names (`console.js`), nil for any other file.
     init?(consoleFile name: String) {
         switch name {
         case "console.js": self = .consoleScript
+        case "console-core.js": self = .consoleCore
+        case "console-socket.js": self = .consoleSocket
+        case "console-messages.js": self = .consoleMessages
+        case "console-people.js": self = .consolePeople
+        case "console-send.js": self = .consoleSend
+        case "console-invites.js": self = .consoleInvites
         case "console.css": self = .consoleStyle
         default: return nil
         }
@@ -25,6 +35,10 @@ enum WebAsset: CaseIterable, Equatable, Sendable {
         switch name {
         case "app.js": self = .appScript
         case "app-text.js": self = .appText
+        case "app-state.js": self = .appState
+        case "app-socket.js": self = .appSocket
+        case "app-render.js": self = .appRender
+        case "app-push.js": self = .appPush
         case "app.css": self = .appStyle
         case "sw.js": self = .serviceWorker
         case "manifest.webmanifest": self = .manifest
@@ -35,7 +49,13 @@ enum WebAsset: CaseIterable, Equatable, Sendable {
         }
     }
 
-    var isConsole: Bool { self == .consolePage || self == .consoleScript || self == .consoleStyle }
+    var isConsole: Bool {
+        switch self {
+        case .consolePage, .consoleScript, .consoleStyle, .consoleCore, .consoleSocket, .consoleMessages, .consolePeople,
+             .consoleSend, .consoleInvites: true
+        default: false
+        }
+    }
 
     static let contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
         + "connect-src 'self'; manifest-src 'self'; worker-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -45,9 +65,19 @@ enum WebAsset: CaseIterable, Equatable, Sendable {
         case .consolePage: PackageResources.console_html
         case .consoleScript: PackageResources.console_js
         case .consoleStyle: PackageResources.console_css
+        case .consoleCore: PackageResources.console_core_js
+        case .consoleSocket: PackageResources.console_socket_js
+        case .consoleMessages: PackageResources.console_messages_js
+        case .consolePeople: PackageResources.console_people_js
+        case .consoleSend: PackageResources.console_send_js
+        case .consoleInvites: PackageResources.console_invites_js
         case .appPage: PackageResources.app_html
         case .appScript: PackageResources.app_js
         case .appText: PackageResources.app_text_js
+        case .appState: PackageResources.app_state_js
+        case .appSocket: PackageResources.app_socket_js
+        case .appRender: PackageResources.app_render_js
+        case .appPush: PackageResources.app_push_js
         case .appStyle: PackageResources.app_css
         case .serviceWorker: PackageResources.sw_js
         case .manifest: PackageResources.manifest_webmanifest
@@ -60,7 +90,8 @@ enum WebAsset: CaseIterable, Equatable, Sendable {
     var contentType: String {
         switch self {
         case .consolePage, .appPage: "text/html; charset=utf-8"
-        case .consoleScript, .appScript, .appText, .serviceWorker: "text/javascript; charset=utf-8"
+        case .consoleScript, .consoleCore, .consoleSocket, .consoleMessages, .consolePeople, .consoleSend, .consoleInvites,
+             .appScript, .appText, .appState, .appSocket, .appRender, .appPush, .serviceWorker: "text/javascript; charset=utf-8"
         case .consoleStyle, .appStyle: "text/css; charset=utf-8"
         case .manifest: "application/manifest+json"
         case .iconSVG: "image/svg+xml"
