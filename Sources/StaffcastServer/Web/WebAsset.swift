@@ -7,46 +7,27 @@ import Foundation
 /// time, whatever directory it runs from. Served with a Content-Security-Policy that allows
 /// nothing from another origin and no inline script or style, and an ETag so that a browser
 /// revalidates instead of downloading again. Immutable after start: any thread may read it.
-enum WebAsset: CaseIterable, Equatable, Sendable {
-    case consolePage, consoleScript, consoleStyle
+enum WebAsset: String, CaseIterable, Equatable, Sendable {
+    // The raw value is the file's name under `/console/` or `/app/` (the pages: their own path).
+    case consolePage = "/console", consoleScript = "console.js", consoleStyle = "console.css"
     /// The console's other ES modules, imported by `console.js` (one part of the console each).
-    case consoleCore, consoleSocket, consoleMessages, consolePeople, consoleSend, consoleInvites
-    case appPage, appScript, appText, appStyle, serviceWorker, manifest, iconSVG, icon192, icon512
+    case consoleCore = "console-core.js", consoleSocket = "console-socket.js", consoleMessages = "console-messages.js"
+    case consolePeople = "console-people.js", consoleSend = "console-send.js", consoleInvites = "console-invites.js"
+    case appPage = "/app", appScript = "app.js", appText = "app-text.js", appStyle = "app.css", serviceWorker = "sw.js"
+    case manifest = "manifest.webmanifest", iconSVG = "icon.svg", icon192 = "icon-192.png", icon512 = "icon-512.png"
     /// The staff app's other ES modules, imported by `app.js`.
-    case appState, appSocket, appRender, appPush
+    case appState = "app-state.js", appSocket = "app-socket.js", appRender = "app-render.js", appPush = "app-push.js"
 
     /// The asset a path under `/console/` names (`console.js`), nil for any other file.
     init?(consoleFile name: String) {
-        switch name {
-        case "console.js": self = .consoleScript
-        case "console-core.js": self = .consoleCore
-        case "console-socket.js": self = .consoleSocket
-        case "console-messages.js": self = .consoleMessages
-        case "console-people.js": self = .consolePeople
-        case "console-send.js": self = .consoleSend
-        case "console-invites.js": self = .consoleInvites
-        case "console.css": self = .consoleStyle
-        default: return nil
-        }
+        guard let asset = WebAsset(rawValue: name), asset.isConsole else { return nil }
+        self = asset
     }
 
     /// The asset a path under `/app/` names (`app.js`, `sw.js`, …), nil for any other file.
     init?(appFile name: String) {
-        switch name {
-        case "app.js": self = .appScript
-        case "app-text.js": self = .appText
-        case "app-state.js": self = .appState
-        case "app-socket.js": self = .appSocket
-        case "app-render.js": self = .appRender
-        case "app-push.js": self = .appPush
-        case "app.css": self = .appStyle
-        case "sw.js": self = .serviceWorker
-        case "manifest.webmanifest": self = .manifest
-        case "icon.svg": self = .iconSVG
-        case "icon-192.png": self = .icon192
-        case "icon-512.png": self = .icon512
-        default: return nil
-        }
+        guard let asset = WebAsset(rawValue: name), !asset.isConsole else { return nil }
+        self = asset
     }
 
     var isConsole: Bool {
