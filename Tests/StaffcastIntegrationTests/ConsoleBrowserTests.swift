@@ -95,7 +95,8 @@ final class ConsoleBrowserTests: IntegrationTestCase {
     }
 
     func testTheConsoleIsServedWithAStrictPolicy() throws {
-        for path in ["/console", "/console/console.js", "/console/console.css", "/join/AAAAAAAAAAAAAAAAAAAAAA"] {
+        let modules = ["core", "socket", "messages", "people", "send", "invites"].map { "/console/console-\($0).js" }
+        for path in ["/console", "/console/console.js", "/console/console.css", "/join/AAAAAAAAAAAAAAAAAAAAAA"] + modules {
             let r = try server.api(nil).raw("GET", path)
             XCTAssertEqual(r.status, 200, path)
         }

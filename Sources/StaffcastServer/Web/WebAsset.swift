@@ -7,35 +7,36 @@ import Foundation
 /// time, whatever directory it runs from. Served with a Content-Security-Policy that allows
 /// nothing from another origin and no inline script or style, and an ETag so that a browser
 /// revalidates instead of downloading again. Immutable after start: any thread may read it.
-enum WebAsset: CaseIterable, Equatable, Sendable {
-    case consolePage, consoleScript, consoleStyle
-    case appPage, appScript, appText, appStyle, serviceWorker, manifest, iconSVG, icon192, icon512
+enum WebAsset: String, CaseIterable, Equatable, Sendable {
+    // The raw value is the file's name under `/console/` or `/app/` (the pages: their own path).
+    case consolePage = "/console", consoleScript = "console.js", consoleStyle = "console.css"
+    /// The console's other ES modules, imported by `console.js` (one part of the console each).
+    case consoleCore = "console-core.js", consoleSocket = "console-socket.js", consoleMessages = "console-messages.js"
+    case consolePeople = "console-people.js", consoleSend = "console-send.js", consoleInvites = "console-invites.js"
+    case appPage = "/app", appScript = "app.js", appText = "app-text.js", appStyle = "app.css", serviceWorker = "sw.js"
+    case manifest = "manifest.webmanifest", iconSVG = "icon.svg", icon192 = "icon-192.png", icon512 = "icon-512.png"
+    /// The staff app's other ES modules, imported by `app.js`.
+    case appState = "app-state.js", appSocket = "app-socket.js", appRender = "app-render.js", appPush = "app-push.js"
 
     /// The asset a path under `/console/` names (`console.js`), nil for any other file.
     init?(consoleFile name: String) {
-        switch name {
-        case "console.js": self = .consoleScript
-        case "console.css": self = .consoleStyle
-        default: return nil
-        }
+        guard let asset = WebAsset(rawValue: name), asset.isConsole else { return nil }
+        self = asset
     }
 
     /// The asset a path under `/app/` names (`app.js`, `sw.js`, …), nil for any other file.
     init?(appFile name: String) {
-        switch name {
-        case "app.js": self = .appScript
-        case "app-text.js": self = .appText
-        case "app.css": self = .appStyle
-        case "sw.js": self = .serviceWorker
-        case "manifest.webmanifest": self = .manifest
-        case "icon.svg": self = .iconSVG
-        case "icon-192.png": self = .icon192
-        case "icon-512.png": self = .icon512
-        default: return nil
-        }
+        guard let asset = WebAsset(rawValue: name), !asset.isConsole else { return nil }
+        self = asset
     }
 
-    var isConsole: Bool { self == .consolePage || self == .consoleScript || self == .consoleStyle }
+    var isConsole: Bool {
+        switch self {
+        case .consolePage, .consoleScript, .consoleStyle, .consoleCore, .consoleSocket, .consoleMessages, .consolePeople,
+             .consoleSend, .consoleInvites: true
+        default: false
+        }
+    }
 
     static let contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
         + "connect-src 'self'; manifest-src 'self'; worker-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -45,9 +46,19 @@ enum WebAsset: CaseIterable, Equatable, Sendable {
         case .consolePage: PackageResources.console_html
         case .consoleScript: PackageResources.console_js
         case .consoleStyle: PackageResources.console_css
+        case .consoleCore: PackageResources.console_core_js
+        case .consoleSocket: PackageResources.console_socket_js
+        case .consoleMessages: PackageResources.console_messages_js
+        case .consolePeople: PackageResources.console_people_js
+        case .consoleSend: PackageResources.console_send_js
+        case .consoleInvites: PackageResources.console_invites_js
         case .appPage: PackageResources.app_html
         case .appScript: PackageResources.app_js
         case .appText: PackageResources.app_text_js
+        case .appState: PackageResources.app_state_js
+        case .appSocket: PackageResources.app_socket_js
+        case .appRender: PackageResources.app_render_js
+        case .appPush: PackageResources.app_push_js
         case .appStyle: PackageResources.app_css
         case .serviceWorker: PackageResources.sw_js
         case .manifest: PackageResources.manifest_webmanifest
@@ -60,7 +71,8 @@ enum WebAsset: CaseIterable, Equatable, Sendable {
     var contentType: String {
         switch self {
         case .consolePage, .appPage: "text/html; charset=utf-8"
-        case .consoleScript, .appScript, .appText, .serviceWorker: "text/javascript; charset=utf-8"
+        case .consoleScript, .consoleCore, .consoleSocket, .consoleMessages, .consolePeople, .consoleSend, .consoleInvites,
+             .appScript, .appText, .appState, .appSocket, .appRender, .appPush, .serviceWorker: "text/javascript; charset=utf-8"
         case .consoleStyle, .appStyle: "text/css; charset=utf-8"
         case .manifest: "application/manifest+json"
         case .iconSVG: "image/svg+xml"

@@ -3,7 +3,8 @@
 // messages when the server sends them (docs/protocol.md, Web Push). Never touches the API.
 "use strict";
 const SHELL = "staffcast-shell";
-const FILES = ["/app", "/app/app.css", "/app/app-text.js", "/app/app.js", "/app/manifest.webmanifest", "/app/icon.svg", "/app/icon-192.png"];
+const FILES = ["/app", "/app/app.css", "/app/app-text.js", "/app/app.js", "/app/app-state.js", "/app/app-socket.js",
+  "/app/app-render.js", "/app/app-push.js", "/app/manifest.webmanifest", "/app/icon.svg", "/app/icon-192.png"];
 
 self.addEventListener("install", (e) => {
   e.waitUntil(caches.open(SHELL).then((c) => c.addAll(FILES.map((f) => new Request(f, { cache: "no-cache" })))).then(() => self.skipWaiting()));

@@ -5,7 +5,7 @@ import XCTest
 /// Back-pressure (`FanoutEngine+BackPressure`): a connection that keeps many requests waiting
 /// on the database is slowed down by the transport no longer reading it, never refused for
 /// it; only the per-connection send rate limit refuses, and its refusal names that limit.
-extension FanoutEngineTests {
+final class FanoutEngineBackPressureTests: FanoutEngineTestCase {
     func pauses(_ actions: [EngineAction]) -> [Int] {
         actions.compactMap { if case .pauseReading(let id) = $0 { return id } else { return nil } }
     }

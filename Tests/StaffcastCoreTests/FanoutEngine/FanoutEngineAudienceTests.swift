@@ -6,7 +6,7 @@ import XCTest
 /// connections only (found through each user's connections, not by walking the event's
 /// subscribers), in live fan-out and in the catch-up replayed after a late subscribe; a message
 /// to the whole event still reaches everyone.
-extension FanoutEngineTests {
+final class FanoutEngineAudienceTests: FanoutEngineTestCase {
     func seqOf(_ frame: TestFrame) -> Int64? {
         if case .message(let m)? = decode(frame) { return m.seq }
         return nil

@@ -6,7 +6,7 @@ import XCTest
 /// Emergencies), in the engine alone: receipts only to admins and owners subscribed to the
 /// event, following level changes and revokes; reminders only to the named users' connections
 /// subscribed to the message's event.
-extension FanoutEngineTests {
+final class FanoutEngineEmergencyTests: FanoutEngineTestCase {
     /// Like `ready`, with the user's level on each event as the subscribe's snapshot saw it.
     func readyAs(_ engine: Engine, _ id: Int, _ who: Identity, level: AccessLevel, events: [UUID],
                  file: StaticString = #filePath, line: UInt = #line) {

@@ -4,7 +4,7 @@ import XCTest
 
 /// The engine's side of the toolbox: edits and retracts (event frames) reach every subscriber
 /// of their event and nobody else, after the batch's messages; `edit`/`retract` become jobs.
-extension FanoutEngineTests {
+final class FanoutEngineToolboxTests: FanoutEngineTestCase {
     func testEditAndRetractFramesReachTheEventsSubscribersOnly() {
         let engine = makeEngine()
         ready(engine, 1, alice, events: [event])

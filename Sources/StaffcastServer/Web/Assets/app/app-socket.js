@@ -1,0 +1,181 @@
+// The staff app's WebSocket: connecting with retries and pings, catching up, each frame, and the
+// requests it sends (reads, replies, answers).
+"use strict";
+import { $, S, expired, save, saveCache, setEventName, t, trim } from "./app-state.js";
+import { hideBanner, render, showBanner } from "./app-render.js";
+import { notice, setConn, signedOut } from "./app.js";
+
+// ---- the WebSocket ---------------------------------------------------------------------------
+export function connect() {
+  if (S.stopped || !S.token) return;
+  clearTimeout(S.retryTimer);
+  if (S.ws) return;
+  setConn("connecting");
+  const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/v1/ws";
+  let ws, opened = false;
+  try { ws = new WebSocket(url, ["staffcast.v1", "staffcast.bearer." + S.token]); } catch (_) { return retry(); }
+  S.ws = ws;
+  ws.onopen = () => {
+    opened = true; S.wsOpen = true; S.retry = 0; setConn("live", null, "live"); if (!S.noticeKept) notice("");
+    subscribe();
+    clearInterval(S.pingTimer);
+    // A phone that loses its network may not notice for minutes: ask, and give up on silence.
+    S.pingTimer = setInterval(() => {
+      if (S.pongDue && Date.now() > S.pongDue) { try { ws.close(4000); } catch (_) {} return; }
+      if (!S.pongDue) { S.pongDue = Date.now() + 10000; send({ op: "ping" }); }
+    }, 20000);
+  };
+  ws.onmessage = (e) => { let f; try { f = JSON.parse(e.data); } catch (_) { return; } onFrame(f); };
+  ws.onclose = async (e) => {
+    if (S.ws !== ws) return;
+    S.ws = null; S.wsOpen = false; S.pongDue = null; clearInterval(S.pingTimer);
+    S.paging = false;
+    if (e.code === 4401) return signedOut(t("tokenInvalid"));
+    if (!opened) {
+      // Refused before the upgrade: a 401 means this sign-in is over; anything else, retry.
+      try {
+        const r = await fetch("/v1/me/events", { headers: { "Authorization": "Bearer " + S.token }, cache: "no-store" });
+        if (r.status === 401) return signedOut(t("tokenInvalid"));
+      } catch (_) { /* offline */ }
+    }
+    retry();
+  };
+}
+function retry() {
+  if (S.stopped) return;
+  const base = Math.min(30000, 1000 * Math.pow(2, S.retry));
+  const wait = base + Math.random() * base * 0.3;
+  S.retry += 1;
+  setConn("retrying", { n: Math.ceil(wait / 1000) }, "down");
+  if (S.msgs.size) notice(t("offlineCached"));
+  S.retryTimer = setTimeout(connect, wait);
+}
+export function send(f) { if (!S.ws || !S.wsOpen) return false; S.ws.send(JSON.stringify(f)); return true; }
+function request(f, onError) {
+  f.ref = "a" + (++S.refs);
+  if (onError) S.pending.set(f.ref, onError);
+  return send(f);
+}
+
+export function subscribe() {
+  if (!S.eventId) return;
+  const f = { op: "subscribe", event_id: S.eventId, ref: "sub" };
+  if (S.cursor > 0) f.since_seq = S.cursor; // exactly what was missed, however long
+  // Until the pages end, live messages do not move the cursor the pages follow.
+  S.paging = true; S.heldMax = 0;
+  send(f);
+}
+function pageOn(more) {
+  if (more) { send({ op: "history", event_id: S.eventId, after_seq: S.cursor, limit: 200 }); return; }
+  S.paging = false;
+  if (S.heldMax > S.cursor) S.cursor = S.heldMax;
+  for (const id of S.pendingReads) send({ op: "mark_read", message_id: id });
+  trim(); saveCache();
+}
+
+function onFrame(f) {
+  switch (f.op) {
+    case "hello":
+      S.userId = f.user_id; S.name = f.display_name; save(); break;
+    case "subscribed":
+      if (f.event_id !== S.eventId) break;
+      if (f.event_name) setEventName(f.event_name);
+      for (const m of f.history || []) put(m, false);
+      for (const m of f.history || []) if (m.seq > S.cursor) S.cursor = m.seq;
+      S.unread = f.unread_count;
+      pageOn(f.more); render(); break;
+    case "history":
+      if (f.event_id !== S.eventId) break;
+      for (const m of f.messages || []) { put(m, false); if (m.seq > S.cursor) S.cursor = m.seq; }
+      pageOn(f.more); render(); break;
+    case "message": {
+      const m = f.message;
+      if (!m || m.event_id !== S.eventId) break;
+      const isNew = !S.msgs.has(m.id);
+      put(m, true);
+      if (S.paging) { if (m.seq > S.heldMax) S.heldMax = m.seq; } else if (m.seq > S.cursor) S.cursor = m.seq;
+      if (isNew && !m.read && m.sender_id !== S.userId) {
+        if (S.unread !== null) S.unread += 1;
+        if (m.message_type !== "emergency") showBanner(m);
+        const say = t("newMessage", { priority: t(m.priority), name: m.sender_name, text: m.message });
+        $(m.priority === "urgent" || m.message_type !== "broadcast" ? "announce-urgent" : "announce").textContent = say;
+        if (document.hidden && navigator.vibrate && m.priority !== "low") navigator.vibrate(200);
+      }
+      trim(); render(); saveCache(); break; }
+    case "message_updated": {
+      const m = f.message, old = m && S.msgs.get(m.id);
+      if (old) { Object.assign(old, { message: m.message, edited_at: m.edited_at, expires_at: m.expires_at }); render(); saveCache(); }
+      break; }
+    case "message_retracted": {
+      const m = S.msgs.get(f.message_id);
+      if (m) {
+        if (!m.read && m.sender_id !== S.userId && S.unread) S.unread -= 1;
+        S.msgs.delete(f.message_id); S.alarms = S.alarms.filter((id) => id !== f.message_id);
+        if (S.banner === f.message_id) hideBanner();
+        render(); saveCache();
+      }
+      break; }
+    case "read": {
+      const m = S.msgs.get(f.message_id);
+      if (m) m.read = true;
+      S.pendingReads.delete(f.message_id);
+      if (f.event_id === S.eventId) S.unread = f.unread_count;
+      S.alarms = S.alarms.filter((id) => id !== f.message_id);
+      if (S.acking === f.message_id) S.acking = null;
+      if (S.banner === f.message_id) hideBanner();
+      render(); saveCache(); break; }
+    case "reminder": {
+      const m = f.message;
+      if (!m || m.event_id !== S.eventId) break;
+      put(m, false);
+      const stored = S.msgs.get(m.id);
+      stored.reminder = f.round;
+      if (!stored.read && !S.alarms.includes(m.id)) S.alarms.push(m.id);
+      render(); saveCache(); break; }
+    case "replied": {
+      const m = f.reply && S.msgs.get(f.reply.message_id);
+      if (m) { m.my_reply = f.reply.status; render(); saveCache(); }
+      break; }
+    case "answered": {
+      // Answering marks it read (docs/protocol.md, Audiences); the reply says only `answered`.
+      const m = S.msgs.get(f.message_id);
+      if (m) {
+        if (!m.read && !S.pendingReads.has(m.id) && typeof S.unread === "number") S.unread = Math.max(0, S.unread - 1);
+        m.answer = f.option; m.read = true;
+        S.alarms = S.alarms.filter((id) => id !== m.id);
+        if (S.banner === m.id) hideBanner();
+        render(); saveCache();
+      }
+      break; }
+    case "access_revoked":
+      if (f.event_id === S.eventId) signedOut(t("accessEnded"));
+      break;
+    case "pong": S.pongDue = null; break;
+    case "error": {
+      const onError = f.ref && S.pending.get(f.ref);
+      if (onError) { S.pending.delete(f.ref); onError(f); break; }
+      if (f.ref === "sub" && f.code === "unavailable") { setTimeout(subscribe, 500); break; }
+      notice(t("failed", { reason: f.message || f.code }));
+      break; }
+    default: break;
+  }
+  if (f.ref && f.op !== "error") S.pending.delete(f.ref);
+}
+
+function put(m, live) {
+  if (expired(m)) return;
+  const old = S.msgs.get(m.id);
+  if (old) { m.my_reply = m.my_reply || old.my_reply; m.reminder = old.reminder; if (old.read) m.read = true; }
+  S.msgs.set(m.id, m);
+  if (m.message_type === "emergency" && !m.read && m.sender_id !== S.userId && !S.alarms.includes(m.id)) S.alarms.push(m.id);
+}
+
+// ---- actions -----------------------------------------------------------------------------
+export function markRead(id) {
+  S.pendingReads.add(id);
+  request({ op: "mark_read", message_id: id }, (err) => { S.pendingReads.delete(id); notice(t("failed", { reason: err.message })); });
+}
+// Replies and answers need the connection (a read waits for it in pendingReads instead).
+export function reply(id, status) { if (!request({ op: "reply", message_id: id, status }, failed)) notice(t("notConnected")); }
+export function answer(id, option) { if (!request({ op: "answer", message_id: id, option }, failed)) notice(t("notConnected")); }
+function failed(err) { notice(t("failed", { reason: err.message || err.code })); }

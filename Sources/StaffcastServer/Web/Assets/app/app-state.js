@@ -1,0 +1,61 @@
+// The staff app's state, its sentences (from app-text.js) and what it keeps in localStorage.
+"use strict";
+
+export const $ = (id) => document.getElementById(id);
+export const el = (tag, cls, text) => { const e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined) e.textContent = text; return e; };
+const KEY = "staffcast.app", KEEP = 200;
+const TEXT = window.STAFFCAST_TEXT || { en: {} };
+const saved = (() => { try { return JSON.parse(localStorage.getItem(KEY)) || {}; } catch (_) { return {}; } })();
+export const S = {
+  token: saved.token || null, userId: saved.user_id || null, name: saved.display_name || "", eventId: saved.event_id || null,
+  eventName: saved.event_name || "",
+  lang: saved.lang || ((navigator.language || "en").toLowerCase().startsWith("tr") ? "tr" : "en"),
+  events: [], ws: null, wsOpen: false, retry: 0, retryTimer: null, pingTimer: null, pongDue: null,
+  msgs: new Map(), cursor: 0, paging: false, heldMax: 0, unread: null, alarms: [], acking: null,
+  pendingReads: new Set(), refs: 0, pending: new Map(), banner: null, stopped: false, alarmTimer: null,
+};
+
+// ---- text ----------------------------------------------------------------------------------
+export function t(key, vars) {
+  let s = (TEXT[S.lang] && TEXT[S.lang][key]) || TEXT.en[key] || key;
+  for (const k in (vars || {})) s = s.split("{" + k + "}").join(String(vars[k]));
+  return s;
+}
+export function applyText() {
+  document.documentElement.lang = S.lang;
+  for (const e of document.querySelectorAll("[data-t]")) e.textContent = t(e.dataset.t);
+  $("lang").value = S.lang;
+}
+export const REPLIES = [["on_my_way", "replyOnMyWay"], ["running_late", "replyRunningLate"], ["cannot_make_it", "replyCannotMakeIt"], ["done", "replyDone"]];
+export const replyName = (status) => { const r = REPLIES.find((x) => x[0] === status); return r ? t(r[1]) : status; };
+export const clock = (iso) => iso ? new Date(iso).toLocaleTimeString(S.lang, { hour: "2-digit", minute: "2-digit" }) : "";
+
+// ---- storage -------------------------------------------------------------------------------
+export function save() {
+  localStorage.setItem(KEY, JSON.stringify({ token: S.token, user_id: S.userId, display_name: S.name, event_id: S.eventId,
+    event_name: S.eventName, lang: S.lang }));
+}
+export const cacheKey = () => KEY + ".cache." + S.eventId;
+export function saveCache() {
+  if (!S.eventId) return;
+  const last = sorted().slice(-KEEP);
+  try { localStorage.setItem(cacheKey(), JSON.stringify({ cursor: S.cursor, unread: S.unread, alarms: S.alarms, messages: last })); } catch (_) { /* full: the server has it all */ }
+}
+export function loadCache() {
+  S.msgs.clear(); S.cursor = 0; S.unread = null; S.alarms = [];
+  let c = null; try { c = JSON.parse(localStorage.getItem(cacheKey())); } catch (_) {}
+  if (!c) return;
+  for (const m of c.messages || []) S.msgs.set(m.id, m);
+  S.cursor = c.cursor || 0; S.unread = typeof c.unread === "number" ? c.unread : null;
+  S.alarms = (c.alarms || []).filter((id) => S.msgs.has(id));
+}
+// At most MAX messages in memory (a phone at a long event): the oldest go first.
+const MAX = 2000;
+export function trim() {
+  if (S.msgs.size <= MAX) return;
+  for (const m of sorted().slice(0, S.msgs.size - MAX)) S.msgs.delete(m.id);
+}
+export const sorted = () => Array.from(S.msgs.values()).sort((a, b) => a.seq - b.seq);
+export const expired = (m) => m.expires_at && new Date(m.expires_at).getTime() <= Date.now();
+
+export function setEventName(name) { S.eventName = name; save(); $("event-name").textContent = name || "staffcast"; }

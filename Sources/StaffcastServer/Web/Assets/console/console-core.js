@@ -1,0 +1,28 @@
+// The console's shared state and its HTTP API call (a bearer token; a 401 signs out).
+"use strict";
+import { signOut } from "./console.js";
+
+export const $ = (id) => document.getElementById(id);
+export const el = (tag, cls, text) => { const e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined) e.textContent = text; return e; };
+export const TOKEN_KEY = "staffcast.token", EVENT_KEY = "staffcast.event";
+export const S = {
+  token: sessionStorage.getItem(TOKEN_KEY), me: null, events: [], eventId: null, ws: null, wsOpen: false,
+  retry: 0, retryTimer: null, lastSeq: 0, messages: new Map(), receipts: new Map(), replies: new Map(),
+  roster: null, pollTimer: null, features: {}, refs: 0, pending: new Map(), invite: null, stopped: false,
+  retryFrame: null, confirming: null, paging: false, heldMax: 0,
+  teams: [], tallies: new Map(), openId: null, detailTimer: null, detail: null,
+};
+
+export function setConn(text, cls) { const c = $("conn"); c.textContent = text; c.className = "conn " + (cls || ""); }
+export function clock(iso) { if (!iso) return ""; const d = new Date(iso); return d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }); }
+
+export async function api(method, path, body) {
+  const headers = { "Authorization": "Bearer " + S.token };
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const r = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), cache: "no-store" });
+  let data = null;
+  try { data = await r.json(); } catch (_) { data = null; }
+  if (r.status === 401) { signOut("Your token is no longer valid. Sign in again."); }
+  return { status: r.status, ok: r.ok, data };
+}
+export const errorText = (res) => (res.data && res.data.error && res.data.error.message) || ("HTTP " + res.status);

@@ -1,0 +1,197 @@
+// The console's list of messages, its alerts (replies, help, escalations) and the receipts panel.
+"use strict";
+import { $, S, api, clock, el, errorText } from "./console-core.js";
+
+// ---- rendering --------------------------------------------------------------------------
+export function renderMessages() {
+  const list = $("messages");
+  const items = Array.from(S.messages.values()).sort((a, b) => b.seq - a.seq).slice(0, 200);
+  // The list is redrawn on every frame: a focused "Receipts" button is found again after.
+  const a = document.activeElement, focusId = a && a.dataset && a.dataset.open;
+  list.textContent = "";
+  $("no-messages").hidden = items.length > 0;
+  for (const m of items) list.appendChild(messageItem(m));
+  if (focusId) { const b = list.querySelector('button[data-open="' + focusId + '"]'); if (b) b.focus(); }
+}
+
+const teamsText = (m) => Array.isArray(m.teams) && m.teams.length ? "to " + m.teams.join(", ") : "to the whole event";
+export const pollOptions = (m) => (m.poll && Array.isArray(m.poll.options) ? m.poll.options : null);
+
+// "Yes 3 · No 1 — 4 of 9 answered" with a bar per option, from the latest poll_tally.
+function pollBlock(m) {
+  const opts = pollOptions(m), t = S.tallies.get(m.id);
+  const ul = el("ul", "poll");
+  ul.setAttribute("aria-label", "Answers");
+  const total = t ? t.counts.reduce((x, y) => x + y, 0) : 0;
+  opts.forEach((o, i) => {
+    const n = t ? (t.counts[i] || 0) : 0;
+    const li = el("li", m.poll && m.poll.options.length === 2 && o === "I need help" && n > 0 ? "help" : null);
+    li.appendChild(el("span", "opt", o));
+    li.appendChild(el("span", "n", String(n)));
+    const meter = el("span", "opt-meter"); const fill = el("span"); fill.style.width = (total ? Math.round(100 * n / total) : 0) + "%";
+    meter.appendChild(fill); li.appendChild(meter);
+    li.dataset.count = String(n);
+    ul.appendChild(li);
+  });
+  const wrap = el("div", "poll-wrap");
+  wrap.appendChild(ul);
+  wrap.appendChild(el("div", "readers", t ? t.answered + " of " + t.audience + " answered" : "no answers yet"));
+  return wrap;
+}
+
+function messageItem(m) {
+  const li = el("li", (m.fresh ? "fresh " : "") + (m.retracted ? "retracted" : ""));
+  li.dataset.id = m.id; m.fresh = false;
+  const meta = el("div", "meta");
+  meta.appendChild(el("span", "badge " + m.priority, m.priority));
+  meta.appendChild(el("span", "badge type", m.message_type));
+  meta.appendChild(el("span", null, m.sender_name + " · " + clock(m.sent_at)));
+  if (m.expires_at) meta.appendChild(el("span", null, "expires " + clock(m.expires_at)));
+  if (m.edited_at) meta.appendChild(el("span", null, "edited"));
+  if (m.retracted) meta.appendChild(el("span", null, "retracted"));
+  meta.appendChild(el("span", "to-line" + (Array.isArray(m.teams) && m.teams.length ? " some" : ""), teamsText(m)));
+  li.appendChild(meta);
+  li.appendChild(el("p", "text", m.message));
+  if (pollOptions(m)) li.appendChild(pollBlock(m));
+  const r = S.receipts.get(m.id);
+  const targeted = Array.isArray(m.teams) && m.teams.length > 0; // its audience is known from receipts only
+  const total = r && r.unread ? r.read.length + r.unread.length : (S.roster && !targeted ? Math.max(0, S.roster - 1) : null);
+  const count = Math.max(m.read_count || 0, r ? r.read.length : 0);
+  const reads = el("span", "reads" + (total && count >= total ? " all" : ""), count + (total !== null ? " of " + total : "") + " read");
+  reads.dataset.readCount = String(count);
+  const line = el("div", "meta"); line.appendChild(reads);
+  if (r && r.unread && r.unread.length) line.appendChild(el("span", "readers", "not yet: " + r.unread.slice(0, 8).join(", ") + (r.unread.length > 8 ? " +" + (r.unread.length - 8) : "")));
+  li.appendChild(line);
+  if (total) { const meter = el("div", "bar-meter"); const fill = el("span"); fill.style.width = Math.min(100, Math.round(100 * count / total)) + "%"; meter.appendChild(fill); li.appendChild(meter); }
+  if (r && r.read.length) li.appendChild(el("div", "readers", "read by " + r.read.slice(-8).join(", ") + (r.read.length > 8 ? " and " + (r.read.length - 8) + " more" : "")));
+  const reps = S.replies.get(m.id);
+  if (reps && reps.size) {
+    const ul = el("ul", "replies");
+    for (const rep of reps.values()) ul.appendChild(el("li", null, rep.display_name + ": " + replyText(rep)));
+    li.appendChild(ul);
+  }
+  const open = el("button", "ghost small" + (S.openId === m.id ? " open" : ""), "Receipts");
+  open.type = "button"; open.dataset.open = m.id;
+  open.setAttribute("aria-label", "Receipts" + (pollOptions(m) ? " and answers" : "") + " of “" + m.message.slice(0, 40) + "”");
+  open.setAttribute("aria-controls", "detail"); open.setAttribute("aria-expanded", String(S.openId === m.id));
+  open.addEventListener("click", () => openDetail(m.id));
+  li.appendChild(open);
+  return li;
+}
+
+const REPLY = { on_my_way: "on my way", running_late: "running late", cannot_make_it: "cannot make it", done: "done" };
+function replyText(rep) { return rep.status === "custom" ? rep.text : (REPLY[rep.status] || rep.status) + (rep.text ? " — " + rep.text : ""); }
+
+export function addReply(rep) {
+  if (!rep || rep.event_id !== S.eventId) return;
+  const map = S.replies.get(rep.message_id) || new Map();
+  map.set(rep.user_id, rep); S.replies.set(rep.message_id, map);
+  const m = S.messages.get(rep.message_id);
+  pushAlert("reply", rep.display_name + " replied " + replyText(rep) + (m ? " to “" + m.message.slice(0, 60) + "”" : ""), rep.replied_at);
+  renderMessages();
+}
+
+export function addNotification(n) {
+  if (!n) return;
+  if (n.type === "escalation" && n.data) {
+    const unread = (n.data.unread_by || []).map((u) => u.display_name);
+    pushAlert("escalation", "Escalation round " + n.data.round + ": " + unread.length + " have not read" + (unread.length ? " (" + unread.slice(0, 6).join(", ") + ")" : "") + ". " + n.message, n.created_at);
+  } else if (n.type === "help") {
+    pushAlert("help", "HELP: " + (n.message || n.title), n.created_at);
+  } else {
+    pushAlert("note", n.title + ": " + n.message, n.created_at);
+  }
+}
+
+function pushAlert(kind, text, at) {
+  const li = el("li", kind), body = el("span", null, clock(at || new Date().toISOString()) + "  " + text);
+  // Someone asking for help, or nobody reading an urgent message, is announced at once.
+  if (kind === "help" || kind === "escalation") body.setAttribute("role", "alert");
+  li.appendChild(body);
+  $("alerts").prepend(li);
+  $("no-alerts").hidden = true;
+  while ($("alerts").children.length > 100) $("alerts").lastChild.remove();
+}
+
+
+// ---- the receipts panel: the funnel, readers and answers of one message -------------------
+function openDetail(id) {
+  S.openId = id;
+  S.detail = null;
+  $("detail").hidden = false;
+  renderDetail();
+  renderMessages();
+  $("detail-h").focus();
+  refreshDetail();
+  clearInterval(S.detailTimer);
+  // Push and email reach raise no frame: ask again every few seconds while it is open.
+  S.detailTimer = setInterval(refreshDetail, 3000);
+}
+export function closeDetail(refocus) {
+  const id = S.openId;
+  S.openId = null; S.detail = null; clearInterval(S.detailTimer);
+  $("detail").hidden = true;
+  if (refocus && id) {
+    renderMessages();
+    const b = $("messages").querySelector('button[data-open="' + id + '"]');
+    if (b) b.focus(); else $("messages").focus();
+  }
+}
+$("detail-close").addEventListener("click", () => closeDetail(true));
+$("detail").addEventListener("keydown", (e) => { if (e.key === "Escape") closeDetail(true); });
+
+export async function refreshDetail() {
+  const id = S.openId, m = S.messages.get(id);
+  if (!id || !m) return;
+  const res = await api("GET", "/v1/messages/" + id + "/receipts").catch(() => ({ ok: false }));
+  let answers = null;
+  if (pollOptions(m)) {
+    const a = await api("GET", "/v1/messages/" + id + "/answers").catch(() => ({ ok: false }));
+    if (a.ok && a.data) answers = a.data;
+  }
+  if (S.openId !== id) return;
+  S.detail = { receipts: res.ok ? res.data : null, answers, error: res.ok ? null : errorText(res) };
+  renderDetail();
+}
+
+const VIA = { live: "live", push: "push", email: "email" };
+function reachedText(p) {
+  const r = Array.isArray(p.reached) ? p.reached : [];
+  return r.length ? "reached by " + r.map((x) => (VIA[x.via] || x.via) + " " + clock(x.at)).join(", ") : "not reached";
+}
+
+function renderDetail() {
+  const m = S.messages.get(S.openId);
+  if (!m) return;
+  $("detail-h").textContent = pollOptions(m) ? "Receipts and answers" : "Receipts";
+  $("detail-text").textContent = "“" + m.message + "” · " + teamsText(m);
+  const d = S.detail, funnel = $("funnel");
+  funnel.textContent = "";
+  if (!d) { funnel.textContent = "Loading…"; $("detail-people").textContent = ""; $("detail-poll").hidden = true; return; }
+  if (!d.receipts) { funnel.textContent = "Receipts unavailable: " + d.error; return; }
+  const r = d.receipts, t = r.totals || {};
+  const audience = (r.read_by || []).length + (r.unread_by || []).length;
+  for (const [key, label] of [["live", "live"], ["push", "push"], ["email", "email"], ["read", "read"]]) {
+    const span = el("span", "step");
+    span.dataset.step = key;
+    span.appendChild(el("b", null, String(t[key] !== undefined ? t[key] : (key === "read" ? r.read_count : 0))));
+    span.appendChild(document.createTextNode(" " + label));
+    funnel.appendChild(span);
+  }
+  funnel.appendChild(el("span", "muted", "of " + audience + " people"));
+  const people = $("detail-people"); people.textContent = "";
+  for (const p of r.read_by || []) people.appendChild(el("li", "read", p.display_name + " — read " + clock(p.read_at) + "; " + reachedText(p)));
+  for (const p of r.unread_by || []) people.appendChild(el("li", "unread", p.display_name + " — not read; " + reachedText(p)));
+  const a = d.answers;
+  $("detail-poll").hidden = !a;
+  if (a) {
+    const ul = $("detail-answers"); ul.textContent = "";
+    const opts = a.options || pollOptions(m) || [];
+    opts.forEach((o, i) => {
+      const who = (a.answers || []).filter((x) => x.option === i).map((x) => x.display_name);
+      ul.appendChild(el("li", o === "I need help" && who.length ? "help" : null, o + ": " + (a.counts ? a.counts[i] || 0 : who.length) + (who.length ? " — " + who.slice(0, 12).join(", ") + (who.length > 12 ? " and " + (who.length - 12) + " more" : "") : "")));
+    });
+    const un = (a.unanswered || []).map((x) => x.display_name);
+    $("detail-answered").textContent = un.length ? "not answered: " + un.slice(0, 12).join(", ") + (un.length > 12 ? " and " + (un.length - 12) + " more" : "") : "everyone answered";
+  }
+}

@@ -1,0 +1,97 @@
+// The console's people and teams: polled status, receipts and tallies, and the "To" of the send form.
+"use strict";
+import { $, S, api, el } from "./console-core.js";
+import { pollOptions, renderMessages } from "./console-messages.js";
+import { currentEvent } from "./console.js";
+
+// ---- polling: people and receipts -----------------------------------------------------
+export async function poll() {
+  const id = S.eventId, ev = currentEvent();
+  if (!id || !S.token || !ev || ev.access_level === "staff") return;
+  const st = await api("GET", "/v1/events/" + id + "/status").catch(() => ({ ok: false }));
+  if (id !== S.eventId) return;
+  if (st.ok && st.data) {
+    S.roster = st.data.roster;
+    renderPeople((st.data.staff || []).map((p) => ({ name: p.display_name, on: p.connected, level: p.access_level, unread: p.unread_count })));
+  } else {
+    const reach = await api("GET", "/v1/events/" + id + "/reach").catch(() => ({ ok: false }));
+    if (reach.ok && reach.data) {
+      S.roster = reach.data.roster;
+      $("people-count").textContent = reach.data.connected + " of " + reach.data.roster + " connected";
+      const ul = $("people"); ul.textContent = "";
+      for (const p of reach.data.offline || []) ul.appendChild(personItem({ name: p.display_name, on: false }));
+    }
+  }
+  $("roster").textContent = S.roster ? "· " + S.roster + " people on the event" : "";
+  await loadTeams(id);
+  // Receipts of the newest messages not yet read by everyone.
+  const recent = Array.from(S.messages.values()).filter((m) => !m.retracted).sort((a, b) => b.seq - a.seq).slice(0, 6);
+  for (const m of recent) {
+    const r = S.receipts.get(m.id);
+    if (r && r.unread && r.unread.length === 0) continue;
+    const res = await api("GET", "/v1/messages/" + m.id + "/receipts").catch(() => ({ ok: false }));
+    if (!res.ok || !res.data || id !== S.eventId) continue;
+    S.receipts.set(m.id, { read: res.data.read_by.map((u) => u.display_name), unread: res.data.unread_by.map((u) => u.display_name) });
+    m.read_count = Math.max(m.read_count || 0, res.data.read_count || 0);
+  }
+  // Polls seen before any poll_tally (sent before this page opened): their counts once.
+  for (const m of recent) {
+    if (!pollOptions(m) || S.tallies.has(m.id)) continue;
+    const res = await api("GET", "/v1/messages/" + m.id + "/answers").catch(() => ({ ok: false }));
+    if (!res.ok || !res.data || id !== S.eventId || S.tallies.has(m.id)) continue;
+    S.tallies.set(m.id, { counts: res.data.counts || [], answered: (res.data.answers || []).length,
+      audience: (res.data.answers || []).length + (res.data.unanswered || []).length });
+  }
+  renderMessages();
+}
+
+// ---- teams and zones: the "To" of the send form ------------------------------------------
+async function loadTeams(id) {
+  const res = await api("GET", "/v1/events/" + id + "/teams").catch(() => ({ ok: false }));
+  if (id !== S.eventId) return;
+  const teams = res.ok && res.data && Array.isArray(res.data.teams) ? res.data.teams : [];
+  const same = teams.length === S.teams.length && teams.every((t, i) => t.name === S.teams[i].name && t.members === S.teams[i].members);
+  S.teams = teams;
+  if (!same) renderTeams();
+}
+export function chosenTeams() {
+  return Array.from($("to-list").querySelectorAll("input[data-team]")).filter((c) => c.checked).map((c) => c.dataset.team);
+}
+// Redrawn only when the teams change, keeping what is ticked (and the focus).
+export function renderTeams() {
+  const list = $("to-list"), keep = new Set(chosenTeams());
+  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.team : null;
+  list.querySelectorAll("label.team").forEach((l) => l.remove());
+  for (const t of S.teams) {
+    const label = el("label", "check team"), box = el("input");
+    box.type = "checkbox"; box.dataset.team = t.name; box.checked = keep.has(t.name);
+    box.addEventListener("change", toChanged);
+    label.appendChild(box);
+    label.appendChild(document.createTextNode(" " + t.name + " "));
+    label.appendChild(el("span", "muted", (t.kind === "zone" ? "zone · " : "") + t.members));
+    list.appendChild(label);
+    if (focused === t.name) box.focus();
+  }
+  $("to-set").hidden = S.teams.length === 0;
+  $("to-all").checked = chosenTeams().length === 0;
+}
+function toChanged() { $("to-all").checked = chosenTeams().length === 0; }
+$("to-all").addEventListener("change", () => {
+  if ($("to-all").checked) $("to-list").querySelectorAll("input[data-team]").forEach((c) => { c.checked = false; });
+  else if (chosenTeams().length === 0) $("to-all").checked = true; // someone must be the audience
+});
+
+
+function personItem(p) {
+  const li = el("li");
+  const left = el("span"); left.appendChild(el("span", "dot" + (p.on ? " on" : ""))); left.appendChild(document.createTextNode(p.name));
+  li.appendChild(left);
+  li.appendChild(el("span", "muted", (p.on ? "connected" : "not connected") + (p.level ? " · " + p.level : "") + (p.unread ? " · " + p.unread + " unread" : "")));
+  return li;
+}
+function renderPeople(people) {
+  const ul = $("people"); ul.textContent = "";
+  people.sort((a, b) => (a.on === b.on ? a.name.localeCompare(b.name) : a.on ? 1 : -1));
+  for (const p of people) ul.appendChild(personItem(p));
+  $("people-count").textContent = people.filter((p) => p.on).length + " of " + people.length + " connected";
+}

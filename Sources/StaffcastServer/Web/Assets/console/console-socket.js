@@ -1,0 +1,109 @@
+// The console's WebSocket: connecting with retries, subscribing with catch-up, and each frame.
+"use strict";
+import { S, setConn } from "./console-core.js";
+import { addNotification, addReply, refreshDetail, renderMessages } from "./console-messages.js";
+import { announce, sendFailed, sendSucceeded } from "./console-send.js";
+import { signOut, start } from "./console.js";
+
+// ---- WebSocket ------------------------------------------------------------------------
+export function connect() {
+  if (S.stopped || !S.token) return;
+  clearTimeout(S.retryTimer);
+  setConn(S.retry ? "reconnecting…" : "connecting…");
+  const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/v1/ws";
+  let ws;
+  try { ws = new WebSocket(url, ["staffcast.v1", "staffcast.bearer." + S.token]); } catch (_) { return scheduleRetry(); }
+  S.ws = ws;
+  ws.onopen = () => { S.wsOpen = true; S.retry = 0; setConn("live", "live"); subscribe(); };
+  ws.onmessage = (e) => { let f; try { f = JSON.parse(e.data); } catch (_) { return; } onFrame(f); };
+  ws.onclose = (e) => {
+    if (S.ws !== ws) return;
+    S.wsOpen = false; S.ws = null;
+    if (e.code === 4401) { signOut("Your token was revoked or expired."); return; }
+    scheduleRetry();
+  };
+}
+function scheduleRetry() {
+  if (S.stopped) return;
+  const base = Math.min(30000, 1000 * Math.pow(2, S.retry));
+  const wait = base + Math.random() * base * 0.3;
+  S.retry += 1;
+  setConn("offline · retrying in " + Math.ceil(wait / 1000) + " s", "down");
+  S.retryTimer = setTimeout(connect, wait);
+}
+export function wsSend(obj) {
+  if (!S.ws || !S.wsOpen) return false;
+  S.ws.send(JSON.stringify(obj)); return true;
+}
+export function subscribe() {
+  if (!S.eventId) return;
+  const f = { op: "subscribe", event_id: S.eventId };
+  if (S.lastSeq > 0) f.since_seq = S.lastSeq; // catch up with exactly what was missed
+  // Until the catch-up pages end, live messages do not move the cursor the pages follow
+  // (or a page after a live message's seq would skip what lies between).
+  S.paging = true; S.heldMax = 0;
+  wsSend(f);
+}
+
+function onFrame(f) {
+  switch (f.op) {
+    case "hello": S.me = { id: f.user_id, name: f.display_name }; setConn("live · " + f.display_name, "live"); break;
+    case "subscribed":
+      if (f.event_id !== S.eventId) break;
+      for (const m of f.history || []) upsert(m, false);
+      pageOn(f.more); renderMessages(); break;
+    case "history":
+      if (f.event_id !== S.eventId) break;
+      for (const m of f.messages || []) upsert(m, false);
+      pageOn(f.more); renderMessages(); break;
+    case "message": case "sent": case "message_updated":
+      if (f.message && f.message.event_id === S.eventId) {
+        upsert(f.message, f.op !== "message_updated"); renderMessages();
+        if (f.op === "message") announce(f.message);
+      }
+      if (f.op === "sent") sendSucceeded(f.ref, "Sent.", f.message);
+      break;
+    case "scheduled": sendSucceeded(f.ref, "Scheduled for " + new Date((f.scheduled || {}).send_at).toLocaleString() + ".", null); break;
+    case "message_retracted": {
+      const m = S.messages.get(f.message_id); if (m) { m.retracted = true; renderMessages(); } break; }
+    case "receipt": {
+      const m = S.messages.get(f.message_id);
+      if (m) {
+        m.read_count = Math.max(m.read_count || 0, f.read_count || 0);
+        const r = S.receipts.get(f.message_id) || { read: [], unread: null };
+        if (f.display_name && !r.read.includes(f.display_name)) r.read.push(f.display_name);
+        if (r.unread) r.unread = r.unread.filter((n) => n !== f.display_name);
+        S.receipts.set(f.message_id, r);
+        renderMessages();
+        if (S.openId === f.message_id) refreshDetail();
+      }
+      break; }
+    case "reply": case "replied": addReply(f.reply); break;
+    case "notification": addNotification(f.notification); break;
+    case "poll_tally":
+      if (f.event_id !== S.eventId) break;
+      S.tallies.set(f.message_id, { counts: f.counts || [], answered: f.answered || 0, audience: f.audience || 0 });
+      renderMessages();
+      if (S.openId === f.message_id) refreshDetail();
+      break;
+    case "access_revoked":
+      if (f.event_id === S.eventId) { setConn("access ended", "down"); S.events = S.events.filter((ev) => (ev.event_id || ev.id) !== f.event_id); start(S.events); }
+      break;
+    case "error": sendFailed(f.ref, f.message || f.code, f.code); break;
+    default: break;
+  }
+}
+
+function pageOn(more) {
+  if (more) { wsSend({ op: "history", event_id: S.eventId, after_seq: S.lastSeq, limit: 200 }); return; }
+  S.paging = false;
+  if (S.heldMax > S.lastSeq) S.lastSeq = S.heldMax;
+}
+
+function upsert(m, fresh) {
+  const old = S.messages.get(m.id);
+  if (old) { m.read_count = Math.max(m.read_count || 0, old.read_count || 0); }
+  m.fresh = fresh && !old;
+  S.messages.set(m.id, m);
+  if (fresh && S.paging) { if (m.seq > S.heldMax) S.heldMax = m.seq; } else if (m.seq > S.lastSeq) S.lastSeq = m.seq;
+}
