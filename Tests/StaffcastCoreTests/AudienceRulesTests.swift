@@ -1,5 +1,5 @@
 import Foundation
-import StaffcastCore
+@testable import StaffcastCore
 import XCTest
 
 /// Pure parts of audiences: team names, check-in links, reach per zone.

@@ -1,4 +1,4 @@
-import StaffcastCore
+@testable import StaffcastCore
 import XCTest
 
 final class ReadinessRuleTests: XCTestCase {

@@ -20,8 +20,8 @@ final class TokenTableTests: XCTestCase {
 
     func testInsertAndLookUp() {
         var table = TokenTable()
-        table.insert(digest(1), .init(identity: alice, expiresAt: nil))
-        table.insert(digest(2), .init(identity: bob, expiresAt: now.addingTimeInterval(60)))
+        table.insert(digest(1), identity: alice, expiresAt: nil)
+        table.insert(digest(2), identity: bob, expiresAt: now.addingTimeInterval(60))
         XCTAssertEqual(table.count, 2)
         XCTAssertEqual(table.identity(for: digest(1), now: now), alice)
         XCTAssertEqual(table.identity(for: digest(2), now: now), bob)
@@ -32,8 +32,8 @@ final class TokenTableTests: XCTestCase {
 
     func testDigestsDifferingOnlyInTheLastByteAreDifferentTokens() {
         var table = TokenTable()
-        table.insert(digest(7, last: 1), .init(identity: alice, expiresAt: nil))
-        table.insert(digest(7, last: 2), .init(identity: bob, expiresAt: nil))
+        table.insert(digest(7, last: 1), identity: alice, expiresAt: nil)
+        table.insert(digest(7, last: 2), identity: bob, expiresAt: nil)
         XCTAssertEqual(table.count, 2)
         XCTAssertEqual(table.identity(for: digest(7, last: 1), now: now), alice)
         XCTAssertEqual(table.identity(for: digest(7, last: 2), now: now), bob)
@@ -42,16 +42,16 @@ final class TokenTableTests: XCTestCase {
 
     func testInsertReplaces() {
         var table = TokenTable()
-        table.insert(digest(1), .init(identity: alice, expiresAt: now.addingTimeInterval(-1)))
+        table.insert(digest(1), identity: alice, expiresAt: now.addingTimeInterval(-1))
         XCTAssertNil(table.identity(for: digest(1), now: now))
-        table.insert(digest(1), .init(identity: bob, expiresAt: nil))
+        table.insert(digest(1), identity: bob, expiresAt: nil)
         XCTAssertEqual(table.count, 1)
         XCTAssertEqual(table.identity(for: digest(1), now: now), bob)
     }
 
     func testExpiryAtTheBoundary() {
         var table = TokenTable()
-        table.insert(digest(1), .init(identity: alice, expiresAt: now))
+        table.insert(digest(1), identity: alice, expiresAt: now)
         XCTAssertEqual(table.identity(for: digest(1), now: now.addingTimeInterval(-0.001)), alice)
         XCTAssertNil(table.identity(for: digest(1), now: now), "expiresAt == now is expired")
         XCTAssertNil(table.identity(for: digest(1), now: now.addingTimeInterval(0.001)))
@@ -62,8 +62,8 @@ final class TokenTableTests: XCTestCase {
 
     func testRemoveSaysWhetherTheTokenWasKnown() {
         var table = TokenTable()
-        table.insert(digest(1), .init(identity: alice, expiresAt: nil))
-        table.insert(digest(2), .init(identity: bob, expiresAt: nil))
+        table.insert(digest(1), identity: alice, expiresAt: nil)
+        table.insert(digest(2), identity: bob, expiresAt: nil)
         XCTAssertFalse(table.remove(digest(3)))
         XCTAssertEqual(table.count, 2)
         XCTAssertTrue(table.remove(digest(1)))
@@ -77,10 +77,10 @@ final class TokenTableTests: XCTestCase {
 
     func testRemoveExpiredReturnsExactlyTheExpiredOnes() {
         var table = TokenTable()
-        table.insert(digest(1), .init(identity: alice, expiresAt: now.addingTimeInterval(-3_600))) // long expired
-        table.insert(digest(2), .init(identity: alice, expiresAt: now))                          // expires right now
-        table.insert(digest(3), .init(identity: bob, expiresAt: now.addingTimeInterval(0.001)))  // still valid
-        table.insert(digest(4), .init(identity: bob, expiresAt: nil))                            // never expires
+        table.insert(digest(1), identity: alice, expiresAt: now.addingTimeInterval(-3_600)) // long expired
+        table.insert(digest(2), identity: alice, expiresAt: now)                          // expires right now
+        table.insert(digest(3), identity: bob, expiresAt: now.addingTimeInterval(0.001))  // still valid
+        table.insert(digest(4), identity: bob, expiresAt: nil)                            // never expires
 
         let removed = table.removeExpired(now: now)
         XCTAssertEqual(removed.count, 2)

@@ -1,6 +1,6 @@
 import Foundation
 import StaffcastCore
-import StaffcastPostgres
+@testable import StaffcastPostgres
 import XCTest
 
 /// Least privilege (sql/006_roles.sql), checked in SQL as the server's own login

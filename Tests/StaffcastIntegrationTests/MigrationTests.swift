@@ -1,5 +1,5 @@
 import Foundation
-import StaffcastPostgres
+@testable import StaffcastPostgres
 import XCTest
 
 final class MigrationTests: XCTestCase {

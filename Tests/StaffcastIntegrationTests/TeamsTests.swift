@@ -1,6 +1,6 @@
 import Foundation
 import StaffcastClient
-import StaffcastCore
+@testable import StaffcastCore
 import StaffcastPostgres
 import XCTest
 

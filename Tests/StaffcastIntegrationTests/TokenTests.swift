@@ -1,7 +1,7 @@
 import Foundation
 import Logging
 import StaffcastCore
-import StaffcastPostgres
+@testable import StaffcastPostgres
 import XCTest
 
 /// Tokens as servers keep them in memory (docs/protocol.md): loaded from one snapshot, followed

@@ -38,12 +38,6 @@ public struct Reach: Sendable, Equatable, Codable {
         public var name: String
         public var members: Int
         public var connected: Int
-
-        public init(name: String, members: Int, connected: Int) {
-            self.name = name
-            self.members = members
-            self.connected = connected
-        }
     }
 
     @WireUUID public var eventID: UUID

@@ -4,13 +4,9 @@ import Foundation
 /// token change log, so a WebSocket upgrade is decided from memory, never by a database call
 /// on a service loop. Pure; the server guards its one instance with a lock.
 public struct TokenTable: Sendable {
-    public struct Entry: Sendable, Equatable {
-        public var identity: Identity
-        public var expiresAt: Date?
-        public init(identity: Identity, expiresAt: Date?) {
-            self.identity = identity
-            self.expiresAt = expiresAt
-        }
+    struct Entry: Sendable, Equatable {
+        var identity: Identity
+        var expiresAt: Date?
     }
 
     private var entries: [TokenDigest: Entry] = [:]
@@ -29,9 +25,9 @@ public struct TokenTable: Sendable {
     /// True when the digest is in the table, valid or expired but not yet dropped.
     public func contains(_ digest: TokenDigest) -> Bool { entries[digest] != nil }
 
-    /// Adds or replaces a valid token.
-    public mutating func insert(_ digest: TokenDigest, _ entry: Entry) {
-        entries[digest] = entry
+    /// Adds or replaces a valid token: who it authenticates, and until when (nil: no end).
+    public mutating func insert(_ digest: TokenDigest, identity: Identity, expiresAt: Date?) {
+        entries[digest] = Entry(identity: identity, expiresAt: expiresAt)
     }
 
     /// Forgets a token; true when it was known (so its open connections must be closed).

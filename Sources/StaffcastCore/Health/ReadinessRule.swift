@@ -10,13 +10,6 @@ public struct Readiness: Sendable, Equatable, Encodable {
     public var listener: String
     /// The server's lifecycle ("running", or "starting", "draining", …).
     public var state: String
-
-    public init(ready: Bool, database: String, listener: String, state: String) {
-        self.ready = ready
-        self.database = database
-        self.listener = listener
-        self.state = state
-    }
 }
 
 /// When a server is ready for traffic: it is running, a database round trip completed within

@@ -6,12 +6,6 @@ public struct Migration: Sendable, Equatable {
     public var name: String
     public var sql: String
 
-    public init(version: Int, name: String, sql: String) {
-        self.version = version
-        self.name = name
-        self.sql = sql
-    }
-
     /// Reads every `NNN_name.sql` of `directory`, in version order.
     public static func load(from directory: URL) throws(PostgresError) -> [Migration] {
         let files: [String]

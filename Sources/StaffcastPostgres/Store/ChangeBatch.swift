@@ -2,31 +2,22 @@ import Foundation
 import StaffcastCore
 
 /// How far a server has read each change log (`staff_messages.seq`, `notifications.seq`,
-/// `access_changes.seq`, `token_changes.seq`).
+/// `access_changes.seq`, `token_changes.seq`). Made by the store (`Store.currentCursors`), so
+/// its memberwise init (every log at 0 unless given) is internal.
 public struct ChangeCursors: Sendable, Equatable {
-    public var message: Int64
-    public var notification: Int64
-    public var access: Int64
-    public var token: Int64
+    public var message: Int64 = 0
+    public var notification: Int64 = 0
+    public var access: Int64 = 0
+    public var token: Int64 = 0
     /// `message_reads.seq` (receipts) and `escalation_rounds.seq` (reminders).
-    public var read: Int64
-    public var round: Int64
+    public var read: Int64 = 0
+    public var round: Int64 = 0
     /// `message_changes.seq` (edits and retracts, sql/008).
     public var messageChange: Int64 = 0
     /// `message_replies.seq` (sql/008).
     public var reply: Int64 = 0
     /// `poll_answer_log.seq` (live poll tallies, sql/011).
     public var answer: Int64 = 0
-
-    public init(message: Int64 = 0, notification: Int64 = 0, access: Int64 = 0, token: Int64 = 0, read: Int64 = 0,
-                round: Int64 = 0) {
-        self.message = message
-        self.notification = notification
-        self.access = access
-        self.token = token
-        self.read = read
-        self.round = round
-    }
 }
 
 /// An escalation round as the change feed reads it: remind `unread` of `message`.
@@ -57,14 +48,6 @@ public struct TokenChange: Sendable, Equatable {
     /// When the token stops being valid by itself. No change row is written at that moment:
     /// a server holding the token compares this with its clock.
     public var expiresAt: Date?
-
-    public init(seq: Int64, digest: TokenDigest, userID: UUID, identity: Identity?, expiresAt: Date?) {
-        self.seq = seq
-        self.digest = digest
-        self.userID = userID
-        self.identity = identity
-        self.expiresAt = expiresAt
-    }
 }
 
 /// An edit or a retract, read from `message_changes`: for an edit, the message as it is now.

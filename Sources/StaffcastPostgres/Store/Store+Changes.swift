@@ -22,12 +22,9 @@ extension Store {
                    (SELECT coalesce(max(seq), 0) FROM escalation_rounds),
                    (SELECT coalesce(max(seq), 0) FROM poll_answer_log)
             """)
-        var cursors = ChangeCursors(message: r.int64(0, 0) ?? 0, notification: r.int64(0, 1) ?? 0, access: r.int64(0, 2) ?? 0,
-                                    token: r.int64(0, 3) ?? 0, read: r.int64(0, 6) ?? 0, round: r.int64(0, 7) ?? 0)
-        cursors.messageChange = r.int64(0, 4) ?? 0
-        cursors.reply = r.int64(0, 5) ?? 0
-        cursors.answer = r.int64(0, 8) ?? 0
-        return cursors
+        return ChangeCursors(message: r.int64(0, 0) ?? 0, notification: r.int64(0, 1) ?? 0, access: r.int64(0, 2) ?? 0,
+                             token: r.int64(0, 3) ?? 0, read: r.int64(0, 6) ?? 0, round: r.int64(0, 7) ?? 0,
+                             messageChange: r.int64(0, 4) ?? 0, reply: r.int64(0, 5) ?? 0, answer: r.int64(0, 8) ?? 0)
     }
 
     /// Everything committed after `cursors`, read from one snapshot, at most `limit` rows a log.

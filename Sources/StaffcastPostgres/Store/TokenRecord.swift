@@ -7,10 +7,4 @@ public struct TokenRecord: Sendable, Equatable {
     public var identity: Identity
     /// Nil: never expires. A server refuses the token from this moment on by itself.
     public var expiresAt: Date?
-
-    public init(digest: TokenDigest, identity: Identity, expiresAt: Date?) {
-        self.digest = digest
-        self.identity = identity
-        self.expiresAt = expiresAt
-    }
 }

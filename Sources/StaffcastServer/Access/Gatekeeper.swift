@@ -74,7 +74,7 @@ final class Gatekeeper: Sendable {
     /// Replaces the table with what the database holds (at start), as of token change `through`.
     func load(_ records: [TokenRecord], through: Int64) {
         var table = TokenTable()
-        for r in records { table.insert(r.digest, .init(identity: r.identity, expiresAt: r.expiresAt)) }
+        for r in records { table.insert(r.digest, identity: r.identity, expiresAt: r.expiresAt) }
         state.withLock {
             $0.tokens = table
             $0.appliedThrough = through
@@ -90,7 +90,7 @@ final class Gatekeeper: Sendable {
     func learn(_ record: TokenRecord?, digest: TokenDigest, through: Int64, now: Date = Date()) -> Bool {
         state.withLock { s in
             if let record, through > s.appliedThrough, record.expiresAt.map({ $0 > now }) ?? true {
-                s.tokens.insert(digest, .init(identity: record.identity, expiresAt: record.expiresAt))
+                s.tokens.insert(digest, identity: record.identity, expiresAt: record.expiresAt)
             }
             return s.tokens.identity(for: digest, now: now) != nil
         }
@@ -104,7 +104,7 @@ final class Gatekeeper: Sendable {
             for change in changes {
                 s.appliedThrough = max(s.appliedThrough, change.seq)
                 if let identity = change.identity, change.expiresAt.map({ $0 > now }) ?? true {
-                    s.tokens.insert(change.digest, .init(identity: identity, expiresAt: change.expiresAt))
+                    s.tokens.insert(change.digest, identity: identity, expiresAt: change.expiresAt)
                     revoked.remove(change.digest)
                 } else {
                     s.tokens.remove(change.digest)

@@ -6,7 +6,8 @@ import StaffcastPostgres
 /// Runs the engine's database jobs (`EngineAction.run`) on the database workers: each as its
 /// user, under row-level security, with its reply encoded on the worker, then handed back to
 /// the service loop that asked (`ServiceLoop.jobFinished`). No service loop ever waits on it.
-final class JobRunner: Sendable {
+/// Only shared references and no state of its own: every loop's copy is the same runner.
+struct JobRunner: Sendable {
     let workers: DatabaseWorkers
     let sends: SendBatcher
     let reads: ReadBatcher
@@ -14,17 +15,6 @@ final class JobRunner: Sendable {
     let replyLimits: ReplyLimits
     let logger: Logger
     let metrics: ServerMetrics
-
-    init(workers: DatabaseWorkers, sends: SendBatcher, reads: ReadBatcher, answers: AnswerBatcher, replyLimits: ReplyLimits,
-         logger: Logger, metrics: ServerMetrics) {
-        self.answers = answers
-        self.replyLimits = replyLimits
-        self.workers = workers
-        self.sends = sends
-        self.reads = reads
-        self.logger = logger
-        self.metrics = metrics
-    }
 
     /// Queues `job`; false when the worker queue is full (nothing was done). Sends and marks
     /// go to their group commits (`SendBatcher`, `ReadBatcher`).

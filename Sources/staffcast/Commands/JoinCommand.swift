@@ -28,22 +28,19 @@ struct JoinCommand: ParsableCommand {
     @Option(help: ArgumentHelp("Save the token here instead (default ~/.config/staffcast/token).", valueName: "file"))
     var tokenFile: String?
     @Flag(help: "Replace a token already saved there.") var force = false
-    @Option(name: .long, help: ArgumentHelp("PEM file of the CA that signed an https:// server's certificate (env STAFFCAST_CA_FILE).",
-                                            valueName: "file"))
-    var caFile: String?
-    @Option(help: ArgumentHelp("Language: en or tr (default: from LC_ALL, LC_MESSAGES or LANG).", valueName: "lang"))
-    var lang: String?
+    @OptionGroup var tls: TrustOptions
+    @OptionGroup var language: LanguageOption
 
     func run() throws {
         try reportingFailures {
-            let t = Strings(try Language.choose(flag: lang, environment: ProcessInfo.processInfo.environment))
+            let t = try language.strings()
             guard let (base, code) = InviteURL.parse(url) else { throw CommandFailure(t.text(.joinNotURL, ["url": url])) }
             let path = tokenFile ?? ClientOptions.defaultTokenFile
             if !force, let existing = try? String(contentsOfFile: path, encoding: .utf8),
                !existing.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
                 throw CommandFailure(t.text(.joinTokenExists, ["path": path]))
             }
-            let trust = TLSTrust(caFile: caFile ?? environment("STAFFCAST_CA_FILE"))
+            let trust = tls.trust
             let api = try APIClient(server: base, token: nil, trust: trust)
             let body = WireJSON.encode(RedeemRequest(displayName: name))
             let response: APIClient.Response

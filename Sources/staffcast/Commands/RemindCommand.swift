@@ -25,10 +25,6 @@ struct RemindCommand: ParsableCommand {
     @OptionGroup var target: EventOptions
     @Option(help: ArgumentHelp("Times before the start, comma-separated: e.g. 1d,2h,30m.", valueName: "times")) var before: String
     @OptionGroup var kind: MessageKindOptions
-    @Option(name: .customLong("expires"), help: ArgumentHelp("How long each reminder lasts once sent: 30m, 2h, 3d or a number of minutes (up to 30d).",
-                               valueName: "duration"))
-    var expiresIn: MinutesArgument?
-    private var expires: Int? { expiresIn?.minutes }
     @Argument(help: "The reminder text.") var message: String
 
     func run() throws {
@@ -36,7 +32,7 @@ struct RemindCommand: ParsableCommand {
             let eventID = try target.eventID()
             let leads: [LeadTime]
             do throws(StaffcastError) {
-                _ = try SendRequest(eventID: eventID, message: message, messageType: kind.type, priority: kind.priority, expiresInMinutes: expires)
+                _ = try kind.request(event: eventID, text: message)
                 leads = try LeadTime.parseList(before)
             } catch {
                 throw CommandFailure(error.message)
@@ -46,7 +42,7 @@ struct RemindCommand: ParsableCommand {
             for lead in leads {
                 do {
                     let s = try api.scheduleMessage(event: eventID, message: message, type: kind.type, priority: kind.priority,
-                                                    expiresInMinutes: expires, sendAt: nil, beforeStart: lead.description)
+                                                    expiresInMinutes: kind.expiresInMinutes, sendAt: nil, beforeStart: lead.description)
                     done.append(s)
                     print(s.id.uuidString.lowercased())
                     printError("\(lead) before the start: \(RFC3339.format(s.sendAt))")

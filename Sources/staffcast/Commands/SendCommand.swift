@@ -58,10 +58,6 @@ struct SendCommand: ParsableCommand {
 
     @OptionGroup var target: EventOptions
     @OptionGroup var kind: MessageKindOptions
-    @Option(name: .customLong("expires"), help: ArgumentHelp("How long until the message expires: 30m, 2h, 3d or a number of minutes (up to 30d).",
-                               valueName: "duration"))
-    var expiresIn: MinutesArgument?
-    private var expires: Int? { expiresIn?.minutes }
     @Option(help: ArgumentHelp("Send at this time instead of now (RFC 3339, e.g. 2026-06-01T08:30:00Z).", valueName: "time"))
     var at: String?
     @Option(name: .customLong("before-start"),
@@ -106,12 +102,12 @@ struct SendCommand: ParsableCommand {
                 }
                 do throws(StaffcastError) {
                     _ = try SendRequest.byTemplate(eventID: eventID, name: template, messageType: kind.type, priority: kind.priority,
-                                                   expiresInMinutes: expires)
+                                                   expiresInMinutes: kind.expiresInMinutes)
                 } catch {
                     throw CommandFailure(error.message)
                 }
                 let sent = try target.api().sendTemplate(event: eventID, name: template, type: kind.type, priority: kind.priority,
-                                                         expiresInMinutes: expires, force: force, teams: teams)
+                                                         expiresInMinutes: kind.expiresInMinutes, force: force, teams: teams)
                 print(sent.id.uuidString.lowercased())
                 return
             }
@@ -125,8 +121,7 @@ struct SendCommand: ParsableCommand {
             // Validate here too, so a mistake is explained without a round trip.
             let schedule: SendSchedule?
             do throws(StaffcastError) {
-                _ = try SendRequest(eventID: eventID, message: text, messageType: kind.type, priority: kind.priority, expiresInMinutes: expires,
-                                    escalateAfterMinutes: escalateAfter)
+                _ = try kind.request(event: eventID, text: text, escalateAfterMinutes: escalateAfter)
                 schedule = try SendSchedule.from(sendAt: at, beforeStart: beforeStart)
                 _ = try SendRequest(eventID: eventID, message: "-").withTeams(teams)
             } catch {
@@ -139,7 +134,7 @@ struct SendCommand: ParsableCommand {
                 }
                 guard pollOptions == nil else { throw CommandFailure("--poll is for a message sent now, not with --at or --before-start") }
                 let scheduled = try target.api().scheduleMessage(event: eventID, message: text, type: kind.type, priority: kind.priority,
-                                                                 expiresInMinutes: expires, sendAt: at, beforeStart: beforeStart,
+                                                                 expiresInMinutes: kind.expiresInMinutes, sendAt: at, beforeStart: beforeStart,
                                                                  teams: teams)
                 print(scheduled.id.uuidString.lowercased())
                 printError("scheduled for \(RFC3339.format(scheduled.sendAt)) (staffcast scheduled list --event \(target.event); cancel with staffcast scheduled cancel ID)")
@@ -147,7 +142,7 @@ struct SendCommand: ParsableCommand {
             }
             let api = try target.api()
             let sent = try api.sendMessage(event: eventID, message: text, type: kind.type, priority: kind.priority,
-                                           expiresInMinutes: expires, force: force, escalateAfterMinutes: escalateAfter,
+                                           expiresInMinutes: kind.expiresInMinutes, force: force, escalateAfterMinutes: escalateAfter,
                                            teams: teams, poll: pollOptions)
             print(sent.id.uuidString.lowercased())
             fflush(nil)

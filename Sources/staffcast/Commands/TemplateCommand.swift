@@ -26,10 +26,6 @@ struct TemplateCommand: ParsableCommand {
         @OptionGroup var target: EventOptions
         @Option(help: ArgumentHelp("The template's name (1 to 100 bytes, no '/').", valueName: "name")) var name: String
         @OptionGroup var kind: MessageKindOptions
-        @Option(name: .customLong("expires"), help: ArgumentHelp(
-            "How long each message sent from it lasts: 30m, 2h, 3d or a number of minutes (up to 30d).", valueName: "duration"))
-        var expiresIn: MinutesArgument?
-        private var expires: Int? { expiresIn?.minutes }
         @Argument(help: "The template's text.") var message: String
 
         func run() throws {
@@ -37,12 +33,12 @@ struct TemplateCommand: ParsableCommand {
                 let eventID = try target.eventID()
                 do throws(StaffcastError) {
                     try MessageTemplate.validateName(name)
-                    _ = try SendRequest(eventID: eventID, message: message, messageType: kind.type, priority: kind.priority, expiresInMinutes: expires)
+                    _ = try kind.request(event: eventID, text: message)
                 } catch {
                     throw CommandFailure(error.message)
                 }
                 let t = try target.api().createTemplate(event: eventID, name: name, message: message, type: kind.type,
-                                                        priority: kind.priority, expiresInMinutes: expires)
+                                                        priority: kind.priority, expiresInMinutes: kind.expiresInMinutes)
                 print(t.name)
             }
         }

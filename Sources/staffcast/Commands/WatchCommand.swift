@@ -48,12 +48,11 @@ struct WatchCommand: ParsableCommand {
         "Run this shell command for each new message, with STAFFCAST_MESSAGE, STAFFCAST_PRIORITY, STAFFCAST_TYPE, STAFFCAST_SENDER, STAFFCAST_MESSAGE_ID, STAFFCAST_EVENT_ID, STAFFCAST_SEQ in its environment (line mode).",
         valueName: "command"))
     var onMessage: String?
-    @Option(help: ArgumentHelp("Language of the screen: en or tr (default: from LC_ALL, LC_MESSAGES or LANG).", valueName: "lang"))
-    var lang: String?
+    @OptionGroup var language: LanguageOption
 
     func run() throws {
         try reportingFailures {
-            let strings = Strings(try Language.choose(flag: lang, environment: ProcessInfo.processInfo.environment))
+            let strings = try language.strings()
             let eventID = try target.eventID()
             let api = try target.api()
             guard let token = api.token else { throw ClientError.missingToken }

@@ -15,11 +15,7 @@ struct ClientOptions: ParsableArguments {
                                             valueName: "file"))
     var tokenFile: String?
 
-    @Option(name: .long, help: ArgumentHelp("""
-        PEM file of the CA that signed an https:// server's certificate, for a private or self-signed \
-        CA (env STAFFCAST_CA_FILE; default: the system's trusted CAs).
-        """, valueName: "file"))
-    var caFile: String?
+    @OptionGroup var tls: TrustOptions
 
     /// Where clients look for a token when none is given, and where `staffcast join` saves one.
     static var defaultTokenFile: String {
@@ -60,13 +56,9 @@ struct ClientOptions: ParsableArguments {
         return nil
     }
 
-    /// How https:// and wss:// servers are trusted: --ca-file, else $STAFFCAST_CA_FILE, else
-    /// the system's store.
-    var trust: TLSTrust { TLSTrust(caFile: caFile ?? environment("STAFFCAST_CA_FILE")) }
-
     /// The server's API; warns on stderr when the token would cross the network unencrypted.
     func api(required: Bool = true) throws -> APIClient {
-        let api = try APIClient(server: serverURL, token: try resolveToken(required: required), trust: trust)
+        let api = try APIClient(server: serverURL, token: try resolveToken(required: required), trust: tls.trust)
         Self.warnIfTokenInClear(api)
         return api
     }
