@@ -16,7 +16,9 @@ public final class SubscriberSession {
         case message(StaffMessage)
         case frame(ServerFrame)
         case disconnected(reason: String, retryIn: TimeInterval)
-        case fatal(String)
+        /// The session ended for good; `notAllowed` when retrying cannot help because the token
+        /// or the access is wrong (a refused token, an event one cannot see): exit status 2.
+        case fatal(String, notAllowed: Bool)
     }
 
     public let webSocketURL: String
@@ -27,7 +29,7 @@ public final class SubscriberSession {
     private let cursors: CursorStore?
     public private(set) var lastSeq: Int64?
     /// Why the session ended for good (a refused subscribe); set by `handle`, read by `run`.
-    private var failed: String?
+    private var failed: (reason: String, notAllowed: Bool)?
     /// A subscribe the server could not answer now: reconnect (with backoff) and subscribe again.
     private var retry: String?
     private var socket: WebSocketClient?
@@ -109,17 +111,17 @@ public final class SubscriberSession {
                     }
                 }
                 ws.close(code: 1000)
-                if let why = failed { onUpdate(.fatal(why)) }
+                if let failed { onUpdate(.fatal(failed.reason, notAllowed: failed.notAllowed)) }
                 return
             } catch let error as ClientError {
                 socket = nil
                 if case .handshake(let status, let body) = error, status == 401 || status == 403 {
-                    onUpdate(.fatal(body.isEmpty ? "the server refused the token (HTTP \(status))" : Self.message(body)))
+                    onUpdate(.fatal(body.isEmpty ? "the server refused the token (HTTP \(status))" : Self.message(body), notAllowed: true))
                     return
                 }
                 if case .tls = error {
                     // An untrusted certificate or an unreadable CA file: retrying cannot help.
-                    onUpdate(.fatal(error.description))
+                    onUpdate(.fatal(error.description, notAllowed: false))
                     return
                 }
                 let delay = Self.backoff(attempt: attempt)
@@ -130,7 +132,7 @@ public final class SubscriberSession {
                     usleep(UInt32(min(tickInterval, max(0.01, until.timeIntervalSinceNow)) * 1_000_000))
                 }
             } catch {
-                onUpdate(.fatal("\(error)"))
+                onUpdate(.fatal("\(error)", notAllowed: false))
                 return
             }
         }
@@ -179,7 +181,8 @@ public final class SubscriberSession {
                 retry = e.message // busy, or asked to subscribe again: reconnect after the backoff
             } else {
                 // not_found, forbidden, invalid: retrying cannot help.
-                failed = "cannot watch event \(eventID.uuidString.lowercased()): \(e.message)"
+                failed = ("cannot watch event \(eventID.uuidString.lowercased()): \(e.message)",
+                          e.code == .notFound || e.code == .forbidden || e.code == .unauthorized)
             }
         default:
             onUpdate(.frame(frame))

@@ -106,6 +106,24 @@ final class ClientFrameDecoderTests: XCTestCase {
         XCTAssertEqual(try? Poll.parse("Yes, No ,Maybe").options, ["Yes", "No", "Maybe"])
         XCTAssertThrowsError(try Poll.parse("Yes"))
     }
+
+    /// One subscribe with a 20-digit since_seq overflowed Int64 in the byte reader and trapped,
+    /// taking the whole server down (attack round 3). Huge numbers are refused, never read.
+    func testNumbersTooLargeForASeqAreRefusedNotATrap() {
+        for digits in ["99999999999999999999", "9223372036854775808", "123456789012345678901234567890"] {
+            for frame in [#"{"op":"subscribe","event_id":"\#(event)","since_seq":\#(digits)}"#,
+                          #"{"op":"history","event_id":"\#(event)","after_seq":\#(digits)}"#,
+                          #"{"op":"answer","message_id":"\#(event)","option":\#(digits)}"#,
+                          #"{"op":"history","event_id":"\#(event)","limit":\#(digits)}"#] {
+                XCTAssertNotNil(error(frame), frame)
+            }
+        }
+        // The largest seq the reader takes (15 digits) still works.
+        guard case .subscribe(_, let seq)? = request(#"{"op":"subscribe","event_id":"\#(event)","since_seq":999999999999999}"#) else {
+            return XCTFail("no subscribe")
+        }
+        XCTAssertEqual(seq, 999_999_999_999_999)
+    }
 }
 
 final class SendRequestTests: XCTestCase {

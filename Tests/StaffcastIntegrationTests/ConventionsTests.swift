@@ -58,8 +58,12 @@ final class ConventionsTests: IntegrationTestCase {
         let lines = forbidden.stderr.split(separator: "\n")
         XCTAssertEqual(lines.count, 1, forbidden.stderr)
         XCTAssertTrue(lines[0].hasPrefix("staffcast: ") && lines[0].hasSuffix("[forbidden]"), forbidden.stderr)
-        // Not found: 2.
+        // Not found: 2, also for watch (it said 1 while --help said 2).
         XCTAssertEqual(try run(["history", "--event", UUID().uuidString.lowercased()]).status, 2)
+        let watch = try run(["watch", "--json", "--event", UUID().uuidString.lowercased()])
+        XCTAssertEqual(watch.status, 2, watch.stderr)
+        XCTAssertTrue(watch.stderr.contains("cannot watch event"), watch.stderr)
+        XCTAssertEqual(try run(["watch", "--json", "--event", event], token: "sc_not-a-real-token").status, 2)
         // A refused request (a duplicate): 1, with its code.
         XCTAssertEqual(try run(["send", "--event", event, "Gates open"]).status, 0)
         let duplicate = try run(["send", "--event", event, "Gates open"])

@@ -89,7 +89,9 @@ private struct PlainScanner {
         let start = i
         var value: Int64 = 0
         while i < bytes.count, bytes[i] >= UInt8(ascii: "0"), bytes[i] <= UInt8(ascii: "9") {
-            value = value * 10 + Int64(bytes[i] - UInt8(ascii: "0"))
+            // Only the first 15 digits count (more is refused below): 20 digits overflowed
+            // Int64 and trapped, taking the server down with one frame (attack round 3).
+            if i - start < 15 { value = value * 10 + Int64(bytes[i] - UInt8(ascii: "0")) }
             i += 1
         }
         let digits = i - start

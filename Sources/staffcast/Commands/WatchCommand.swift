@@ -23,7 +23,7 @@ struct WatchCommand: ParsableCommand {
             request; emergency and urgent messages wait for Shift+A), d dismisses a banner,
             n shows notifications, e switches event, ? shows help, q or Ctrl-C quits. An
             event id that does not exist or that you cannot see ends watch at once with the
-            reason and exit status 1 (also with --json, after printing the error object).
+            reason and exit status 2 (also with --json, after printing the error object).
             Urgent banners stay until dismissed; urgent and emergency messages ring the
             bell. Emergency and urgent messages take the whole screen and ring every few
             seconds until acknowledged with Shift+A (a deliberate key; acknowledging marks
@@ -85,7 +85,7 @@ struct LineWatcher {
     func run() throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        var fatal: String?
+        var fatal: CommandFailure?
         session.run(shouldStop: { fatal != nil || StopFlag.shared.isSet }, tick: {}) { update in
             switch update {
             case .connecting(let attempt) where attempt > 1:
@@ -105,14 +105,14 @@ struct LineWatcher {
                     emit(frame, encoder)
                 default: break
                 }
-                if case .accessRevoked = frame { fatal = strings[.accessEnded] }
+                if case .accessRevoked = frame { fatal = CommandFailure(strings[.accessEnded], status: .notAllowed) }
             case .disconnected(let reason, let retryIn):
                 printError(strings.text(.lineDisconnected, ["reason": reason, "n": String(Int(retryIn.rounded()))]))
-            case .fatal(let reason):
-                fatal = reason
+            case .fatal(let reason, let notAllowed):
+                fatal = CommandFailure(reason, status: notAllowed ? .notAllowed : .failed)
             }
         }
-        if let fatal { throw CommandFailure(fatal) }
+        if let fatal { throw fatal }
     }
 
     private func deliver(_ m: StaffMessage, _ encoder: JSONEncoder) {

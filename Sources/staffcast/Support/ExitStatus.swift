@@ -20,13 +20,14 @@ enum ExitStatus: Int32 {
     case usage = 64
 
     static let helpText = """
-        Exit status: 0 done; 1 refused or failed (an invalid value, a duplicate, …); 2
-        not found or not allowed (an unknown id, no access, a missing, wrong, expired
-        or revoked token); 3 unavailable, try again later (server unreachable or not
-        ready, database down, port in use, rate limited); 64 the command line or
-        configuration is wrong (unknown option or key, a bad value). Errors are one
-        line on stderr: "staffcast: <what went wrong> [code]" (the code when the server
-        gave one).
+        Exit status: 0 done; 1 refused or failed (a value staffcast or the server
+        refuses, such as a priority or an id that is not a UUID, a duplicate, …); 2 not
+        found or not allowed (an unknown id, an event you cannot see, no access, a
+        missing, wrong, expired or revoked token); 3 unavailable, try again later
+        (server unreachable or not ready, database down, port in use, rate limited); 64
+        the command line or configuration is wrong (an unknown option or config key, a
+        missing argument, a config value out of range). Errors are one line on stderr:
+        "staffcast: <what went wrong> [code]" (the code when the server gave one).
         """
 
     var exitCode: ExitCode { ExitCode(rawValue) }

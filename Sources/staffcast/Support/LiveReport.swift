@@ -25,7 +25,7 @@ enum LiveReport {
         var current = first
         var changed = false
         var lastFetch = Date()
-        var failure: String?
+        var failure: CommandFailure?
         session.run(shouldStop: { StopFlag.shared.isSet || isComplete(current) || failure != nil }, tick: {
             guard changed || Date().timeIntervalSince(lastFetch) >= 5 else { return }
             changed = false
@@ -38,12 +38,12 @@ enum LiveReport {
             switch update {
             case .frame(let frame) where concerns(frame): changed = true
             case .subscribed: changed = true // changes made while connecting
-            case .fatal(let reason): failure = reason
-            case .frame(.accessRevoked): failure = "your access to this event has ended"
+            case .fatal(let reason, let notAllowed): failure = CommandFailure(reason, status: notAllowed ? .notAllowed : .failed)
+            case .frame(.accessRevoked): failure = CommandFailure("your access to this event has ended", status: .notAllowed)
             default: break
             }
         }
-        if let failure { throw CommandFailure(failure) }
+        if let failure { throw failure }
         if !isComplete(current) { throw ExitCode(1) }
     }
 

@@ -21,7 +21,7 @@ struct ScreenWatcher {
         defer { screen.close() }
         var quit = false
         var subscribedOnce = false
-        var fatal: String?
+        var fatal: CommandFailure?
         var lastDraw = Date.distantPast
         var lastState = state
         var restored = false
@@ -126,13 +126,13 @@ struct ScreenWatcher {
                 }
             case .disconnected(_, let retryIn):
                 state.disconnected(retryAt: now.addingTimeInterval(retryIn))
-            case .fatal(let reason):
-                fatal = reason
+            case .fatal(let reason, let notAllowed):
+                fatal = CommandFailure(reason, status: notAllowed ? .notAllowed : .failed)
                 quit = true
             }
             redraw()
         }
         screen.close()
-        if let fatal { throw CommandFailure(fatal) }
+        if let fatal { throw fatal }
     }
 }
