@@ -66,21 +66,21 @@ extension WatchTerminalTests {
                                                "--server", "http://127.0.0.1:\(server.port)", "--token", token, "--event", event] + extra)
     }
 
-    func testWatchOnAWrongOrForbiddenEventExits1WithTheReason() throws {
+    func testWatchOnAWrongOrForbiddenEventExits2WithTheReason() throws {
         let nowhere = UUID().uuidString.lowercased()
         let json = try watchLines(token: fixture.staffToken, event: nowhere, extra: ["--json"])
-        XCTAssertEqual(json.status, 1, json.output)
+        XCTAssertEqual(json.status, 2, json.output) // not found or not allowed, as --help says
         XCTAssertTrue(json.output.contains("\"op\":\"error\"") && json.output.contains("not_found"), json.output)
         XCTAssertTrue(json.output.contains("staffcast: cannot watch event \(nowhere): There is no event with that id that you can see."),
                       json.output)
         // An event that exists but is not Oscar's: the same answer, the same exit.
         let forbidden = try watchLines(token: fixture.outsiderToken, event: fixture.event.uuidString.lowercased())
-        XCTAssertEqual(forbidden.status, 1, forbidden.output)
+        XCTAssertEqual(forbidden.status, 2, forbidden.output)
         XCTAssertTrue(forbidden.output.contains("There is no event with that id that you can see."), forbidden.output)
         // And on the screen: the terminal is restored and the reason printed.
         let command = "env HOME=\(home) TERM=xterm-256color \(CommandLineTests.binary) watch --server http://127.0.0.1:\(server.port) --token \(fixture.staffToken) --event \(nowhere); echo exit=$?; sleep 60"
         try tmux(["new-session", "-d", "-x", "80", "-y", "24", command])
-        XCTAssertTrue(waitForScreen(timeout: 15) { $0.contains("exit=1") }, shown)
+        XCTAssertTrue(waitForScreen(timeout: 15) { $0.contains("exit=2") }, shown)
         XCTAssertTrue(try screen().contains("staffcast: cannot watch event \(nowhere)"), shown)
     }
 }
