@@ -83,6 +83,17 @@ final class ConventionsTests: IntegrationTestCase {
         XCTAssertTrue(try CommandLineTests.execute(["status", "--help"]).stdout.contains("3 unavailable"))
     }
 
+    /// A token file named on the command line wins over STAFFCAST_TOKEN in the environment: a
+    /// staff member checking in from the organiser's shell was checked in as the organiser.
+    func testATokenFileOnTheCommandLineWinsOverTheEnvironment() throws {
+        let file = NSTemporaryDirectory() + "staff-\(UUID().uuidString.prefix(8)).token"
+        FileManager.default.createFile(atPath: file, contents: Data(fixture.staffToken.utf8), attributes: [.posixPermissions: 0o600])
+        defer { try? FileManager.default.removeItem(atPath: file) }
+        let sent = try run(["send", "--event", event, "--token-file", file, "Sent as staff?"]) // env: the owner's token
+        XCTAssertEqual(sent.status, 2, "the staff token from the file must be used, and staff may not send: \(sent.stderr)")
+        XCTAssertTrue(sent.stderr.contains("[forbidden]"), sent.stderr)
+    }
+
     func testAnExpiredARevokedAndAWrongTokenAreToldApart() throws {
         func refusal(_ token: String) throws -> String {
             let r = try server.api(token).raw("GET", "/v1/me/events")

@@ -43,6 +43,43 @@ final class EditRetractTests: IntegrationTestCase {
         XCTAssertEqual(try fixture.store.messageVersions(as: fixture.staff, messageID: m.id), [], "the audit is for organisers")
     }
 
+    /// A phone offline while "Meet at gate 7" was corrected and another message retracted
+    /// caught up with neither (attack round 3): an edit keeps its seq, so a catch-up after
+    /// since_seq never carried it, and a retracted emergency kept ringing. The subscribe now
+    /// sends both after `subscribed`, only for what the subscriber may see.
+    func testACatchUpBringsEditsAndRetractsMissedWhileAway() throws {
+        let edited = try send("Meet at gate 7")
+        let retracted = try send("Evacuate hall B")
+        _ = try fixture.store.createTeam(as: fixture.owner, event: fixture.event, name: "Security", kind: .team)
+        let hidden = try fixture.store.send(as: fixture.admin, SendRequest(eventID: fixture.event, message: "Security only")
+            .withTeams(["Security"]))
+        let cursor = hidden.seq // the last message the phone had seen
+        let admin = try server.api(fixture.adminToken)
+        _ = try admin.editMessage(edited.id, text: "Meet at gate 9")
+        _ = try admin.editMessage(hidden.id, text: "Security only, corrected")
+        XCTAssertEqual(try admin.raw("DELETE", "/v1/messages/\(retracted.id.uuidString)").status, 200)
+
+        let phone = try server.connect(fixture.staffToken)
+        let sub = try phone.subscribe(fixture.event, sinceSeq: cursor)
+        XCTAssertEqual(sub.history, [], "nothing new was sent")
+        var updated: [UUID: String] = [:], gone: [UUID] = []
+        while let frame = try phone.nextOrNil(timeout: 1) {
+            if case .messageUpdated(nil, let m) = frame { updated[m.id] = m.message }
+            if case .messageRetracted(nil, let id, _) = frame { gone.append(id) }
+        }
+        XCTAssertEqual(updated, [edited.id: "Meet at gate 9"], "the staff member is not in Security: its edit stays hidden")
+        XCTAssertEqual(gone, [retracted.id])
+        // An organiser sees the targeted one's edit too; a client that had seen nothing gets
+        // the edits in its history instead.
+        let organiser = try server.connect(fixture.ownerToken)
+        _ = try organiser.subscribe(fixture.event, sinceSeq: cursor)
+        var seen: Set<UUID> = []
+        while let frame = try organiser.nextOrNil(timeout: 1) {
+            if case .messageUpdated(nil, let m) = frame { seen.insert(m.id) }
+        }
+        XCTAssertEqual(seen, [edited.id, hidden.id])
+    }
+
     func testRetractLeavesHistoryCatchUpAndUnreadCounts() throws {
         let keep = try send("Lunch in the blue tent")
         let wrong = try send("Evacuate hall B")

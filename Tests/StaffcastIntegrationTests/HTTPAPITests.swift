@@ -73,6 +73,10 @@ final class HTTPAPITests: IntegrationTestCase {
         XCTAssertEqual(r.status, 400)
         XCTAssertTrue(String(decoding: r.body, as: UTF8.self).contains("'priorty' (did you mean 'priority'?)"),
                       String(decoding: r.body, as: UTF8.self))
+        r = try post("Evacuate hall B", query: ["prority": "urgent"])
+        XCTAssertEqual(r.status, 400)
+        XCTAssertTrue(String(decoding: r.body, as: UTF8.self).contains("parameter staffcast does not know: 'prority'"),
+                      String(decoding: r.body, as: UTF8.self))
         r = try post("hi", api: try server.api(fixture.staffToken))
         XCTAssertEqual(r.status, 403); XCTAssertEqual(errorCode(r), "forbidden")
         r = try post("hi", api: try server.api(fixture.outsiderToken))

@@ -112,9 +112,10 @@ extension FanoutEngine {
             enqueue(connection, frame, now: now, into: &actions)
         case .failed(let error):
             reply(connection, .error(ref: ref, error), now: now, into: &actions)
-        case .subscribed(let event, let generation, let frame, let historyThrough, let accessThrough, let level):
-            completeSubscribe(connection, event: event, generation: generation, ref: ref, reply: frame, level: level,
-                              historyThrough: historyThrough, accessThrough: accessThrough, now: now, wall: wall, into: &actions)
+        case .subscribed(let event, let generation, let frame, let historyThrough, let accessThrough, let level, let followUps):
+            completeSubscribe(connection, event: event, generation: generation, ref: ref, reply: frame, followUps: followUps,
+                              level: level, historyThrough: historyThrough, accessThrough: accessThrough, now: now, wall: wall,
+                              into: &actions)
         }
         runHeld(connection, now: now, into: &actions)
         // A connection closing after its requests are answered may close now.
@@ -133,7 +134,7 @@ extension FanoutEngine {
     /// Joins a connection to an event's channel once its snapshot is ready, lining it up with
     /// live fan-out so nothing is missed or sent twice.
     private func completeSubscribe(_ connection: ConnectionState<Frame>, event: UUID, generation: Int, ref: String?, reply frame: Frame,
-                                   level: AccessLevel?,
+                                   followUps: [Frame], level: AccessLevel?,
                                    historyThrough: Int64, accessThrough: Int64, now: Double, wall: Date,
                                    into actions: inout [EngineAction]) {
         guard connection.pendingSubscribes[event] == generation else { return }
@@ -154,6 +155,7 @@ extension FanoutEngine {
         case .subscribed(let catchUp):
             connection.levels[event] = level ?? .staff
             enqueue(connection, frame, now: now, into: &actions)
+            for change in followUps { enqueue(connection, change, now: now, into: &actions) }
             for missed in catchUp { enqueue(connection, missed, now: now, into: &actions) }
         case .lagged:
             reply(connection, .error(ref: ref, .unavailable(

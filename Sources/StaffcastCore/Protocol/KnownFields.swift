@@ -4,8 +4,13 @@
 /// Pure.
 public struct KnownFields: Sendable {
     public let names: [String]
+    /// What one is called in the error: "field" (of a JSON body) or "parameter" (of a query).
+    public let noun: String
 
-    public init(_ names: [String]) { self.names = names }
+    public init(_ names: [String], noun: String = "field") {
+        self.names = names
+        self.noun = noun
+    }
 
     /// Throws `invalid` naming the first key of `keys` not in `names`, with the known field it
     /// most likely meant. `what` starts the sentence ("The JSON body", "A template").
@@ -13,7 +18,7 @@ public struct KnownFields: Sendable {
         guard let unknown = keys.first(where: { !names.contains($0) }) else { return }
         let near = names.map { ($0, ConfigKey.editDistance(unknown.lowercased(), $0)) }.min { $0.1 < $1.1 }
         let hint = near.flatMap { $0.1 <= max(2, unknown.count / 4) ? " (did you mean '\($0.0)'?)" : nil } ?? ""
-        throw .invalid("\(what) has a field staffcast does not know: '\(unknown.prefix(40))'\(hint). Known fields: \(names.joined(separator: ", ")). Nothing was stored.")
+        throw .invalid("\(what) has a \(noun) staffcast does not know: '\(unknown.prefix(40))'\(hint). Known \(noun)s: \(names.joined(separator: ", ")). Nothing was stored.")
     }
 }
 

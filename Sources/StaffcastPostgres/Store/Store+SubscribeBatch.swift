@@ -35,10 +35,28 @@ extension Store {
             public var read: Set<Int>
             /// More messages follow this entry's `since_seq` than `history` holds.
             public var more = false
+            /// Indices into `changes`: edits and retracts of messages at or before this
+            /// entry's `since_seq` that the client may have missed while away.
+            public var changes: [Int] = []
+        }
+
+        /// An edit or retract a reconnecting client may have missed, as it stands now.
+        public enum Change: Sendable, Equatable {
+            case updated(StaffMessage)
+            case retracted(messageID: UUID, seq: Int64)
+
+            public var seq: Int64 {
+                switch self {
+                case .updated(let m): m.seq
+                case .retracted(_, let seq): seq
+                }
+            }
         }
 
         /// Every message some entry's history holds, in seq order, with `read` false.
         public var messages: [StaffMessage]
+        /// Edits and retracts some entry's `changes` names, in seq order.
+        public var changes: [Change] = []
         /// One per request, in order.
         public var entries: [Entry]
         /// The highest message and access-change seq the snapshot could see.
@@ -144,8 +162,58 @@ extension Store {
                     entries[i].read.insert(at)
                 }
             }
-            return SubscribeBatch(messages: messages, entries: entries, historyThrough: historyThrough, accessThrough: accessThrough)
+            let changes = try missedChanges(event: eventID, users: users, requests: requests, granted: granted,
+                                            entries: &entries, tx)
+            return SubscribeBatch(messages: messages, changes: changes, entries: entries,
+                                  historyThrough: historyThrough, accessThrough: accessThrough)
         }
+    }
+
+    /// Edits and retracts of messages at or before each reconnecting client's `since_seq` that
+    /// it may have missed: a phone offline while "Evacuate hall B" was corrected to hall C, or
+    /// retracted, kept the old text (or kept ringing) after catching up. The client was
+    /// connected when its newest message (`since_seq`) was sent, so what changed from a minute
+    /// before that on is sent again; one seen live already is harmless to apply twice. At most
+    /// `Limits.maxCatchUp` changes, the newest; targeted messages only to their audience and
+    /// the event's admins and owners, as history.
+    private func missedChanges(event eventID: String, users: String, requests: [SubscribeRequest], granted: [Int],
+                               entries: inout [SubscribeBatch.Entry], _ tx: PGConnection) throws -> [SubscribeBatch.Change] {
+        let sinces = granted.compactMap { requests[$0].sinceSeq }
+        guard let lowest = sinces.min(), let highest = sinces.max() else { return [] }
+        let r = try tx.query("""
+            SELECT \(Self.messageColumns(reader: "NULL")), m.retracted_at IS NOT NULL
+            FROM staff_messages m JOIN profiles p ON p.id = m.sender_id
+            WHERE m.id IN (SELECT c.message_id FROM message_changes c
+                           WHERE c.event_id = $1 AND c.changed_at >= (
+                               SELECT s.sent_at - interval '1 minute' FROM staff_messages s
+                               WHERE s.event_id = $1 AND s.seq <= $2 ORDER BY s.seq DESC LIMIT 1))
+              AND m.seq <= $3 AND (m.expires_at IS NULL OR m.expires_at > now())
+            ORDER BY m.seq DESC LIMIT \(Limits.maxCatchUp)
+            """, [eventID, String(lowest), String(highest)])
+        guard r.rowCount > 0 else { return [] }
+        var changes: [SubscribeBatch.Change] = []
+        let current = try Self.messages(r)
+        for (row, message) in current.enumerated().reversed() {
+            let retracted = r.bool(row, Self.messageColumnCount) == true
+            changes.append(retracted ? .retracted(messageID: message.id, seq: message.seq) : .updated(message))
+        }
+        let targeted = current.filter { !$0.teams.isEmpty }
+        var audience: [Int: Set<Int64>] = [:]
+        if !targeted.isEmpty {
+            for (i, seq) in try Self.pairs(in: "message_audience", users: users, messages: targeted, tx) {
+                audience[i, default: []].insert(seq)
+            }
+        }
+        let isTargeted = Set(targeted.map(\.seq))
+        for i in granted {
+            guard let since = requests[i].sinceSeq, case .granted(let summary) = entries[i].access else { continue }
+            let seesAll = summary.accessLevel.maySeeReceipts
+            entries[i].changes = changes.indices.filter { c in
+                let seq = changes[c].seq
+                return seq <= since && (seesAll || !isTargeted.contains(seq) || audience[i]?.contains(seq) == true)
+            }
+        }
+        return changes
     }
 
     /// The (index in the batch, seq) pairs of the batch's `users` (a uuid array) and `messages`

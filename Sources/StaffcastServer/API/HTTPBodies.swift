@@ -11,9 +11,14 @@ enum HTTPBodies {
         let isJSON = contentType.lowercased().hasPrefix("application/json")
         // curl -d labels a JSON body as a form: it is JSON when it is an object with a text.
         if isJSON || (ObjectKeys.of(body)?.contains { $0 == "message" || $0 == "template" } ?? false) {
+            // The fields are in the body: a query parameter beside it would be ignored.
+            try KnownFields(["access_token"], noun: "parameter")
+                .check(Array(query.keys), in: "A send with a JSON body takes its fields in the body; the query")
             return try WireJSON.decode(SendBody.self, from: body, notAnObject: notAnObject)
                 .request(eventID: eventID, who: "The JSON body")
         }
+        // ?prority=urgent went out as a normal message: a parameter staffcast does not know is named.
+        try plainSendParameters.check(Array(query.keys), in: "The query")
         guard let text = String(validating: body, as: UTF8.self) else {
             throw .invalid("The body is not UTF-8 text.")
         }
@@ -49,6 +54,11 @@ enum HTTPBodies {
         let teams = (query["teams"] ?? "").split(separator: ",").map(String.init)
         return try send.withTeams(teams)
     }
+
+    /// The query parameters of a plain-text send.
+    private static let plainSendParameters = KnownFields(["message_type", "priority", "expires_in_minutes", "escalate_after_minutes",
+                                                          "template", "send_at", "before_start", "force", "teams", "access_token"],
+                                                         noun: "parameter")
 
     /// `POST /v1/events/{id}/templates`: `TemplateBody`.
     static func templateRequest(eventID: UUID, body: [UInt8]) throws(StaffcastError) -> (name: String, send: SendRequest) {

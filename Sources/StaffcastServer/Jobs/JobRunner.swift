@@ -128,6 +128,18 @@ struct JobRunner: Sendable {
                 }
                 let batch = try session.store().subscribeBatch(event: event, requests)
                 var builder = SubscribedFrameBuilder(messages: batch.messages)
+                // Each missed edit or retract encoded once for every entry that gets it.
+                var changeFrames: [Int: OutFrame] = [:]
+                func changeFrame(_ c: Int) -> OutFrame {
+                    if let done = changeFrames[c] { return done }
+                    let frame: ServerFrame = switch batch.changes[c] {
+                    case .updated(let message): .messageUpdated(ref: nil, message: message)
+                    case .retracted(let id, _): .messageRetracted(ref: nil, messageID: id, eventID: event)
+                    }
+                    let out = OutFrame(text: frame.encoded())
+                    changeFrames[c] = out
+                    return out
+                }
                 for (job, entry) in zip(jobs, batch.entries) {
                     guard case .subscribe(_, _, let generation) = job.request else { continue }
                     switch entry.access {
@@ -136,7 +148,7 @@ struct JobRunner: Sendable {
                                                   readIndices: entry.read, unreadCount: entry.unreadCount, more: entry.more)
                         outcomes.append(.subscribed(eventID: event, generation: generation, reply: OutFrame(text: bytes),
                                                     historyThrough: batch.historyThrough, accessThrough: batch.accessThrough,
-                                                    level: summary.accessLevel))
+                                                    level: summary.accessLevel, followUps: entry.changes.map(changeFrame)))
                     case .noAccess, .noEvent:
                         // The same answer: an event one cannot see is one that does not exist.
                         outcomes.append(.failed(.noSuchEvent(event)))

@@ -36,24 +36,34 @@ struct ClientOptions: ParsableArguments {
             ?? "http://127.0.0.1:8080"
     }
 
-    /// --token, else $STAFFCAST_TOKEN, else the token file; nil when there is none.
+    /// --token, else --token-file, else $STAFFCAST_TOKEN, else the default token file; nil when
+    /// there is none. What is named on the command line wins over the environment: a staff
+    /// member checking in with `--token-file sam.token` from an organiser's shell (where
+    /// STAFFCAST_TOKEN is set) was checked in as the organiser.
     func resolveToken(required: Bool = true) throws -> String? {
         if let token, !token.isEmpty { return token }
+        if let tokenFile { return try Self.readTokenFile(tokenFile, named: true) }
         if let env = environment("STAFFCAST_TOKEN") { return env }
-        let path = tokenFile ?? Self.defaultTokenFile
-        if FileManager.default.fileExists(atPath: path) {
-            let attributes = try FileManager.default.attributesOfItem(atPath: path)
-            let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0
-            guard mode & 0o077 == 0 else {
-                throw CommandFailure("token file \(path) is readable by others (mode \(String(mode, radix: 8))); run chmod 600 \(path)")
-            }
-            let text = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
-            if !text.isEmpty { return text }
-        } else if tokenFile != nil {
-            throw CommandFailure("token file \(path) does not exist")
-        }
+        if let text = try Self.readTokenFile(Self.defaultTokenFile, named: false) { return text }
         if required { throw ClientError.missingToken }
         return nil
+    }
+
+    /// The token in `path`, refused when others may read it; nil when the file is absent or
+    /// empty and was not `named` on the command line.
+    private static func readTokenFile(_ path: String, named: Bool) throws -> String? {
+        guard FileManager.default.fileExists(atPath: path) else {
+            if named { throw CommandFailure("token file \(path) does not exist") }
+            return nil
+        }
+        let attributes = try FileManager.default.attributesOfItem(atPath: path)
+        let mode = (attributes[.posixPermissions] as? NSNumber)?.intValue ?? 0
+        guard mode & 0o077 == 0 else {
+            throw CommandFailure("token file \(path) is readable by others (mode \(String(mode, radix: 8))); run chmod 600 \(path)")
+        }
+        let text = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        if text.isEmpty && named { throw CommandFailure("token file \(path) is empty") }
+        return text.isEmpty ? nil : text
     }
 
     /// The server's API; warns on stderr when the token would cross the network unencrypted.
