@@ -264,6 +264,21 @@ try:
     driver.find_element(By.ID, "confirm-send").click()
     wait(lambda: count_in_list(emergency) == 1, "the confirmed emergency in the list")
     wait(lambda: value("type") == "broadcast" and value("priority") == "normal" and value("message") == "", "the form back to broadcast/normal after the emergency")
+
+    # A template brings its own type and priority: picking "evacuate" (emergency, urgent; made
+    # by the Swift test) shows them, and sending it asks first like any emergency. The form's
+    # defaults used to override it: it went out as a normal broadcast, unconfirmed.
+    Select(driver.find_element(By.ID, "template")).select_by_value("evacuate")
+    if value("type") != "emergency" or value("priority") != "urgent":
+        fail("picking the evacuate template shows %s/%s, not emergency/urgent" % (value("type"), value("priority")))
+    driver.find_element(By.ID, "send-button").click()
+    wait(lambda: driver.execute_script("return document.getElementById('confirm-emergency').open"), "the confirmation for the emergency template")
+    driver.find_element(By.ID, "confirm-cancel").click()
+    wait(lambda: not driver.execute_script("return document.getElementById('confirm-emergency').open"), "the confirmation to close")
+    Select(driver.find_element(By.ID, "template")).select_by_value("")
+    Select(driver.find_element(By.ID, "type")).select_by_visible_text("broadcast")
+    Select(driver.find_element(By.ID, "priority")).select_by_visible_text("normal")
+    step("a template shows its type and priority; an emergency template asks first")
     step("an emergency is sent only after confirming; the form is back to broadcast")
 
     # An invite with its QR code, drawn by the server (no script from elsewhere).

@@ -24,6 +24,9 @@ final class ConsoleBrowserTests: IntegrationTestCase {
         let made = try owner.raw("POST", base + "/teams", body: Data(#"{"name":"Security"}"#.utf8), contentType: "application/json")
         XCTAssertEqual(made.status, 201, String(decoding: made.body, as: UTF8.self))
         XCTAssertEqual(try owner.raw("PUT", base + "/teams/Security/members/\(fixture.staff.uuidString.lowercased())").status, 201)
+        // A template that is an emergency: picking it in the page must carry its type.
+        _ = try fixture.store.createTemplate(as: fixture.owner, name: "evacuate", SendRequest(
+            eventID: fixture.event, message: "Evacuate now by the nearest exit", messageType: "emergency", priority: "urgent"))
         let staff = try server.connect(fixture.staffToken)
         defer { staff.close() }
         _ = try staff.subscribe(fixture.event)

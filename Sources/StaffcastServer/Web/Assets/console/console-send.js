@@ -32,6 +32,7 @@ export function sendSucceeded(ref, text, message) {
   // emergency by accident.
   if ($("message").value === p.typed) $("message").value = "";
   $("type").value = "broadcast"; $("priority").value = "normal"; $("template").value = "";
+  $("message").placeholder = "Gates open in 15 minutes";
   $("send-at").value = "";
   $("poll-kind").value = ""; $("poll-options").value = ""; pollKindChanged();
   $("to-list").querySelectorAll("input[data-team]").forEach((c) => { c.checked = false; }); $("to-all").checked = true;
@@ -94,6 +95,18 @@ $("confirm-send").addEventListener("click", () => {
 });
 $("confirm-cancel").addEventListener("click", () => { S.confirming = null; $("confirm-emergency").close(); });
 $("confirm-emergency").addEventListener("close", () => { S.confirming = null; $("message").focus(); });
+
+// Picking a template shows its type, priority and expiry in the form, which the send then
+// carries: the form's defaults (broadcast, normal) used to override an "evacuate" template's
+// emergency and urgent, so it went out as a normal broadcast without the confirmation.
+$("template").addEventListener("change", () => {
+  const tp = S.templates && S.templates.get($("template").value);
+  $("message").placeholder = tp ? tp.message || "" : "Gates open in 15 minutes";
+  if (!tp) return;
+  $("type").value = tp.message_type || "broadcast";
+  $("priority").value = tp.priority || "normal";
+  $("expires").value = tp.expires_in_minutes ? String(tp.expires_in_minutes) : "";
+});
 
 $("send-form").addEventListener("submit", (e) => {
   e.preventDefault();

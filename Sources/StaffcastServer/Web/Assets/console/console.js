@@ -103,7 +103,11 @@ async function detectFeatures() {
   const sel = $("template");
   sel.textContent = ""; sel.appendChild(el("option", null, "— none —")); sel.firstChild.value = "";
   if (t.ok && t.data && Array.isArray(t.data.templates)) {
-    for (const tp of t.data.templates) { const o = el("option", null, tp.name); o.value = tp.name; sel.appendChild(o); }
+    S.templates = new Map();
+    for (const tp of t.data.templates) {
+      const o = el("option", null, tp.name); o.value = tp.name; sel.appendChild(o);
+      S.templates.set(tp.name, tp);
+    }
     S.features.templates = t.data.templates.length > 0;
   } else S.features.templates = false;
   sel.hidden = $("template-label").hidden = !S.features.templates;
