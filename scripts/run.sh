@@ -34,8 +34,15 @@ SC="$BIN"
 # A fresh invite each run (a day, 20 uses): opened on a phone it ends in the staff app, signed in.
 # The QR code goes to stderr when that is a terminal. Phones need this machine's address, and
 # HTTPS for push and the service worker anywhere but localhost (docs/operations.md).
+# A phone cannot open 127.0.0.1 (that is the phone itself): its links use this machine's first
+# network address when it listens on all of them.
+PHONE_HOST=127.0.0.1
+if [ "${LISTEN%:*}" = "0.0.0.0" ]; then
+  PHONE_HOST=$(hostname -I 2>/dev/null | awk '{print $1}')
+  PHONE_HOST=${PHONE_HOST:-127.0.0.1}
+fi
 INVITE=$("$BIN" admin invite create --data-dir "$DATA_DIR" --event "$EVENT" --uses 20 --expires 1d \
-  --server "$SCHEME://127.0.0.1:$PORT" 2>/dev/null || echo "(no invite: $BIN admin invite create --event $EVENT)")
+  --server "$SCHEME://$PHONE_HOST:$PORT" 2>/dev/null || echo "(no invite: $BIN admin invite create --event $EVENT)")
 cat <<EOT
 
   Demo event "$DEMO_EVENT_NAME"  id $EVENT
@@ -52,7 +59,7 @@ cat <<EOT
   Who has read it (organiser):
     curl -s${CA_ARG:+ --cacert $TLS_DIR/ca.pem} -H "Authorization: Bearer \$(cat $ORGANISER_TOKEN_FILE)" $SCHEME://127.0.0.1:$PORT/v1/messages/MESSAGE_ID/receipts
 
-  Staff app (phones):   $SCHEME://127.0.0.1:$PORT/app
+  Staff app (phones on this network):   $SCHEME://$PHONE_HOST:$PORT/app
     invite link that opens it signed in (20 uses, a day): $INVITE
   Organiser console:    $SCHEME://127.0.0.1:$PORT/console   (sign in with the token in $ORGANISER_TOKEN_FILE)
 

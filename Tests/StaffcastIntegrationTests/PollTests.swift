@@ -79,6 +79,21 @@ final class PollTests: IntegrationTestCase {
         XCTAssertEqual(history.first { $0.id == poll.id }?.answer, 0)
     }
 
+    /// An expired poll is closed: a late answer changed counts an organiser may already have
+    /// reported (attack round 3).
+    func testAnExpiredPollTakesNoMoreAnswers() throws {
+        let r = try send(["message": "Shuttle at 18:00?", "poll": ["options": ["Yes", "No"]], "expires_in_minutes": 5])
+        let poll = try JSONDecoder().decode(StaffMessage.self, from: r.body)
+        try fixture.store.conn.execute("UPDATE staff_messages SET expires_at = now() - interval '1 minute' WHERE id = '\(poll.id.uuidString)'")
+        let late = try server.api(liToken).raw("POST", "/v1/messages/\(poll.id.uuidString.lowercased())/answers",
+                                               body: Data(#"{"option":1}"#.utf8), contentType: "application/json")
+        XCTAssertEqual(late.status, 400, String(decoding: late.body, as: UTF8.self))
+        XCTAssertTrue(String(decoding: late.body, as: UTF8.self).contains("expired"))
+        let sam = try server.connect(fixture.staffToken)
+        XCTAssertEqual(try sam.expectError(["op": "answer", "message_id": poll.id.uuidString, "option": 0]).code, .invalid)
+        XCTAssertEqual(try fixture.store.conn.query("SELECT count(*) FROM poll_answers WHERE message_id = '\(poll.id.uuidString)'").int(0, 0), 0)
+    }
+
     func testINeedHelpNotifiesAdminsAndOwnersAtOnce() throws {
         let admin = try server.connect(fixture.adminToken)
         let owner = try server.connect(fixture.ownerToken)

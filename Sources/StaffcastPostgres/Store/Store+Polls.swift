@@ -28,7 +28,7 @@ extension Store {
         try conn.transaction { tx in
             // What each may answer: a poll of an event they are on, in its audience, not retracted.
             let r = try tx.query("""
-                SELECT x.i, m.event_id, cardinality(m.poll_options)
+                SELECT x.i, m.event_id, cardinality(m.poll_options), m.expires_at IS NOT NULL AND m.expires_at <= now()
                 FROM unnest($1::uuid[], $2::uuid[]) WITH ORDINALITY AS x(user_id, message_id, i)
                 JOIN staff_messages m ON m.id = x.message_id AND m.retracted_at IS NULL
                 JOIN event_access a ON a.event_id = m.event_id AND a.user_id = x.user_id
@@ -39,6 +39,12 @@ extension Store {
                 guard let i = r.int(row, 0).map({ $0 - 1 }), answers.indices.contains(i), let event = r.uuid(row, 1) else { continue }
                 guard let count = r.int(row, 2) else {
                     outcomes[i] = .failure(.invalid("That message is not a poll; mark it read or reply to it instead."))
+                    continue
+                }
+                // An expired message is never shown again: its poll is closed, and a late answer
+                // would change counts an organiser may already have reported.
+                guard r.bool(row, 3) != true else {
+                    outcomes[i] = .failure(.invalid("This poll has expired, so it takes no more answers. Nothing was stored."))
                     continue
                 }
                 guard answers[i].option < count else {

@@ -35,14 +35,22 @@ export function save() {
   localStorage.setItem(KEY, JSON.stringify({ token: S.token, user_id: S.userId, display_name: S.name, event_id: S.eventId,
     event_name: S.eventName, lang: S.lang }));
 }
-export const cacheKey = () => KEY + ".cache." + S.eventId;
+// The cache is one person's: keyed by user and event, and dropped whole when someone joins on
+// this phone. Keyed by event alone, a phone handed to a colleague showed them the previous
+// person's team-only messages.
+const CACHE = KEY + ".cache.";
+export const cacheKey = () => CACHE + S.userId + "." + S.eventId;
+export function dropCaches() {
+  for (const k of Object.keys(localStorage)) if (k.startsWith(CACHE)) localStorage.removeItem(k);
+}
 export function saveCache() {
-  if (!S.eventId) return;
+  if (!S.eventId || !S.userId) return;
   const last = sorted().slice(-KEEP);
   try { localStorage.setItem(cacheKey(), JSON.stringify({ cursor: S.cursor, unread: S.unread, alarms: S.alarms, messages: last })); } catch (_) { /* full: the server has it all */ }
 }
 export function loadCache() {
   S.msgs.clear(); S.cursor = 0; S.unread = null; S.alarms = [];
+  if (!S.userId) return;
   let c = null; try { c = JSON.parse(localStorage.getItem(cacheKey())); } catch (_) {}
   if (!c) return;
   for (const m of c.messages || []) S.msgs.set(m.id, m);

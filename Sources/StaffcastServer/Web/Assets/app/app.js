@@ -6,7 +6,7 @@
 // This module (loaded by app.html after app-text.js) holds the views, joining, the menu and the
 // start; the app-*.js modules it imports hold one part each.
 "use strict";
-import { $, S, applyText, cacheKey, el, expired, loadCache, save, saveCache, setEventName, t } from "./app-state.js";
+import { $, S, applyText, dropCaches, el, expired, loadCache, save, saveCache, setEventName, t } from "./app-state.js";
 import { offerPush } from "./app-push.js";
 import { hideBanner, render, setInert, stopAlarm } from "./app-render.js";
 import { connect, send, subscribe } from "./app-socket.js";
@@ -52,6 +52,7 @@ function joinMode(code) {
         : t("joinFailed", { reason: (data && data.error && data.error.message) || (r ? "HTTP " + r.status : "") });
       $("join-error").textContent = why; return;
     }
+    dropCaches(); // whoever used this phone before: their messages are not this person's
     S.token = data.token; S.userId = data.user_id; S.eventId = data.event_id; S.name = name; S.eventName = "";
     save();
     location.replace("/app");
@@ -66,7 +67,7 @@ $("menu-button").addEventListener("click", () => {
 });
 $("lang").addEventListener("change", () => { S.lang = $("lang").value; save(); applyText(); render(); setConn(...(S.conn || ["offline"])); });
 $("sign-out").addEventListener("click", () => {
-  if (S.eventId) localStorage.removeItem(cacheKey());
+  dropCaches();
   S.eventId = null; S.userId = null; S.name = ""; S.eventName = ""; signedOut("");
 });
 $("event-pick").addEventListener("change", () => {
