@@ -47,7 +47,11 @@ public enum TextRules {
     /// too: they reorder what follows on the line, so a name could make the rest of a receipt
     /// line read backwards. Right-to-left names need none of them.
     public static func requireOneLine(_ text: String, field: String) throws(StaffcastError) {
-        try requireStorable(text, field: field)
+        if let bad = forbiddenControlCharacter(in: text) {
+            // Not requireStorable's sentence: it says new lines and tabs may be sent, which a
+            // name may not hold either.
+            throw .invalid("The \(field) contains a control character (U+\(String(format: "%04X", bad.value))); it must be one line of text. Nothing was stored.")
+        }
         if text.unicodeScalars.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "\t" }) {
             throw .invalid("The \(field) must be one line (no new lines or tabs). Nothing was stored.")
         }

@@ -90,6 +90,13 @@ extension Store {
         }
     }
 
+    /// How many sends of `event` are still waiting for their time. A `--before-start` time is
+    /// fixed when it is scheduled, so moving the start leaves them where they were.
+    public func pendingScheduledCount(event: UUID) throws -> Int {
+        try conn.query("SELECT count(*) FROM scheduled_messages WHERE event_id = $1 AND status = 'pending'",
+                       [Self.id(event)]).int(0, 0) ?? 0
+    }
+
     /// Changes an event's name and/or start (nil leaves it; `clearStart` removes the start).
     /// Throws not_found for an unknown event.
     public func updateEvent(_ event: UUID, name: String?, startsAt: Date?, clearStart: Bool = false) throws {

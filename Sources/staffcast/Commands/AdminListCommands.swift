@@ -33,7 +33,8 @@ struct EventSetCommand: ParsableCommand {
         commandName: "set", abstract: "Rename an event or set (or clear) when it starts.",
         discussion: """
             The start is what `remind --before-start` and `send --before-start` count back
-            from.
+            from, when they are scheduled: moving the start later does not move sends
+            already scheduled (it says how many there are; cancel and schedule them again).
             Examples:
               staffcast admin event set --event $EVENT --starts-at 2026-07-01T10:00:00Z
               staffcast admin event set --event $EVENT --name "Summer Festival 2026"
@@ -58,8 +59,18 @@ struct EventSetCommand: ParsableCommand {
                 }
                 starts = d
             }
-            try AdminCommand.withStore(database) { try $0.updateEvent(e, name: name, startsAt: starts, clearStart: clear) }
+            let pending = try AdminCommand.withStore(database) { store -> Int in
+                try store.updateEvent(e, name: name, startsAt: starts, clearStart: clear)
+                return startsAt == nil ? 0 : try store.pendingScheduledCount(event: e)
+            }
             printError("event \(event.lowercased()) updated")
+            if pending > 0 {
+                printError("""
+                    staffcast: note: \(pending) scheduled send\(pending == 1 ? " is" : "s are") still at \(pending == 1 ? "its" : "their") \
+                    old time: a --before-start time is fixed when it is scheduled. See them with \
+                    `staffcast scheduled list --event \(event.lowercased())`; cancel and schedule again to follow the new start.
+                    """)
+            }
         }
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import StaffcastClient
 
 /// A plain table for the terminal: columns padded to their widest cell.
 enum TextTable {
@@ -6,11 +7,13 @@ enum TextTable {
         let all = [header] + rows
         var widths = [Int](repeating: 0, count: header.count)
         for row in all {
-            for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], cell.count) }
+            for (i, cell) in row.enumerated() where i < widths.count { widths[i] = max(widths[i], TextWidth.columns(cell)) }
         }
         return all.map { row in
             row.enumerated().map { i, cell in
-                i == row.count - 1 ? cell : cell.padding(toLength: widths[i], withPad: " ", startingAt: 0)
+                // Padded by terminal columns: Foundation's padding(toLength:) counts UTF-16 units,
+                // so it cut an emoji in half ("😀…" printed as "😀…\u{FFFD}") in the widest cell.
+                i == row.count - 1 ? cell : TextWidth.pad(cell, widths[i])
             }.joined(separator: "  ")
         }.joined(separator: "\n")
     }

@@ -7,7 +7,7 @@
 "use strict";
 import { $, EVENT_KEY, S, TOKEN_KEY, api, el, errorText, setConn } from "./console-core.js";
 import { addNotification, closeDetail, renderMessages } from "./console-messages.js";
-import { poll, renderTeams } from "./console-people.js";
+import { renderTeams, startPolling } from "./console-people.js";
 import { connect, subscribe, wsSend } from "./console-socket.js";
 import "./console-invites.js";
 
@@ -19,7 +19,7 @@ export function signOut(reason) {
   sessionStorage.removeItem(TOKEN_KEY);
   S.token = null;
   if (S.ws) { try { S.ws.close(1000); } catch (_) {} S.ws = null; }
-  clearTimeout(S.retryTimer); clearInterval(S.pollTimer);
+  clearTimeout(S.retryTimer); clearTimeout(S.pollTimer); S.pollGen += 1;
   $("sign-out").hidden = true; $("event-pick-wrap").hidden = true;
   setConn("signed out");
   showOnly("sign-in");
@@ -84,7 +84,7 @@ function selectEvent(id) {
   detectFeatures();
   loadEscalations(id);
   if (S.ws && S.wsOpen) subscribe(); else connect();
-  poll(); clearInterval(S.pollTimer); S.pollTimer = setInterval(poll, 4000);
+  startPolling();
 }
 
 // Unread escalations already waiting (live ones arrive as notification frames).
