@@ -331,6 +331,10 @@ final class InviteTests: IntegrationTestCase {
         XCTAssertEqual(mode.intValue & 0o777, 0o600)
         let token = try String(contentsOfFile: tokenPath, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
         XCTAssertTrue(TokenHasher.looksValid(token))
+        // The event is saved too: `staffcast history` (and watch) need no --event after a join.
+        let history = try CommandLineTests.execute(["history", "--json"], env: env)
+        XCTAssertEqual(history.status, 0, history.stderr)
+        XCTAssertTrue(history.stdout.contains("\"messages\""), history.stdout)
 
         // Joining again would overwrite the token: refused without --force (and no use taken).
         let again = try CommandLineTests.execute(["join", url, "--name", "Jo Again"], env: env)

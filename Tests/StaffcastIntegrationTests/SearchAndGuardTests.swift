@@ -162,6 +162,16 @@ final class SearchAndGuardTests: IntegrationTestCase {
         XCTAssertEqual(plain.messages.count, 4)
     }
 
+    /// The embedded cluster's locale is C, whose ILIKE folds only A–Z: "évacuation" did not find
+    /// "ÉVACUATION" (attack round 3).
+    func testSearchIgnoresCaseInEveryScript() throws {
+        _ = try fixture.store.send(as: fixture.admin, SendRequest(eventID: fixture.event, message: "ÉVACUATION ÜBERGANG Nord"))
+        _ = try fixture.store.send(as: fixture.admin, SendRequest(eventID: fixture.event, message: "İstanbul kapısı ΑΘΗΝΑ"))
+        XCTAssertEqual(try search(["q": "évacuation"]), ["ÉVACUATION ÜBERGANG Nord"])
+        XCTAssertEqual(try search(["q": "übergang nord"]), ["ÉVACUATION ÜBERGANG Nord"])
+        XCTAssertEqual(try search(["q": "αθηνα"]), ["İstanbul kapısı ΑΘΗΝΑ"])
+    }
+
     func testSearchErrorsAndAccess() throws {
         _ = try makeKnownSet()
         let api = try server.api(fixture.staffToken)

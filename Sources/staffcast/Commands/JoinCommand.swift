@@ -64,8 +64,11 @@ struct JoinCommand: ParsableCommand {
                 throw CommandFailure(t.text(.joinFailed, ["reason": message]))
             }
             try SecretFile.write(joined.token + "\n", to: path)
-            if tokenFile == nil { try? SecretFile.write(base + "\n", to: ClientOptions.defaultServerFile) }
             let event = joined.eventID.uuidString.lowercased()
+            if tokenFile == nil {
+                try? SecretFile.write(base + "\n", to: ClientOptions.defaultServerFile)
+                try? SecretFile.write(event + "\n", to: EventOptions.defaultEventFile)
+            }
             print(t.text(.joinJoined, ["name": name, "event": event, "level": t.name(joined.accessLevel)]))
             print(t.text(.joinSaved, ["path": path]))
             // Servers learn of a new token from the database within 2 s; wait for it so that

@@ -137,7 +137,7 @@ struct SendCommand: ParsableCommand {
                                                                  expiresInMinutes: kind.expiresInMinutes, sendAt: at, beforeStart: beforeStart,
                                                                  teams: teams)
                 print(scheduled.id.uuidString.lowercased())
-                printError("scheduled for \(RFC3339.format(scheduled.sendAt)) (staffcast scheduled list --event \(target.event); cancel with staffcast scheduled cancel ID)")
+                printError("scheduled for \(RFC3339.format(scheduled.sendAt)) (staffcast scheduled list --event \(scheduled.eventID.uuidString.lowercased()); cancel with staffcast scheduled cancel ID)")
                 return
             }
             let api = try target.api()
