@@ -184,6 +184,16 @@ try:
         fail("the open message's Receipts button is not aria-expanded")
     driver.save_screenshot(args.screenshot.replace(".png", "-receipts.png"))
     step("the receipts panel shows the funnel and the answers: " + panel.replace("\n", " | "))
+    # The receipts as a CSV file for the safety officer, fetched with the session's token.
+    driver.execute_script("""window.__csv = null; const f0 = window.fetch;
+        window.fetch = async function (u, o) { const r = await f0.apply(this, arguments);
+          if (String(u).includes('format=csv')) { window.__csv = await r.clone().text(); } return r; };""")
+    driver.find_element(By.ID, "detail-csv").click()
+    wait(lambda: driver.find_element(By.ID, "detail-csv-status").text == "Downloaded.", "the receipts CSV to download")
+    csv_text = driver.execute_script("return window.__csv") or ""
+    if "user_id,display_name,read" not in csv_text[:40] or "Sam Staff" not in csv_text:
+        fail("the downloaded receipts CSV is %r" % csv_text[:200])
+    step("the receipts panel downloads the receipts as CSV")
     # It refreshes by itself while open (push and email raise no frame): its requests repeat.
     driver.execute_script("""window.__receipts = 0; const f = window.fetch;
         window.fetch = function (u, o) { if (String(u).endsWith('/receipts')) window.__receipts++; return f.apply(this, arguments); };""")

@@ -38,10 +38,15 @@ struct StatusCommand: ParsableCommand {
             }
             if watch { StopFlag.shared.install() }
             var ready = false
+            var shown = false
+            let screen = isatty(STDOUT_FILENO) != 0
             repeat {
                 let (text, isReady) = try report(api, eventID: eventID)
                 ready = isReady
-                if watch { print("\u{1B}[H\u{1B}[2J", terminator: "") }
+                // A terminal is cleared before each report; a pipe or file gets them one after
+                // another with a blank line between, and no escape codes.
+                if watch { print(LiveReport.redrawPrefix(redraw: shown || screen, screen: screen), terminator: "") }
+                shown = true
                 print(text)
                 if watch { fflushStdout() }
                 if watch {

@@ -28,7 +28,14 @@ export function applyText() {
 }
 export const REPLIES = [["on_my_way", "replyOnMyWay"], ["running_late", "replyRunningLate"], ["cannot_make_it", "replyCannotMakeIt"], ["done", "replyDone"]];
 export const replyName = (status) => { const r = REPLIES.find((x) => x[0] === status); return r ? t(r[1]) : status; };
-export const clock = (iso) => iso ? new Date(iso).toLocaleTimeString(S.lang, { hour: "2-digit", minute: "2-digit" }) : "";
+// The time alone today; with the day otherwise (yesterday's "16:05" read as this afternoon).
+export const clock = (iso) => {
+  if (!iso) return "";
+  const d = new Date(iso);
+  return d.toDateString() === new Date().toDateString()
+    ? d.toLocaleTimeString(S.lang, { hour: "2-digit", minute: "2-digit" })
+    : d.toLocaleString(S.lang, { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+};
 
 // ---- storage -------------------------------------------------------------------------------
 export function save() {

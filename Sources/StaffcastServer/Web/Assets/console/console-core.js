@@ -14,7 +14,13 @@ export const S = {
 };
 
 export function setConn(text, cls) { const c = $("conn"); c.textContent = text; c.className = "conn " + (cls || ""); }
-export function clock(iso) { if (!iso) return ""; const d = new Date(iso); return d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" }); }
+// The time alone today; with the day otherwise (a 30-day expiry read "expires 02:07 PM").
+export function clock(iso) {
+  if (!iso) return "";
+  const d = new Date(iso);
+  if (d.toDateString() === new Date().toDateString()) return d.toLocaleTimeString([], { hour: "2-digit", minute: "2-digit" });
+  return d.toLocaleString([], { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+}
 
 export async function api(method, path, body) {
   const headers = { "Authorization": "Bearer " + S.token };

@@ -195,3 +195,25 @@ function renderDetail() {
     $("detail-answered").textContent = un.length ? "not answered: " + un.slice(0, 12).join(", ") + (un.length > 12 ? " and " + (un.length - 12) + " more" : "") : "everyone answered";
   }
 }
+
+// The receipts as a spreadsheet, for the safety officer: the same CSV as
+// `staffcast receipts ID --csv` (GET …/receipts?format=csv), fetched with the session's token
+// (never put in a URL) and saved as a file.
+$("detail-csv").addEventListener("click", async () => {
+  const id = S.openId, status = $("detail-csv-status");
+  if (!id) return;
+  status.textContent = "Preparing…";
+  try {
+    const r = await fetch("/v1/messages/" + id + "/receipts?format=csv",
+      { headers: { "Authorization": "Bearer " + S.token }, cache: "no-store" });
+    if (!r.ok) { status.textContent = "Not downloaded: HTTP " + r.status; return; }
+    const url = URL.createObjectURL(await r.blob());
+    const a = el("a");
+    a.href = url; a.download = "receipts-" + id + ".csv";
+    document.body.appendChild(a); a.click(); a.remove();
+    setTimeout(() => URL.revokeObjectURL(url), 10000);
+    status.textContent = "Downloaded.";
+  } catch (err) {
+    status.textContent = "Not downloaded: " + String(err);
+  }
+});
