@@ -46,7 +46,8 @@ final class EditRetractTests: IntegrationTestCase {
     /// A phone offline while "Meet at gate 7" was corrected and another message retracted
     /// caught up with neither (attack round 3): an edit keeps its seq, so a catch-up after
     /// since_seq never carried it, and a retracted emergency kept ringing. The subscribe now
-    /// sends both after `subscribed`, only for what the subscriber may see.
+    /// sends both just before `subscribed` (whose unread count already leaves the retracted
+    /// one out), only for what the subscriber may see.
     func testACatchUpBringsEditsAndRetractsMissedWhileAway() throws {
         let edited = try send("Meet at gate 7")
         let retracted = try send("Evacuate hall B")
@@ -59,25 +60,45 @@ final class EditRetractTests: IntegrationTestCase {
         _ = try admin.editMessage(hidden.id, text: "Security only, corrected")
         XCTAssertEqual(try admin.raw("DELETE", "/v1/messages/\(retracted.id.uuidString)").status, 200)
 
-        let phone = try server.connect(fixture.staffToken)
-        let sub = try phone.subscribe(fixture.event, sinceSeq: cursor)
-        XCTAssertEqual(sub.history, [], "nothing new was sent")
+        /// The frames up to and including `subscribed`, then anything within a second after.
+        func catchUp(_ token: String) throws -> (before: [ServerFrame], subscribed: ServerFrame?, after: [ServerFrame]) {
+            let socket = try server.connect(token)
+            try socket.send(["op": "subscribe", "event_id": fixture.event.uuidString.lowercased(), "since_seq": cursor, "ref": "s"])
+            var before: [ServerFrame] = []
+            while let frame = try socket.nextOrNil(timeout: 5) {
+                if frame.op == "subscribed" {
+                    var after: [ServerFrame] = []
+                    while let more = try socket.nextOrNil(timeout: 1) { after.append(more) }
+                    return (before, frame, after)
+                }
+                before.append(frame)
+            }
+            return (before, nil, [])
+        }
+        let phone = try catchUp(fixture.staffToken)
+        guard case .subscribed(_, _, let history, let unread, _)? = phone.subscribed else { return XCTFail("no subscribed") }
+        XCTAssertEqual(history, [], "nothing new was sent")
+        XCTAssertEqual(unread, 1, "the edited message is unread; the retracted one no longer counts")
         var updated: [UUID: String] = [:], gone: [UUID] = []
-        while let frame = try phone.nextOrNil(timeout: 1) {
+        for frame in phone.before {
             if case .messageUpdated(nil, let m) = frame { updated[m.id] = m.message }
             if case .messageRetracted(nil, let id, _) = frame { gone.append(id) }
         }
         XCTAssertEqual(updated, [edited.id: "Meet at gate 9"], "the staff member is not in Security: its edit stays hidden")
         XCTAssertEqual(gone, [retracted.id])
-        // An organiser sees the targeted one's edit too; a client that had seen nothing gets
-        // the edits in its history instead.
-        let organiser = try server.connect(fixture.ownerToken)
-        _ = try organiser.subscribe(fixture.event, sinceSeq: cursor)
-        var seen: Set<UUID> = []
-        while let frame = try organiser.nextOrNil(timeout: 1) {
-            if case .messageUpdated(nil, let m) = frame { seen.insert(m.id) }
-        }
+        XCTAssertFalse(phone.after.contains { $0.op == "message_updated" || $0.op == "message_retracted" },
+                       "after subscribed, a retract would be counted twice by the client")
+        // An organiser sees the targeted one's edit too.
+        let organiser = try catchUp(fixture.ownerToken)
+        let seen = Set(organiser.before.compactMap { frame -> UUID? in
+            if case .messageUpdated(nil, let m) = frame { return m.id } else { return nil }
+        })
         XCTAssertEqual(seen, [edited.id, hidden.id])
+        // A since_seq older than every message has nothing older to miss, and does not close
+        // the window for others in the same batch.
+        XCTAssertEqual(try fixture.store.subscribeBatch(event: fixture.event, [
+            .init(user: fixture.staff, sinceSeq: 0), .init(user: fixture.staff, sinceSeq: cursor)]).entries.map(\.changes.count),
+            [0, 2])
     }
 
     func testRetractLeavesHistoryCatchUpAndUnreadCounts() throws {

@@ -39,7 +39,7 @@ public enum JobOutcome<Frame: WireFrame>: Sendable {
     case reply(Frame)
     /// A subscribe's snapshot: `historyThrough` is the highest message seq it could see,
     /// `accessThrough` the highest access-change seq, `level` the user's level on the event
-    /// (admins and owners get `receipt` frames), `followUps` frames queued right after the reply
+    /// (admins and owners get `receipt` frames), `followUps` frames queued just before the reply
     /// (edits and retracts of older messages a reconnecting client missed).
     case subscribed(eventID: UUID, generation: Int, reply: Frame, historyThrough: Int64, accessThrough: Int64,
                     level: AccessLevel? = nil, followUps: [Frame] = [])

@@ -154,8 +154,10 @@ extension FanoutEngine {
         switch hub.subscribe(connection.id, to: event, historyThrough: historyThrough, now: wall) {
         case .subscribed(let catchUp):
             connection.levels[event] = level ?? .staff
-            enqueue(connection, frame, now: now, into: &actions)
+            // Missed edits and retracts go first: `subscribed` then sets the unread count, which
+            // already leaves the retracted ones out (after it, a client would count them twice).
             for change in followUps { enqueue(connection, change, now: now, into: &actions) }
+            enqueue(connection, frame, now: now, into: &actions)
             for missed in catchUp { enqueue(connection, missed, now: now, into: &actions) }
         case .lagged:
             reply(connection, .error(ref: ref, .unavailable(

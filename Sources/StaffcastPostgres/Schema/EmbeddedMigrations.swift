@@ -26,5 +26,6 @@ public enum EmbeddedMigrations {
         ("014_local_fanout.sql", PackageResources._14_local_fanout_sql),
         ("015_send_plans.sql", PackageResources._15_send_plans_sql),
         ("016_token_managers.sql", PackageResources._16_token_managers_sql),
+        ("017_change_catch_up.sql", PackageResources._17_change_catch_up_sql),
     ]
 }

@@ -178,18 +178,24 @@ extension Store {
     /// the event's admins and owners, as history.
     private func missedChanges(event eventID: String, users: String, requests: [SubscribeRequest], granted: [Int],
                                entries: inout [SubscribeBatch.Entry], _ tx: PGConnection) throws -> [SubscribeBatch.Change] {
-        let sinces = granted.compactMap { requests[$0].sinceSeq }
-        guard let lowest = sinces.min(), let highest = sinces.max() else { return [] }
+        let sinces = Set(granted.compactMap { requests[$0].sinceSeq })
+        guard let highest = sinces.max() else { return [] }
+        // The window opens at the earliest newest-message among the batch's since_seq values;
+        // a since_seq with no message at or before it has nothing older to miss and is left
+        // out (it would otherwise close the window for the whole batch).
         let r = try tx.query("""
             SELECT \(Self.messageColumns(reader: "NULL")), m.retracted_at IS NOT NULL
             FROM staff_messages m JOIN profiles p ON p.id = m.sender_id
             WHERE m.id IN (SELECT c.message_id FROM message_changes c
                            WHERE c.event_id = $1 AND c.changed_at >= (
-                               SELECT s.sent_at - interval '1 minute' FROM staff_messages s
-                               WHERE s.event_id = $1 AND s.seq <= $2 ORDER BY s.seq DESC LIMIT 1))
+                               SELECT min(newest.sent_at) - interval '1 minute'
+                               FROM unnest($2::bigint[]) AS since(seq)
+                               CROSS JOIN LATERAL (SELECT s.sent_at FROM staff_messages s
+                                                   WHERE s.event_id = $1 AND s.seq <= since.seq
+                                                   ORDER BY s.seq DESC LIMIT 1) newest))
               AND m.seq <= $3 AND (m.expires_at IS NULL OR m.expires_at > now())
             ORDER BY m.seq DESC LIMIT \(Limits.maxCatchUp)
-            """, [eventID, String(lowest), String(highest)])
+            """, [eventID, "{" + sinces.map(String.init).joined(separator: ",") + "}", String(highest)])
         guard r.rowCount > 0 else { return [] }
         var changes: [SubscribeBatch.Change] = []
         let current = try Self.messages(r)

@@ -3,11 +3,14 @@ import Foundation
 import StaffcastClient
 
 /// What a client command about one event takes: how it reaches the server (`ClientOptions`)
-/// and the event: `--event`, else `STAFFCAST_EVENT`, else the event `staffcast join` saved
-/// (so a staff member who joined can simply run `staffcast watch`).
+/// and the event: `--event`, else `STAFFCAST_EVENT`, else the event `staffcast join` saved —
+/// the last only with the token join saved too (no --token, --token-file or STAFFCAST_TOKEN),
+/// so a staff member who joined can simply run `staffcast watch`, while an organiser using
+/// their own token never sends to an event some earlier join left behind.
 struct EventOptions: ParsableArguments {
     @OptionGroup var client: ClientOptions
-    @Option(help: "Event id (default: STAFFCAST_EVENT, else the event staffcast join saved).") var event: String?
+    @Option(help: "Event id (default: STAFFCAST_EVENT, else the event staffcast join saved, with its token).")
+    var event: String?
 
     /// Where `staffcast join` keeps the event it joined, beside the token and the server.
     static var defaultEventFile: String {
@@ -18,7 +21,8 @@ struct EventOptions: ParsableArguments {
     func eventID() throws -> UUID {
         if let event { return try UUID(option: "--event", event) }
         if let env = environment("STAFFCAST_EVENT") { return try UUID(option: "STAFFCAST_EVENT", env) }
-        if let saved = try? String(contentsOfFile: Self.defaultEventFile, encoding: .utf8),
+        let joinedIdentity = client.token == nil && client.tokenFile == nil && environment("STAFFCAST_TOKEN") == nil
+        if joinedIdentity, let saved = try? String(contentsOfFile: Self.defaultEventFile, encoding: .utf8),
            let id = UUID(uuidString: saved.trimmingCharacters(in: .whitespacesAndNewlines)) {
             return id
         }

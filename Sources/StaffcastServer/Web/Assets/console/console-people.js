@@ -34,8 +34,10 @@ export async function poll() {
     if (reach.ok && reach.data) {
       S.roster = reach.data.roster;
       $("people-count").textContent = reach.data.connected + " of " + reach.data.roster + " connected";
-      const ul = $("people"); ul.textContent = "";
-      for (const p of reach.data.offline || []) ul.appendChild(personItem({ name: p.display_name, on: false }));
+      const ul = $("people"), offline = reach.data.offline || [];
+      ul.textContent = "";
+      for (const p of offline.slice(0, SHOWN)) ul.appendChild(personItem({ name: p.display_name, on: false }));
+      if (offline.length > SHOWN) ul.appendChild(el("li", "muted", "… and " + (offline.length - SHOWN) + " more not connected"));
     }
   }
   $("roster").textContent = S.roster ? "· " + S.roster + " people on the event" : "";

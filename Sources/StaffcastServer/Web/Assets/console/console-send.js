@@ -32,6 +32,7 @@ export function sendSucceeded(ref, text, message) {
   // emergency by accident.
   if ($("message").value === p.typed) $("message").value = "";
   $("type").value = "broadcast"; $("priority").value = "normal"; $("template").value = "";
+  $("expires").value = ""; // a template's expiry must not carry over to the next message
   $("message").placeholder = "Gates open in 15 minutes";
   $("send-at").value = "";
   $("poll-kind").value = ""; $("poll-options").value = ""; pollKindChanged();
@@ -102,10 +103,10 @@ $("confirm-emergency").addEventListener("close", () => { S.confirming = null; $(
 $("template").addEventListener("change", () => {
   const tp = S.templates && S.templates.get($("template").value);
   $("message").placeholder = tp ? tp.message || "" : "Gates open in 15 minutes";
-  if (!tp) return;
-  $("type").value = tp.message_type || "broadcast";
-  $("priority").value = tp.priority || "normal";
-  $("expires").value = tp.expires_in_minutes ? String(tp.expires_in_minutes) : "";
+  // "— none —" again: back to the defaults, not the last template's emergency.
+  $("type").value = tp ? tp.message_type || "broadcast" : "broadcast";
+  $("priority").value = tp ? tp.priority || "normal" : "normal";
+  $("expires").value = tp && tp.expires_in_minutes ? String(tp.expires_in_minutes) : "";
 });
 
 $("send-form").addEventListener("submit", (e) => {
