@@ -14,8 +14,9 @@ struct JoinCommand: ParsableCommand {
             http://10.0.0.5:8080/join/CODE. Joining creates your profile with the name you
             give, and saves your new token in ~/.config/staffcast/token (mode 0600), the
             server in ~/.config/staffcast/server and the event in
-            ~/.config/staffcast/event, so that a plain `staffcast watch` works right after. It speaks English or Turkish (--lang, else LC_ALL,
-            LC_MESSAGES or LANG).
+            ~/.config/staffcast/event, so that a plain `staffcast watch` works right
+            after. It speaks English or Turkish (--lang, else LC_ALL, LC_MESSAGES or
+            LANG).
 
             Examples:
               staffcast join http://10.0.0.5:8080/join/3q2-7wEXAMPLEcodeAbCd --name \\
