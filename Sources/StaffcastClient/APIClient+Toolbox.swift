@@ -80,9 +80,9 @@ extension APIClient {
 
     /// A send of the template `name` (201 + Message).
     public func sendTemplate(event: UUID, name: String, type: String?, priority: String?, expiresInMinutes: Int?,
-                             force: Bool, teams: [String] = []) throws(ClientError) -> StaffMessage {
+                             force: Bool, teams: [String] = [], escalateAfterMinutes: Int? = nil) throws(ClientError) -> StaffMessage {
         let body = SendBody(template: name, messageType: type, priority: priority, expiresInMinutes: expiresInMinutes,
-                            force: force, teams: teams)
+                            escalateAfterMinutes: escalateAfterMinutes, force: force, teams: teams)
         let data = try call("POST", "/v1/events/\(event.uuidString.lowercased())/messages",
                             json: body)
         return try decode(StaffMessage.self, data, what: "a Message")

@@ -104,6 +104,23 @@ final class HTTPAPITests: IntegrationTestCase {
         XCTAssertEqual(try server.api(fixture.outsiderToken).raw("GET", messagesPath).status, 404)
         XCTAssertEqual(try staff.raw("GET", messagesPath, query: ["limit": "0"]).status, 400)
         XCTAssertEqual(try staff.raw("GET", messagesPath, query: ["since_seq": "abc"]).status, 400)
+        // Paging back: before_seq alone was ignored (the newest page, again and again).
+        let back = try staff.searchMessages(event: fixture.event, query: ["before_seq": "\(seqs[2])", "limit": "1"])
+        XCTAssertEqual(back.messages.map(\.message), ["m2"])
+        XCTAssertTrue(back.more)
+        XCTAssertEqual(try staff.raw("GET", messagesPath, query: ["before_seq": "-1"]).status, 400)
+        XCTAssertEqual(try staff.raw("GET", messagesPath, query: ["bogus": "1"]).status, 400)
+        // An edit's query holds a token at most: ?priority=urgent beside a plain body changed nothing.
+        let owner = try server.api(fixture.ownerToken)
+        let m = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "m5"))
+        XCTAssertEqual(try owner.raw("PATCH", "/v1/messages/\(m.id.uuidString)", query: ["priority": "urgent"],
+                                     body: Data("m5, corrected".utf8), contentType: "text/plain").status, 400)
+        // An invite's mistyped field is named: {"max_use": 300} made a single-use invite.
+        let invite = try owner.raw("POST", "/v1/events/\(fixture.event.uuidString.lowercased())/invites",
+                                   body: Data(#"{"max_use":300}"#.utf8), contentType: "application/json")
+        XCTAssertEqual(invite.status, 400)
+        XCTAssertTrue(String(decoding: invite.body, as: UTF8.self).contains("'max_use' (did you mean 'max_uses'?)"),
+                      String(decoding: invite.body, as: UTF8.self))
     }
 
     func testReceiptsAgreeWithReads() throws {

@@ -66,6 +66,16 @@ final class ToolboxCommandLineTests: IntegrationTestCase {
         XCTAssertEqual(fixture.messageCount, 2)
     }
 
+    /// `send --template NAME --escalate-after 2m` dropped the escalation (attack round 4).
+    func testATemplateSendKeepsItsEscalation() throws {
+        _ = try fixture.store.createTemplate(as: fixture.owner, name: "evac", SendRequest(
+            eventID: fixture.event, message: "Evacuate by the nearest exit", messageType: "emergency", priority: "urgent"))
+        let sent = try run(["send", "--event", fixture.event.uuidString.lowercased(), "--template", "evac", "--escalate-after", "2m"])
+        XCTAssertEqual(sent.status, 0, sent.stderr)
+        let id = try XCTUnwrap(UUID(uuidString: sent.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), sent.stdout)
+        XCTAssertEqual(try fixture.count("SELECT escalate_after_minutes FROM staff_messages WHERE id = $1", [id.uuidString]), 2)
+    }
+
     func testHistoryTableAndJSON() throws {
         let id = fixture.event.uuidString.lowercased()
         let s = fixture.store

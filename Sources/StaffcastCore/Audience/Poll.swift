@@ -49,6 +49,7 @@ public struct Poll: Sendable, Equatable, Codable {
     public static func from(_ send: WireFields) throws(StaffcastError) -> Poll? {
         guard let object = try send.object("poll", notAnObject:
             .invalid("poll must be an object: {\"options\": [\"Yes\", \"No\"]} or {\"options\": \"safe\"}.")) else { return nil }
+        try object.refuseUnknown(KnownFields(["options"]), in: "poll")
         if let s = try? object.string("options") {
             guard s == "safe" else { throw .invalid("poll options must be an array of 2 to 6 strings, or \"safe\".") }
             return .safety

@@ -13,6 +13,7 @@ public struct TeamRequest: Sendable, Equatable, Codable {
 
     public init(from decoder: Decoder) throws {
         let f = try WireFields(decoder)
+        try f.refuseUnknown(KnownFields(["name", "kind"]), in: "A team")
         name = try f.string("name")
         kind = try f.string("kind")
     }

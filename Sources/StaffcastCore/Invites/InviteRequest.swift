@@ -62,6 +62,8 @@ public struct InviteRequest: Sendable, Equatable {
 
         public init(from decoder: Decoder) throws {
             let f = try WireFields(decoder)
+            // {"max_use": 300} made a single-use invite: a mistyped field is named instead.
+            try f.refuseUnknown(KnownFields(["access_level", "expires_in_minutes", "max_uses"]), in: "An invite")
             accessLevel = try f.string("access_level")
             expiresInMinutes = try f.int64("expires_in_minutes", min: Int64(Int32.min))
             maxUses = try f.int64("max_uses", min: Int64(Int32.min))

@@ -19,6 +19,9 @@ extension ClientFrame: Codable {
         }
     }
 
+    /// A `send` frame's fields: the send's own beside `op`, `ref` and `event_id`.
+    static let sendFields = KnownFields(["op", "ref", "event_id"] + SendBody.fields.names)
+
     private static func request(op: String, _ f: WireFields) throws(StaffcastError) -> ClientRequest {
         switch op {
         case "subscribe":
@@ -26,6 +29,8 @@ extension ClientFrame: Codable {
         case "unsubscribe":
             return .unsubscribe(eventID: try f.requiredUUID("event_id"))
         case "send":
+            // A mistyped field ("priorty") is refused by name, as over HTTP, not sent as normal.
+            try f.refuseUnknown(Self.sendFields, in: "send")
             let eventID = try f.requiredUUID("event_id")
             return .send(try SendBody(f).request(eventID: eventID, who: "send"))
         case "mark_read":
@@ -48,6 +53,7 @@ extension ClientFrame: Codable {
         case "list_events":
             return .listEvents
         case "edit":
+            try f.refuseUnknown(KnownFields(["op", "ref", "message_id", "message"]), in: "edit (it changes only the text)")
             let id = try f.requiredUUID("message_id")
             guard let message = try f.string("message") else {
                 throw .invalid("edit needs a \"message\" field with the corrected text.")

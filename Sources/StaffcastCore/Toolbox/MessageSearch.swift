@@ -22,9 +22,26 @@ public struct MessageSearch: Sendable, Equatable {
     /// The query names that make a listing a search.
     public static let parameters = ["q", "type", "priority", "sender", "from", "to", "include_expired"]
 
-    /// True when the query asks for any filter (otherwise the listing is the plain one).
+    /// True when the query asks for any filter or pages back with `before_seq` (otherwise the
+    /// listing is the plain one, which pages forward by `since_seq`). `before_seq` alone used
+    /// to fall through to the plain listing, which ignored it: a script paging back got the
+    /// newest page again and again.
     public static func isSearch(_ query: [String: String]) -> Bool {
-        parameters.contains { query[$0] != nil }
+        query["before_seq"] != nil || parameters.contains { query[$0] != nil }
+    }
+
+    /// What `GET /v1/events/{id}/messages` takes; anything else is refused by name.
+    public static let listingParameters = KnownFields(parameters + ["before_seq", "since_seq", "limit", "access_token"],
+                                                      noun: "parameter")
+
+    /// What is wrong with a listing's query, if anything: an unknown parameter, or `since_seq`
+    /// beside `before_seq` or a filter (forward or back, not both).
+    public static func listingProblem(_ query: [String: String]) -> StaffcastError? {
+        do { try listingParameters.check(Array(query.keys), in: "The query") } catch { return error }
+        if query["since_seq"] != nil && isSearch(query) {
+            return .invalid("since_seq pages forward through the plain listing; it does not combine with before_seq or a search filter. Nothing was listed.")
+        }
+        return nil
     }
 
     public init(query: [String: String]) throws(StaffcastError) {

@@ -148,6 +148,8 @@ final class HTTPAPI: @unchecked Sendable {
             if !accepted {
                 respond(.error(.unavailable("The server is overloaded right now; nothing was stored. Try again in a moment.")))
             }
+        case .listMessages where MessageSearch.listingProblem(head.query) != nil:
+            if let problem = MessageSearch.listingProblem(head.query) { respond(.error(problem)) }
         case .listMessages(let eventID) where MessageSearch.isSearch(head.query):
             guard let search: MessageSearch = decoded(respond, try MessageSearch(query: head.query)) else { return }
             runAsUser(token, respond) { store, identity in
@@ -155,7 +157,8 @@ final class HTTPAPI: @unchecked Sendable {
                 return .json(200, MessagesPage(messages: found.messages, more: found.more))
             }
         case .editMessage(let messageID):
-            guard let text: String = decoded(respond, try HTTPBodies.editText(contentType: head.header("content-type") ?? "", body: request.body)) else { return }
+            guard let text: String = decoded(respond, try HTTPBodies.editText(contentType: head.header("content-type") ?? "",
+                                                                           body: request.body, query: head.query)) else { return }
             runAsUser(token, respond) { store, identity in
                 .json(200, try store.editMessage(as: identity.userID, messageID: messageID, text: text))
             }

@@ -65,8 +65,12 @@ enum HTTPBodies {
         try WireJSON.decode(TemplateBody.self, from: body, notAnObject: notAnObject).validated(eventID: eventID)
     }
 
-    /// `PATCH /v1/messages/{id}`: `EditBody`, or the corrected text as a plain body.
-    static func editText(contentType: String, body: [UInt8]) throws(StaffcastError) -> String {
+    /// `PATCH /v1/messages/{id}`: `EditBody`, or the corrected text as a plain body. The query
+    /// holds nothing but a token: `?priority=urgent` beside a plain body answered 200 having
+    /// changed nothing.
+    static func editText(contentType: String, body: [UInt8], query: [String: String]) throws(StaffcastError) -> String {
+        try KnownFields(["access_token"], noun: "parameter")
+            .check(Array(query.keys), in: "An edit changes only the text; its query")
         let text: String
         if contentType.lowercased().hasPrefix("application/json") || ObjectKeys.of(body) != nil {
             guard let m = try WireJSON.decode(EditBody.self, from: body, notAnObject: notAnObject).message else {

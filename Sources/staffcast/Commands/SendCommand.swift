@@ -102,12 +102,14 @@ struct SendCommand: ParsableCommand {
                 }
                 do throws(StaffcastError) {
                     _ = try SendRequest.byTemplate(eventID: eventID, name: template, messageType: kind.type, priority: kind.priority,
-                                                   expiresInMinutes: kind.expiresInMinutes)
+                                                   expiresInMinutes: kind.expiresInMinutes, escalateAfterMinutes: escalateAfter)
                 } catch {
                     throw CommandFailure(error.message)
                 }
+                // --escalate-after was dropped here: a template emergency sent with it never escalated.
                 let sent = try target.api().sendTemplate(event: eventID, name: template, type: kind.type, priority: kind.priority,
-                                                         expiresInMinutes: kind.expiresInMinutes, force: force, teams: teams)
+                                                         expiresInMinutes: kind.expiresInMinutes, force: force, teams: teams,
+                                                         escalateAfterMinutes: escalateAfter)
                 print(sent.id.uuidString.lowercased())
                 return
             }

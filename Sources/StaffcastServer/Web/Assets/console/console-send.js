@@ -115,7 +115,15 @@ $("send-form").addEventListener("submit", (e) => {
   if (!text.trim() && !template) { showSendError("Write a message first.", null); $("message").focus(); return; }
   const f = { op: "send", event_id: S.eventId, message_type: $("type").value, priority: $("priority").value };
   if (template && !text.trim()) f.template = template; else f.message = text;
-  const exp = parseInt($("expires").value, 10); if (exp > 0) f.expires_in_minutes = exp;
+  // Whole minutes or nothing: parseInt read "1e3" as 1 and "1.5" as 1 (it expired at once).
+  const exp = $("expires").value.trim();
+  if (exp) {
+    const n = Number(exp);
+    if (!Number.isInteger(n) || n < 1 || n > 43200) {
+      showSendError("Not sent: Expires is whole minutes, from 1 to 43200.", null); $("expires").focus(); return;
+    }
+    f.expires_in_minutes = n;
+  }
   if (S.features.scheduled && $("send-at").value) f.send_at = new Date($("send-at").value).toISOString();
   const teams = chosenTeams(); if (teams.length) f.teams = teams;
   const kind = $("poll-kind").value;
