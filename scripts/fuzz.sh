@@ -47,7 +47,7 @@ CORE=Sources/StaffcastCore
 target_sources() {
   case "$1" in
     frames) echo fuzz/FrameDecoderFuzz.swift \
-              $CORE/Protocol/{ClientFrameDecoder,ClientFrameDecoder+Plain,ClientFrame,ClientFrame+Codable,WireFields,WireKey,SendBody,Wire,WireValue,WireNull,WireDefault,KeyedDecodingContainer+RFC3339,JSONValue,RFC3339,SendRequest,TextRules}.swift \
+              $CORE/Protocol/{ClientFrameDecoder,ClientFrameDecoder+Plain,ClientFrame,ClientFrame+Codable,WireFields,WireKey,KnownFields,EditDistance,SendBody,Wire,WireValue,WireNull,WireDefault,KeyedDecodingContainer+RFC3339,JSONValue,RFC3339,SendRequest,TextRules}.swift \
               $CORE/Model/{Limits,MessageType,Priority,StaffMessage,StaffNotification}.swift \
               $CORE/Errors/{ErrorCode,StaffcastError}.swift \
               $CORE/Toolbox/{LeadTime,MessageTemplate,Reply,ReplyRequest,SendSchedule,TemplateUse}.swift \
@@ -80,7 +80,7 @@ build() {
         $srcs -o "$bin.new.$$" >"$BUILD/logs/$t-build.log" 2>&1; then
     grep -v "Cannot export local symbol" "$BUILD/logs/$t-build.log" >&2
     rm -f "$bin.new.$$"
-    echo "fuzz $t: build failed (needs the libFuzzer runtime of the Swift toolchain's clang)" >&2
+    echo "fuzz $t: build failed (the compiler's errors are above; a toolchain without clang's libFuzzer runtime fails here too)" >&2
     return 1
   fi
   mv "$bin.new.$$" "$bin"

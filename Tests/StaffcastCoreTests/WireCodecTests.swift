@@ -123,6 +123,7 @@ final class WireCodecTests: XCTestCase {
         let answer: ([UInt8]) throws(StaffcastError) -> Void = { b throws(StaffcastError) in _ = try PollAnswerRequest.decode(b) }
         XCTAssertEqual(message(#"{"option":true}"#, answer), "option must be a whole number.")
         XCTAssertEqual(message(#"{"option":1.5}"#, answer), "option must be a whole number.")
+        XCTAssertEqual(message(#"{"option":9223372036854775807}"#, answer), "option is too large: at most 9000000000000000000.")
         XCTAssertEqual(message(#"{"option":-1}"#, answer), "option must be at least 0; got -1.")
         XCTAssertEqual(message(#"{"option":6}"#, answer), "option must be from 0 to 5; got 6.")
         XCTAssertEqual(message(#"{}"#, answer), "Send {\"option\": N}, the 0-based index of the chosen option.")

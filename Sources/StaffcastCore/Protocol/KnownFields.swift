@@ -16,7 +16,7 @@ public struct KnownFields: Sendable {
     /// most likely meant. `what` starts the sentence ("The JSON body", "A template").
     public func check(_ keys: [String], in what: String) throws(StaffcastError) {
         guard let unknown = keys.first(where: { !names.contains($0) }) else { return }
-        let near = names.map { ($0, ConfigKey.editDistance(unknown.lowercased(), $0)) }.min { $0.1 < $1.1 }
+        let near = names.map { ($0, EditDistance.between(unknown.lowercased(), $0)) }.min { $0.1 < $1.1 }
         let hint = near.flatMap { $0.1 <= max(2, unknown.count / 4) ? " (did you mean '\($0.0)'?)" : nil } ?? ""
         throw .invalid("\(what) has a \(noun) staffcast does not know: '\(unknown.prefix(40))'\(hint). Known \(noun)s: \(names.joined(separator: ", ")). Nothing was stored.")
     }

@@ -60,7 +60,8 @@ public struct WireFields {
             throw .invalid("\(key) must be a whole number.")
         }
         guard let d else { return nil }
-        guard d.rounded() == d, d >= -9.0e18, d <= 9.0e18 else { throw .invalid("\(key) must be a whole number.") }
+        guard d.rounded() == d else { throw .invalid("\(key) must be a whole number.") }
+        guard d >= -9.0e18, d <= 9.0e18 else { throw .invalid("\(key) is too large: at most 9000000000000000000.") }
         let i = Int64(d)
         guard i >= min else { throw .invalid("\(key) must be at least \(min); got \(i).") }
         return i

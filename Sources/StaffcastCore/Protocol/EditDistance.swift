@@ -1,0 +1,19 @@
+/// How far apart two names are, to suggest the one a person most likely meant (a mistyped
+/// config key, flag or JSON field). Pure.
+public enum EditDistance {
+    /// Levenshtein distance: insertions, deletions and substitutions of characters.
+    public static func between(_ a: String, _ b: String) -> Int {
+        let a = Array(a), b = Array(b)
+        guard !a.isEmpty else { return b.count }
+        guard !b.isEmpty else { return a.count }
+        var previous = Array(0...b.count)
+        for i in 1...a.count {
+            var current = [i] + Array(repeating: 0, count: b.count)
+            for j in 1...b.count {
+                current[j] = min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1))
+            }
+            previous = current
+        }
+        return previous[b.count]
+    }
+}
