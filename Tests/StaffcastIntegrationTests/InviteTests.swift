@@ -307,6 +307,18 @@ final class InviteTests: IntegrationTestCase {
         return outcome.output.split(separator: "\n").last { $0.hasPrefix("http") }.map(String.init) ?? outcome.output
     }
 
+    /// Without --server the link takes the configured listen port (it said 8080 whatever the
+    /// server listened on) and says it is a guess.
+    func testAnInviteWithoutServerUsesTheConfiguredPortAndSaysItGuessed() throws {
+        let created = try CommandLineTests.execute(
+            ["admin", "invite", "create", "--event", fixture.event.uuidString.lowercased(),
+             "--database-url", fixture.conninfo, "--log-level", "error"],
+            env: ["STAFFCAST_LISTEN": "0.0.0.0:18333", "STAFFCAST_SERVER": ""])
+        XCTAssertEqual(created.status, 0, created.stderr)
+        XCTAssertTrue(created.stdout.hasPrefix("http://\(ProcessInfo.processInfo.hostName):18333/join/"), created.stdout)
+        XCTAssertTrue(created.stderr.contains("is a guess"), created.stderr)
+    }
+
     func testAdminInviteCreatePrintsTheURLAndJoinSavesAWorkingToken() throws {
         let home = NSTemporaryDirectory() + "sc-join-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)

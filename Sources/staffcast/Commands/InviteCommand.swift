@@ -43,7 +43,7 @@ struct InviteCreateCommand: ParsableCommand {
     @Option(help: ArgumentHelp("How long it works: 30m, 2h, 1d (default 60m, at most 7d).", valueName: "duration"))
     var expires: String = "60m"
     @Option(help: "How many people may use it (default 1, at most 10000).") var uses: Int = 1
-    @Option(help: ArgumentHelp("The server's address as staff reach it (env STAFFCAST_SERVER; default http://THIS-HOST:8080).",
+    @Option(help: ArgumentHelp("The server's address as staff reach it (env STAFFCAST_SERVER; default: this host's name and the configured listen port, said to be a guess).",
                                valueName: "url"))
     var server: String?
     @Flag(help: "Draw the QR code on stderr even when it is not a terminal.") var qr = false
@@ -56,7 +56,8 @@ struct InviteCreateCommand: ParsableCommand {
                 throw CommandFailure("--expires '\(expires)' is not a duration such as 30m, 2h or 1d")
             }
             let request = try InviteRequest(eventID: e, accessLevel: level, expiresInMinutes: Int(seconds / 60), maxUses: uses)
-            let base = server ?? environment("STAFFCAST_SERVER") ?? "http://\(ProcessInfo.processInfo.hostName):8080"
+            let given = server ?? environment("STAFFCAST_SERVER")
+            let base = try given ?? guessedServer()
             guard base.hasPrefix("http://") || base.hasPrefix("https://") else {
                 throw CommandFailure("--server '\(base)' must start with http:// or https://")
             }
@@ -67,7 +68,20 @@ struct InviteCreateCommand: ParsableCommand {
                 printError(code.terminalText())
             }
             printError("invite for \(invite.accessLevel.rawValue), \(invite.maxUses) use\(invite.maxUses == 1 ? "" : "s"), until \(RFC3339.format(invite.expiresAt)); staff join with: staffcast join \(invite.url) --name \"Their Name\"")
+            if given == nil {
+                printError("staffcast: note: \(base) is a guess (this machine's name and the configured listen port); if phones reach the server another way, create the invite with --server URL")
+            }
         }
+    }
+
+    /// This machine's name with the port (and http or https) the configuration gives `serve`:
+    /// a server configured on another port than 8080 got links to 8080.
+    private func guessedServer() throws -> String {
+        let settings = try database.settings(try database.loadConfigFile())
+        let listen = settings.text(.listen) ?? "0.0.0.0:8080"
+        let port = listen.split(separator: ":").last.map(String.init) ?? "8080"
+        let scheme = settings.text(.tlsCert) == nil ? "http" : "https"
+        return "\(scheme)://\(ProcessInfo.processInfo.hostName):\(port)"
     }
 }
 
