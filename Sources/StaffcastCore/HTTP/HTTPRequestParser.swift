@@ -185,11 +185,14 @@ public struct HTTPRequestParser: Sendable {
         if let q = target.utf8.firstIndex(of: UInt8(ascii: "?")) {
             path = target[..<q]
             for pair in target[target.index(after: q)...].split(separator: "&") where !pair.isEmpty {
-                if let eq = pair.firstIndex(of: "=") {
-                    query[percentDecode(pair[..<eq])] = percentDecode(pair[pair.index(after: eq)...])
-                } else {
-                    query[percentDecode(pair)] = ""
+                let eq = pair.firstIndex(of: "=")
+                let name = percentDecode(eq.map { pair[..<$0] } ?? pair[...])
+                // A name given twice is refused, not last-wins: ?priority=low&priority=urgent
+                // was sent urgent, and the two parts of a request may come from different places.
+                guard query[name] == nil else {
+                    return .failure(HTTPParseError(status: 400, "The query names '\(name.prefix(40))' twice; give each parameter once."))
                 }
+                query[name] = eq.map { percentDecode(pair[pair.index(after: $0)...]) } ?? ""
             }
         }
         var headers: [(name: String, value: String)] = []
