@@ -22,6 +22,11 @@ public struct KnownFields: Sendable {
     }
 }
 
+extension KnownFields {
+    /// A query that may hold a token and nothing else (beside a JSON body, or an edit's).
+    public static let tokenOnlyQuery = KnownFields(["access_token"], noun: "parameter")
+}
+
 extension WireFields {
     /// Refuses a key outside `known` (see `KnownFields`).
     public func refuseUnknown(_ known: KnownFields, in what: String) throws(StaffcastError) {

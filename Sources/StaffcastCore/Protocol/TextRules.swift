@@ -47,11 +47,9 @@ public enum TextRules {
     /// too: they reorder what follows on the line, so a name could make the rest of a receipt
     /// line read backwards. Right-to-left names need none of them.
     public static func requireOneLine(_ text: String, field: String) throws(StaffcastError) {
-        if let bad = forbiddenControlCharacter(in: text) {
-            // Not requireStorable's sentence: it says new lines and tabs may be sent, which a
-            // name may not hold either.
-            throw .invalid("The \(field) contains a control character (U+\(String(format: "%04X", bad.value))); it must be one line of text. Nothing was stored.")
-        }
+        // Not requireStorable's rule: it says new lines and tabs may be sent, which a name may
+        // not hold either.
+        try requireStorable(text, field: field, rule: "it must be one line of text")
         if text.unicodeScalars.contains(where: { $0 == "\n" || $0 == "\r" || $0 == "\t" }) {
             throw .invalid("The \(field) must be one line (no new lines or tabs). Nothing was stored.")
         }
@@ -66,9 +64,10 @@ public enum TextRules {
     }
 
     /// Throws `invalid`, naming `field` and the character, when `text` holds one.
-    public static func requireStorable(_ text: String, field: String) throws(StaffcastError) {
+    public static func requireStorable(_ text: String, field: String,
+                                       rule: String = "only text, new lines (\\n) and tabs may be sent") throws(StaffcastError) {
         if let bad = forbiddenControlCharacter(in: text) {
-            throw .invalid("The \(field) contains a control character (U+\(String(format: "%04X", bad.value))); only text, new lines (\\n) and tabs may be sent. Nothing was stored.")
+            throw .invalid("The \(field) contains a control character (U+\(String(format: "%04X", bad.value))); \(rule). Nothing was stored.")
         }
     }
 }

@@ -11,9 +11,7 @@ public struct EditBody: Sendable, Equatable, Codable {
     /// changed nothing, so a sender believed a priority was raised).
     public init(from decoder: Decoder) throws {
         let f = try WireFields(decoder)
-        if let other = f.keys.first(where: { $0 != "message" }) {
-            throw StaffcastError.invalid("An edit changes only the text: the JSON body holds \"message\" alone; got '\(other.prefix(40))'. To change anything else, retract the message and send it again. Nothing was changed.")
-        }
+        try f.refuseUnknown(KnownFields(["message"]), in: "An edit changes only the text (retract and send again to change anything else); its body")
         message = try f.string("message")
     }
 }

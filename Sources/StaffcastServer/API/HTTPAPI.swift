@@ -148,9 +148,8 @@ final class HTTPAPI: @unchecked Sendable {
             if !accepted {
                 respond(.error(.unavailable("The server is overloaded right now; nothing was stored. Try again in a moment.")))
             }
-        case .listMessages where MessageSearch.listingProblem(head.query) != nil:
-            if let problem = MessageSearch.listingProblem(head.query) { respond(.error(problem)) }
-        case .listMessages(let eventID) where MessageSearch.isSearch(head.query):
+        case .listMessages(let eventID) where MessageSearch.isSearch(head.query) || MessageSearch.listingProblem(head.query) != nil:
+            if let problem = MessageSearch.listingProblem(head.query) { return respond(.error(problem)) }
             guard let search: MessageSearch = decoded(respond, try MessageSearch(query: head.query)) else { return }
             runAsUser(token, respond) { store, identity in
                 let found = try store.search(as: identity.userID, event: eventID, search)

@@ -12,7 +12,7 @@ enum HTTPBodies {
         // curl -d labels a JSON body as a form: it is JSON when it is an object with a text.
         if isJSON || (ObjectKeys.of(body)?.contains { $0 == "message" || $0 == "template" } ?? false) {
             // The fields are in the body: a query parameter beside it would be ignored.
-            try KnownFields(["access_token"], noun: "parameter")
+            try KnownFields.tokenOnlyQuery
                 .check(Array(query.keys), in: "A send with a JSON body takes its fields in the body; the query")
             return try WireJSON.decode(SendBody.self, from: body, notAnObject: notAnObject)
                 .request(eventID: eventID, who: "The JSON body")
@@ -69,8 +69,7 @@ enum HTTPBodies {
     /// holds nothing but a token: `?priority=urgent` beside a plain body answered 200 having
     /// changed nothing.
     static func editText(contentType: String, body: [UInt8], query: [String: String]) throws(StaffcastError) -> String {
-        try KnownFields(["access_token"], noun: "parameter")
-            .check(Array(query.keys), in: "An edit changes only the text; its query")
+        try KnownFields.tokenOnlyQuery.check(Array(query.keys), in: "An edit changes only the text; its query")
         let text: String
         if contentType.lowercased().hasPrefix("application/json") || ObjectKeys.of(body) != nil {
             guard let m = try WireJSON.decode(EditBody.self, from: body, notAnObject: notAnObject).message else {
