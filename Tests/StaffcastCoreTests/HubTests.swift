@@ -16,8 +16,8 @@ final class HubTests: XCTestCase {
         hub.connect(1, user: alice)
         hub.connect(2, user: bob)
         hub.connect(3, user: bob)
-        XCTAssertEqual(subscribed(hub.subscribe(1, to: event, historyThrough: 0, now: now)), [])
-        XCTAssertEqual(subscribed(hub.subscribe(2, to: other, historyThrough: 0, now: now)), [])
+        XCTAssertEqual(subscribed(hub.subscribe(1, to: event, historyThrough: 0, changesThrough: 0, now: now)), [])
+        XCTAssertEqual(subscribed(hub.subscribe(2, to: other, historyThrough: 0, changesThrough: 0, now: now)), [])
         XCTAssertEqual(hub.publish(seq: 1, eventID: event, expiresAt: nil, frame: "m1"), [1])
         XCTAssertEqual(hub.publish(seq: 2, eventID: other, expiresAt: nil, frame: "m2"), [2])
         XCTAssertEqual(hub.publish(seq: 2, eventID: other, expiresAt: nil, frame: "again"), [], "a seq is published once")
@@ -28,7 +28,7 @@ final class HubTests: XCTestCase {
     func testSnapshotAheadOfFanoutSkipsWhatHistoryHad() {
         var hub = Hub<String>(publishedThrough: 10)
         hub.connect(1, user: alice)
-        XCTAssertEqual(subscribed(hub.subscribe(1, to: event, historyThrough: 12, now: now)), [])
+        XCTAssertEqual(subscribed(hub.subscribe(1, to: event, historyThrough: 12, changesThrough: 0, now: now)), [])
         XCTAssertEqual(hub.publish(seq: 11, eventID: event, expiresAt: nil, frame: "11"), [], "already in history")
         XCTAssertEqual(hub.publish(seq: 12, eventID: event, expiresAt: nil, frame: "12"), [])
         XCTAssertEqual(hub.publish(seq: 13, eventID: event, expiresAt: nil, frame: "13"), [1])
@@ -41,7 +41,7 @@ final class HubTests: XCTestCase {
         _ = hub.publish(seq: 2, eventID: other, expiresAt: nil, frame: "2")
         _ = hub.publish(seq: 3, eventID: event, expiresAt: now.addingTimeInterval(-1), frame: "expired")
         _ = hub.publish(seq: 4, eventID: event, expiresAt: nil, frame: "4")
-        XCTAssertEqual(subscribed(hub.subscribe(1, to: event, historyThrough: 1, now: now)), ["4"])
+        XCTAssertEqual(subscribed(hub.subscribe(1, to: event, historyThrough: 1, changesThrough: 0, now: now)), ["4"])
         XCTAssertEqual(hub.publish(seq: 5, eventID: event, expiresAt: nil, frame: "5"), [1])
     }
 
@@ -49,9 +49,32 @@ final class HubTests: XCTestCase {
         var hub = Hub<String>(publishedThrough: 0, recentCapacity: 2)
         hub.connect(1, user: alice)
         for seq in 1...5 { _ = hub.publish(seq: Int64(seq), eventID: event, expiresAt: nil, frame: "\(seq)") }
-        guard case .lagged = hub.subscribe(1, to: event, historyThrough: 1, now: now) else { return XCTFail() }
+        guard case .lagged = hub.subscribe(1, to: event, historyThrough: 1, changesThrough: 0, now: now) else { return XCTFail() }
         XCTAssertFalse(hub.isSubscribed(1, to: event))
-        XCTAssertEqual(subscribed(hub.subscribe(1, to: event, historyThrough: 3, now: now)), ["4", "5"])
+        XCTAssertEqual(subscribed(hub.subscribe(1, to: event, historyThrough: 3, changesThrough: 0, now: now)), ["4", "5"])
+    }
+
+    /// Edits and retracts handed on while a subscribe's snapshot was on its way come back with
+    /// it, after its missed messages, only to their audience, once; a window that lost some
+    /// says lagged, as for messages.
+    func testChangesHandedOnAfterTheSnapshotAreReplayedAfterItsMessages() {
+        var hub = Hub<String>(publishedThrough: 0, changedThrough: 5, recentCapacity: 3)
+        hub.connect(1, user: alice)
+        hub.connect(2, user: bob)
+        _ = hub.publish(seq: 1, eventID: event, expiresAt: nil, frame: "m1")
+        hub.recordChange(seq: 6, eventID: event, frame: "edit m1", audience: nil)
+        hub.recordChange(seq: 7, eventID: other, frame: "other", audience: nil)
+        hub.recordChange(seq: 8, eventID: event, frame: "team only", audience: [bob])
+        hub.recordChange(seq: 8, eventID: event, frame: "again", audience: nil)
+        XCTAssertEqual(hub.changedThrough, 8)
+        XCTAssertEqual(subscribed(hub.subscribe(1, to: event, historyThrough: 0, changesThrough: 5, now: now)), ["m1", "edit m1"])
+        XCTAssertEqual(subscribed(hub.subscribe(2, to: event, historyThrough: 1, changesThrough: 6, now: now)), ["team only"])
+        XCTAssertEqual(subscribed(hub.subscribe(2, to: other, historyThrough: 1, changesThrough: 8, now: now)), [],
+                       "a snapshot that saw every change gets none again")
+        for seq in 9...11 { hub.recordChange(seq: Int64(seq), eventID: event, frame: "\(seq)", audience: nil) }
+        hub.connect(3, user: alice)
+        guard case .lagged = hub.subscribe(3, to: event, historyThrough: 1, changesThrough: 7, now: now) else { return XCTFail() }
+        XCTAssertEqual(subscribed(hub.subscribe(3, to: event, historyThrough: 1, changesThrough: 8, now: now)), ["9", "10", "11"])
     }
 
     func testRevokeAndDisconnect() {
@@ -59,8 +82,8 @@ final class HubTests: XCTestCase {
         hub.connect(1, user: alice)
         hub.connect(2, user: alice)
         hub.connect(3, user: bob)
-        for id in 1...3 { _ = hub.subscribe(id, to: event, historyThrough: 0, now: now) }
-        _ = hub.subscribe(1, to: other, historyThrough: 0, now: now)
+        for id in 1...3 { _ = hub.subscribe(id, to: event, historyThrough: 0, changesThrough: 0, now: now) }
+        _ = hub.subscribe(1, to: other, historyThrough: 0, changesThrough: 0, now: now)
         XCTAssertEqual(hub.revoke(user: alice, from: event), [1, 2])
         XCTAssertEqual(hub.publish(seq: 1, eventID: event, expiresAt: nil, frame: "x"), [3])
         XCTAssertTrue(hub.isSubscribed(1, to: other))

@@ -66,6 +66,39 @@ final class SubscribeStormTests: IntegrationTestCase {
         }
     }
 
+    /// Corrections made while a crowd reconnects reach everyone: a subscribe's snapshot that
+    /// predates an edit which was handed on before the connection joined the channel used to
+    /// miss it (neither in the catch-up nor live). Each socket ends with the last text, seen
+    /// through the catch-up before `subscribed`, the replay after it, or live.
+    func testEditsDuringAReconnectStormReachEverySubscriberWithTheLastText() throws {
+        let m = try fixture.store.send(as: fixture.admin, SendRequest(eventID: fixture.event, message: "Meet at gate 1"))
+        let sockets = try (0..<150).map { _ in try server.connect(fixture.staffToken) }
+        // Subscribes go out in groups with an edit committed after each, while the group's
+        // snapshots are on their way.
+        let edits = 12
+        for (i, group) in stride(from: 0, to: sockets.count, by: sockets.count / edits).enumerated() {
+            for socket in sockets[group..<min(group + sockets.count / edits, sockets.count)] {
+                try socket.send(["op": "subscribe", "event_id": fixture.event.uuidString.lowercased(), "since_seq": m.seq, "ref": "s"])
+            }
+            if i < edits { _ = try fixture.store.editMessage(as: fixture.admin, messageID: m.id, text: "Meet at gate \(i + 2)") }
+        }
+        let last = "Meet at gate \(edits + 1)"
+        // Read every socket in turn (each answers its pings while read) until all have settled.
+        var texts = sockets.map { _ in m.message }, subscribed = sockets.map { _ in false }
+        let deadline = Date().addingTimeInterval(20)
+        while Date() < deadline, sockets.indices.contains(where: { texts[$0] != last || !subscribed[$0] }) {
+            for (n, socket) in sockets.enumerated() {
+                while let frame = try socket.nextOrNil(timeout: 0.01) {
+                    if case .messageUpdated(nil, let updated) = frame, updated.id == m.id { texts[n] = updated.message }
+                    if case .subscribed = frame { subscribed[n] = true }
+                }
+            }
+        }
+        XCTAssertEqual(subscribed.filter { !$0 }.count, 0, "sockets without an answer")
+        XCTAssertEqual(Dictionary(grouping: texts.indices.filter { texts[$0] != last }, by: { texts[$0] }).mapValues(\.count), [:],
+                       "sockets that kept an older text (text: how many)")
+    }
+
     func testASubscribeToAnUnknownEventIsNotFound() throws {
         let s = try server.connect(fixture.staffToken)
         let e = try s.expectError(["op": "subscribe", "event_id": UUID().uuidString, "ref": "x"])

@@ -81,7 +81,7 @@ extension ConfigKey {
     public static let duplicateWindowMinutes = ConfigKey("duplicate_window_minutes", .integer(0...1_440), default: .integer(10),
         value: "minutes", "The same text to the same event within this many minutes is refused with conflict unless forced; 0: off.")
     public static let recentWindow = ConfigKey("recent_window", .integer(16...1_000_000), default: .integer(4_096), value: "n",
-        "Live messages kept to line up new subscriptions with fan-out.")
+        "Live messages (and as many edits and retracts) kept to line up new subscriptions with fan-out.")
     public static let shutdownGrace = ConfigKey("shutdown_grace", .number(0...60), default: .number(3), value: "seconds",
         "Seconds a graceful stop waits for clients to take their 1001 close.")
     public static let nodeID = ConfigKey("node_id", .text(.anything), unset: "host name and pid", value: "name",

@@ -40,8 +40,11 @@ public struct CommittedBatch<Frame: WireFrame>: Sendable {
         public var frame: Frame
         /// nil: every subscriber of the event; else only these users among them.
         public var audience: Set<UUID>?
-        public init(eventID: UUID, frame: Frame, audience: Set<UUID>? = nil) {
-            self.eventID = eventID; self.frame = frame; self.audience = audience
+        /// An edit's or retract's `message_changes` seq (nil for a reply): the hub keeps those
+        /// for subscribes whose snapshot predates them (`Hub.recordChange`).
+        public var changeSeq: Int64?
+        public init(eventID: UUID, frame: Frame, audience: Set<UUID>? = nil, changeSeq: Int64? = nil) {
+            self.eventID = eventID; self.frame = frame; self.audience = audience; self.changeSeq = changeSeq
         }
 
         /// The audience rule: a subscriber of the event gets the frame when there is no

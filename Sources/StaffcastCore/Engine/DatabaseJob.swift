@@ -38,11 +38,12 @@ public enum JobOutcome<Frame: WireFrame>: Sendable {
     /// Queue this reply frame.
     case reply(Frame)
     /// A subscribe's snapshot: `historyThrough` is the highest message seq it could see,
-    /// `accessThrough` the highest access-change seq, `level` the user's level on the event
+    /// `accessThrough` the highest access-change seq, `changesThrough` the highest edit or
+    /// retract (`message_changes`) seq, `level` the user's level on the event
     /// (admins and owners get `receipt` frames), `followUps` frames queued just before the reply
     /// (edits and retracts of older messages a reconnecting client missed).
     case subscribed(eventID: UUID, generation: Int, reply: Frame, historyThrough: Int64, accessThrough: Int64,
-                    level: AccessLevel? = nil, followUps: [Frame] = [])
+                    changesThrough: Int64, level: AccessLevel? = nil, followUps: [Frame] = [])
     /// Refused or failed; the engine sends an `error` frame with the request's ref.
     case failed(StaffcastError)
 }

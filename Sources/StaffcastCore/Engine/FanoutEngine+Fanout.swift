@@ -46,6 +46,9 @@ extension FanoutEngine {
         // Edits and retracts (to every subscriber of the event, like the message itself) and
         // replies (to the subscribers among the event's admins and owners).
         for change in batch.eventFrames {
+            if let seq = change.changeSeq {
+                hub.recordChange(seq: seq, eventID: change.eventID, frame: change.frame, audience: change.audience)
+            }
             for id in hub.subscribers(of: change.eventID) {
                 guard let connection = connections[id], change.reaches(connection.identity.userID) else { continue }
                 enqueue(connection, change.frame, now: now, into: &actions)

@@ -112,9 +112,10 @@ extension FanoutEngine {
             enqueue(connection, frame, now: now, into: &actions)
         case .failed(let error):
             reply(connection, .error(ref: ref, error), now: now, into: &actions)
-        case .subscribed(let event, let generation, let frame, let historyThrough, let accessThrough, let level, let followUps):
+        case .subscribed(let event, let generation, let frame, let historyThrough, let accessThrough, let changesThrough,
+                         let level, let followUps):
             completeSubscribe(connection, event: event, generation: generation, ref: ref, reply: frame, followUps: followUps,
-                              level: level, historyThrough: historyThrough, accessThrough: accessThrough, now: now, wall: wall,
+                              level: level, through: (historyThrough, accessThrough, changesThrough), now: now, wall: wall,
                               into: &actions)
         }
         runHeld(connection, now: now, into: &actions)
@@ -135,7 +136,7 @@ extension FanoutEngine {
     /// live fan-out so nothing is missed or sent twice.
     private func completeSubscribe(_ connection: ConnectionState<Frame>, event: UUID, generation: Int, ref: String?, reply frame: Frame,
                                    followUps: [Frame], level: AccessLevel?,
-                                   historyThrough: Int64, accessThrough: Int64, now: Double, wall: Date,
+                                   through: (history: Int64, access: Int64, changes: Int64), now: Double, wall: Date,
                                    into actions: inout [EngineAction]) {
         guard connection.pendingSubscribes[event] == generation else { return }
         connection.pendingSubscribes[event] = nil
@@ -146,18 +147,20 @@ extension FanoutEngine {
             return
         }
         if let change = recentAccess[AccessKey(event: event, user: connection.identity.userID)],
-           change.seq > accessThrough, change.level == nil {
+           change.seq > through.access, change.level == nil {
             // Answered as the database path answers an event one cannot see (no existence leak).
             reply(connection, .error(ref: ref, .noSuchEvent(event)), now: now, into: &actions)
             return
         }
-        switch hub.subscribe(connection.id, to: event, historyThrough: historyThrough, now: wall) {
+        switch hub.subscribe(connection.id, to: event, historyThrough: through.history, changesThrough: through.changes, now: wall) {
         case .subscribed(let catchUp):
             connection.levels[event] = level ?? .staff
             // Missed edits and retracts go first: `subscribed` then sets the unread count, which
             // already leaves the retracted ones out (after it, a client would count them twice).
             for change in followUps { enqueue(connection, change, now: now, into: &actions) }
             enqueue(connection, frame, now: now, into: &actions)
+            // Then what was handed on after the snapshot: messages, then edits and retracts
+            // (those leave the unread count to the client, which counted the message as unread).
             for missed in catchUp { enqueue(connection, missed, now: now, into: &actions) }
         case .lagged:
             reply(connection, .error(ref: ref, .unavailable(

@@ -33,9 +33,11 @@ public final class FanoutEngine<Frame: WireFrame> {
         var user: UUID
     }
 
-    public init(configuration: EngineConfiguration, publishedThrough: Int64) {
+    /// `publishedThrough` and `changedThrough`: where the message and message-change logs
+    /// ended when the server started following them.
+    public init(configuration: EngineConfiguration, publishedThrough: Int64, changedThrough: Int64 = 0) {
         self.configuration = configuration
-        self.hub = Hub(publishedThrough: publishedThrough, recentCapacity: configuration.recentWindow)
+        self.hub = Hub(publishedThrough: publishedThrough, changedThrough: changedThrough, recentCapacity: configuration.recentWindow)
     }
 
     public func connection(_ id: Int) -> ConnectionState<Frame>? { connections[id] }

@@ -28,10 +28,19 @@ public struct Hub<Frame> {
     private var recent: RecentMessages<Frame>
     /// Highest seq handed to `publish`; messages arrive in seq order.
     public private(set) var publishedThrough: Int64
+    /// The last edits and retracts handed on (`message_updated`, `message_retracted`), by their
+    /// `message_changes` seq: a subscribe whose snapshot predates one that was fanned out before
+    /// the connection joined the channel gets it from here, as it gets missed messages from
+    /// `recent` (a phone reconnecting while "hall B" was corrected to "hall C" kept "hall B").
+    private var recentChanges: RecentMessages<Frame>
+    /// Highest change seq handed to `recordChange`; changes arrive in seq order.
+    public private(set) var changedThrough: Int64
 
-    public init(publishedThrough: Int64, recentCapacity: Int = 4_096) {
+    public init(publishedThrough: Int64, changedThrough: Int64 = 0, recentCapacity: Int = 4_096) {
         self.publishedThrough = publishedThrough
         self.recent = RecentMessages(capacity: recentCapacity, startingAfter: publishedThrough)
+        self.changedThrough = changedThrough
+        self.recentChanges = RecentMessages(capacity: recentCapacity, startingAfter: changedThrough)
     }
 
     // MARK: connections
@@ -56,15 +65,23 @@ public struct Hub<Frame> {
 
     // MARK: subscriptions
 
-    /// Adds `id` to `eventID`'s channel. `historyThrough` is the highest seq the database
-    /// snapshot behind the `subscribed` reply could see.
-    public mutating func subscribe(_ id: ConnectionID, to eventID: UUID, historyThrough: Int64,
+    /// Adds `id` to `eventID`'s channel. `historyThrough` and `changesThrough` are the highest
+    /// message and message-change seq the database snapshot behind the `subscribed` reply could
+    /// see; what was handed on since comes back as `catchUp`: the messages first, then the edits
+    /// and retracts (an edit of a caught-up message must follow the message).
+    public mutating func subscribe(_ id: ConnectionID, to eventID: UUID, historyThrough: Int64, changesThrough: Int64,
                                    now: Date) -> SubscribeOutcome {
         guard users[id] != nil else { return .subscribed(catchUp: []) }
         var catchUp: [Frame] = []
         if historyThrough < publishedThrough {
             guard let missed = recent.frames(of: eventID, after: historyThrough, for: users[id], now: now) else { return .lagged }
             catchUp = missed
+        }
+        if changesThrough < changedThrough {
+            guard let changed = recentChanges.frames(of: eventID, after: changesThrough, for: users[id], now: now) else {
+                return .lagged
+            }
+            catchUp += changed
         }
         channels[eventID, default: [:]][id] = Subscription(through: max(historyThrough, publishedThrough))
         eventsOfConnection[id, default: []].insert(eventID)
@@ -125,6 +142,15 @@ public struct Hub<Frame> {
             out.append(id)
         }
         return out
+    }
+
+    /// Remembers an edit or retract handed on to `eventID`'s subscribers (`audience`: the
+    /// targeted message's audience, nil for everyone), for subscribes lined up later. A change
+    /// at or below `changedThrough` was recorded already.
+    public mutating func recordChange(seq: Int64, eventID: UUID, frame: Frame, audience: Set<UUID>?) {
+        guard seq > changedThrough else { return }
+        changedThrough = seq
+        recentChanges.append(.init(seq: seq, eventID: eventID, expiresAt: nil, frame: frame, audience: audience))
     }
 
     /// Ends every subscription of `user` on `eventID`; returns the connections that lost one.

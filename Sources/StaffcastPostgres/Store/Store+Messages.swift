@@ -51,48 +51,6 @@ extension Store {
         try tx.query("SELECT staffcast_unread_count($1, $2)", [Self.id(user), Self.id(event)]).int(0, 0) ?? 0
     }
 
-    /// What a `subscribed` reply needs, read from one snapshot.
-    public struct SubscribeSnapshot: Sendable {
-        public var event: EventSummary
-        public var history: [StaffMessage]
-        public var unreadCount: Int
-        /// More unexpired messages follow `since_seq` than `history` holds (page on with
-        /// `history` and `after_seq`).
-        public var more: Bool = false
-        /// Highest message seq anywhere that the snapshot could see.
-        public var historyThrough: Int64
-        /// Highest access change the snapshot could see.
-        public var accessThrough: Int64
-    }
-
-    public func subscribe(as user: UUID, event: UUID, sinceSeq: Int64?) throws -> SubscribeSnapshot {
-        try withAccess(user, event, mode: "REPEATABLE READ") { tx, summary in
-            var history: [StaffMessage]
-            var more = false
-            if let sinceSeq {
-                history = try Self.messages(tx.query("""
-                    SELECT \(Self.messageColumns(reader: "$1")) FROM staff_messages m JOIN profiles p ON p.id = m.sender_id
-                    WHERE m.event_id = $2 AND m.seq > $3 AND \(Self.unexpired) ORDER BY m.seq LIMIT \(Limits.maxCatchUp + 1)
-                    """, [Self.id(user), Self.id(event), String(sinceSeq)]))
-                more = history.count > Limits.maxCatchUp
-                history = Array(history.prefix(Limits.maxCatchUp))
-            } else {
-                history = try Self.messages(tx.query("""
-                    SELECT * FROM (SELECT \(Self.messageColumns(reader: "$1"))
-                        FROM staff_messages m JOIN profiles p ON p.id = m.sender_id
-                        WHERE m.event_id = $2 AND \(Self.unexpired) ORDER BY m.seq DESC LIMIT \(Limits.subscribeHistory)) h
-                    ORDER BY 2
-                    """, [Self.id(user), Self.id(event)]))
-            }
-            // max(seq) over all of staff_messages is visible to the owner only; ask a
-            // SECURITY DEFINER-free way: the sequence position as seen by this snapshot.
-            let through = try tx.query("SELECT staffcast_visible_message_seq()").int64(0, 0) ?? 0
-            let access = try tx.query("SELECT staffcast_visible_access_seq()").int64(0, 0) ?? 0
-            return SubscribeSnapshot(event: summary, history: history, unreadCount: try unreadCount(user, event, in: tx),
-                                     more: more, historyThrough: through, accessThrough: access)
-        }
-    }
-
     /// Messages of `event` before `beforeSeq` (or the newest), oldest first.
     public func history(as user: UUID, event: UUID, beforeSeq: Int64?, limit: Int) throws -> [StaffMessage] {
         try withAccess(user, event) { tx, _ in

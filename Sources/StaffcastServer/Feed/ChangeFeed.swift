@@ -110,7 +110,8 @@ final class ChangeFeed: Sendable {
                 let frame: ServerFrame = change.message.map { .messageUpdated(ref: nil, message: $0) }
                     ?? .messageRetracted(ref: nil, messageID: change.messageID, eventID: change.eventID)
                 // A targeted message's edit or retract goes to its audience only.
-                return .init(eventID: change.eventID, frame: OutFrame(text: frame.encoded()), audience: batch.audiences[change.messageID])
+                return .init(eventID: change.eventID, frame: OutFrame(text: frame.encoded()), audience: batch.audiences[change.messageID],
+                             changeSeq: change.seq)
             } + batch.replies.map { r in
                 .init(eventID: r.reply.eventID, frame: OutFrame(text: ServerFrame.reply(r.reply).encoded()), audience: r.organisers)
             },

@@ -148,6 +148,7 @@ struct JobRunner: Sendable {
                                                   readIndices: entry.read, unreadCount: entry.unreadCount, more: entry.more)
                         outcomes.append(.subscribed(eventID: event, generation: generation, reply: OutFrame(text: bytes),
                                                     historyThrough: batch.historyThrough, accessThrough: batch.accessThrough,
+                                                    changesThrough: batch.changesThrough,
                                                     level: summary.accessLevel, followUps: entry.changes.map(changeFrame)))
                     case .noAccess, .noEvent:
                         // The same answer: an event one cannot see is one that does not exist.

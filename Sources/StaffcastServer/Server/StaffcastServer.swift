@@ -123,7 +123,8 @@ public final class StaffcastServer: @unchecked Sendable {
         let resolver = TokenResolver(gatekeeper: gatekeeper, workers: workers, opsToken: configuration.opsToken,
                                      logger: logger, metrics: metrics)
         loops = (0..<configuration.resolvedServiceThreads).map {
-            ServiceLoop(index: $0, configuration: configuration, publishedThrough: cursors.message, logger: logger,
+            ServiceLoop(index: $0, configuration: configuration, publishedThrough: cursors.message,
+                        changedThrough: cursors.messageChange, logger: logger,
                         metrics: metrics, gatekeeper: gatekeeper, resolver: resolver, runner: runner, api: api)
         }
         directory.set(loops)

@@ -78,7 +78,7 @@ final class ServiceLoop: @unchecked Sendable {
     /// The traced message whose writes this loop is waiting for (`MessageTracer`).
     var writeTrace: LoopWriteTrace?
 
-    init(index: Int, configuration: ServerConfiguration, publishedThrough: Int64, logger: Logger, metrics: ServerMetrics,
+    init(index: Int, configuration: ServerConfiguration, publishedThrough: Int64, changedThrough: Int64, logger: Logger, metrics: ServerMetrics,
          gatekeeper: Gatekeeper, resolver: TokenResolver, runner: JobRunner, api: HTTPAPI) {
         self.index = index
         self.configuration = configuration
@@ -88,7 +88,7 @@ final class ServiceLoop: @unchecked Sendable {
         self.runner = runner
         self.api = api
         self.resolver = resolver
-        self.engine = FanoutEngine(configuration: configuration.engine, publishedThrough: publishedThrough)
+        self.engine = FanoutEngine(configuration: configuration.engine, publishedThrough: publishedThrough, changedThrough: changedThrough)
         writeBuffer = .allocate(capacity: OutFrame.headroom + configuration.engine.maxWriteBytes)
         tlsBuffer = .allocate(capacity: staffcast_lws_pre() + Self.tlsChunk)
     }

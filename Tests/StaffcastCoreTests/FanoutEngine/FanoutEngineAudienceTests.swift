@@ -62,7 +62,7 @@ final class FanoutEngineAudienceTests: FanoutEngineTestCase {
         hub.connect(3, user: u2)
         hub.connect(4, user: u3)
         let now = Date()
-        for id in [1, 3, 4] { _ = hub.subscribe(id, to: event, historyThrough: 0, now: now) }
+        for id in [1, 3, 4] { _ = hub.subscribe(id, to: event, historyThrough: 0, changesThrough: 0, now: now) }
         XCTAssertEqual(hub.publish(seq: 1, eventID: event, expiresAt: nil, frame: "t", audience: [u1, u2]), [1, 3],
                        "connection 2 of u1 is not subscribed; u3 is not in the audience")
         XCTAssertEqual(hub.publish(seq: 2, eventID: event, expiresAt: nil, frame: "all").sorted(), [1, 3, 4])

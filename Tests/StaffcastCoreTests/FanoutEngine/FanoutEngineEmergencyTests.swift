@@ -16,7 +16,8 @@ final class FanoutEngineEmergencyTests: FanoutEngineTestCase {
             guard let pending = requestSubscribe(engine, id, e, ref: "r", file: file, line: line) else { return }
             _ = engine.jobCompleted(connection: id, ref: "r",
                                     outcome: .subscribed(eventID: e, generation: pending.generation, reply: subscribedFrame(e, ref: "r"),
-                                                         historyThrough: engine.hub.publishedThrough, accessThrough: 0, level: level),
+                                                         historyThrough: engine.hub.publishedThrough, accessThrough: 0,
+                                                         changesThrough: engine.hub.changedThrough, level: level),
                                     now: 0, wall: wall(0))
             XCTAssertEqual(ops(flush(engine, id)), ["subscribed"], file: file, line: line)
         }

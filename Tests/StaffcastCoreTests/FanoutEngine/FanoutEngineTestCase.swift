@@ -91,10 +91,11 @@ class FanoutEngineTestCase: XCTestCase {
     }
 
     func answerSubscribe(_ engine: Engine, _ id: Int, _ event: UUID, _ generation: Int, ref: String?, historyThrough: Int64,
-                         accessThrough: Int64 = 0, now: Double = 0) -> [EngineAction] {
+                         accessThrough: Int64 = 0, changesThrough: Int64 = 0, now: Double = 0) -> [EngineAction] {
         engine.jobCompleted(connection: id, ref: ref,
                             outcome: .subscribed(eventID: event, generation: generation, reply: subscribedFrame(event, ref: ref),
-                                                 historyThrough: historyThrough, accessThrough: accessThrough),
+                                                 historyThrough: historyThrough, accessThrough: accessThrough,
+                                                 changesThrough: changesThrough),
                             now: now, wall: wall(now))
     }
 

@@ -24,6 +24,38 @@ final class FanoutEngineToolboxTests: FanoutEngineTestCase {
         for id in [3, 4] { XCTAssertTrue(isIdle(engine.writable(id, now: 1)), "connection \(id)") }
     }
 
+    /// A retract fanned out while a subscribe's snapshot (which did not see it) was on its way
+    /// reaches that subscriber too, after `subscribed`: a reconnecting phone kept ringing for a
+    /// retracted false alarm. Replies (no change seq) are not replayed.
+    func testAChangeHandedOnBeforeASubscribeIsLinedUpIsReplayedToIt() {
+        let engine = makeEngine()
+        ready(engine, 2, bob, events: [event])
+        ready(engine, 1, alice)
+        guard let generation = requestSubscribe(engine, 1, event, ref: "s", now: 1)?.generation else { return }
+        let retracted = TestFrame(text: ServerFrame.messageRetracted(ref: nil, messageID: UUID(), eventID: event).encoded())
+        let reply = TestFrame(text: ServerFrame.reply(Reply(messageID: UUID(), eventID: event, userID: bob.userID, displayName: "Bob",
+                                                            status: .done, text: nil, repliedAt: wall0)).encoded())
+        let batch = CommittedBatch<TestFrame>(eventFrames: [.init(eventID: event, frame: retracted, changeSeq: 4),
+                                                            .init(eventID: event, frame: reply)])
+        XCTAssertEqual(wants(engine.committed(batch, now: 1, wall: wall(1))), [2], "not to the connection still waiting")
+        _ = flush(engine, 2, now: 1)
+
+        _ = answerSubscribe(engine, 1, event, generation, ref: "s", historyThrough: 0, changesThrough: 3, now: 2)
+        let written = flush(engine, 1, now: 2)
+        XCTAssertEqual(ops(written), ["subscribed", "message_retracted"])
+        XCTAssertTrue(written.frames.last === retracted)
+
+        // A snapshot that saw the change gets nothing again; later changes come live, once.
+        ready(engine, 3, carol)
+        guard let again = requestSubscribe(engine, 3, event, ref: "t", now: 3)?.generation else { return }
+        _ = answerSubscribe(engine, 3, event, again, ref: "t", historyThrough: 0, changesThrough: 4, now: 3)
+        XCTAssertEqual(ops(flush(engine, 3, now: 3)), ["subscribed"])
+        let edit = TestFrame(text: ServerFrame.messageRetracted(ref: nil, messageID: UUID(), eventID: event).encoded())
+        XCTAssertEqual(wants(engine.committed(CommittedBatch(eventFrames: [.init(eventID: event, frame: edit, changeSeq: 5)]),
+                                              now: 4, wall: wall(4))).sorted(), [1, 2, 3])
+        for id in [1, 2, 3] { XCTAssertEqual(ops(flush(engine, id, now: 4)), ["message_retracted"]) }
+    }
+
     func testEditAndRetractOpsBecomeJobs() {
         let engine = makeEngine()
         ready(engine, 1, alice)
