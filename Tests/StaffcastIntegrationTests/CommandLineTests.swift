@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import StaffcastClient
 import StaffcastCore
 import StaffcastPostgres
@@ -139,6 +140,29 @@ final class CommandLineTests: XCTestCase {
         XCTAssertEqual(servers[1].process.terminationStatus, 0)
         XCTAssertEqual(servers[2].process.terminationStatus, 0)
         XCTAssertFalse(cluster.isRunning, "the last server out must stop the embedded PostgreSQL: \(servers[1].stderr) \(servers[2].stderr)")
+    }
+
+    /// The last user stops the embedded PostgreSQL holding the data dir's lock, as a start holds
+    /// it: a server starting meanwhile (a restart by hand, systemd's) used to find the cluster
+    /// running, then have it stopped under it by the server leaving, and fail.
+    func testTheLastUserStopsTheClusterOnlyBetweenStarts() throws {
+        let dataDir = "/tmp/sc-lock-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: dataDir) }
+        let target = try DatabaseTarget(databaseURL: nil, dataDir: dataDir)
+        let cluster = try XCTUnwrap(target.cluster)
+        // A start in progress elsewhere holds the data dir's lock.
+        let starting = open(dataDir + "/.lock", O_RDWR)
+        XCTAssertEqual(flock(starting, LOCK_EX), 0)
+        let released = DispatchSemaphore(value: 0)
+        Thread.detachNewThread {
+            target.release(onlyIfStartedHere: false, logger: Logger(label: "test"))
+            released.signal()
+        }
+        XCTAssertEqual(released.wait(timeout: .now() + 1), .timedOut, "the stop waits for the start to finish")
+        XCTAssertTrue(cluster.isRunning)
+        close(starting)
+        XCTAssertEqual(released.wait(timeout: .now() + 30), .success)
+        XCTAssertFalse(cluster.isRunning, "then the last user stops it")
     }
 
     func testHelpTeachesByExample() throws {

@@ -61,7 +61,10 @@ public final class DatabaseTarget: @unchecked Sendable {
     /// exclusively. Several stopping at once each give up their shared lock first and then try
     /// for up to `lastUserWait` seconds: one of them gets it and stops the cluster, the others
     /// find it stopped. (Counting the other servers' sessions instead saw two servers stopping
-    /// together as each other's users, and both left PostgreSQL running.)
+    /// together as each other's users, and both left PostgreSQL running.) The last user stops it
+    /// holding the data dir's lock, as a start holds it: a server starting meanwhile either
+    /// becomes a user first (and the cluster stays) or starts it again after the stop; it used
+    /// to find it running, then stopped under it, and fail.
     public func release(onlyIfStartedHere: Bool, logger: Logger, lastUserWait: Double = 2) {
         guard let cluster, let fd = inUseLock else { return }
         defer {
@@ -69,7 +72,14 @@ public final class DatabaseTarget: @unchecked Sendable {
             inUseLock = nil
         }
         if onlyIfStartedHere && !startedCluster { return }
+        // Our shared lock goes first, then the data dir's: a start holding that one never waits
+        // on ours, and others stopping with us have given theirs up too.
         flock(fd, LOCK_UN)
+        guard let dirLock = try? cluster.lockDataDir() else {
+            logger.error("leaving the embedded PostgreSQL running: its data dir's lock cannot be opened")
+            return
+        }
+        defer { close(dirLock) }
         let deadline = Date().addingTimeInterval(lastUserWait)
         var last = flock(fd, LOCK_EX | LOCK_NB) == 0
         while !last && Date() < deadline {

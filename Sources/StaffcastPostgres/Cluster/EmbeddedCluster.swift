@@ -244,8 +244,9 @@ public struct EmbeddedCluster: Sendable {
         }
     }
 
-    /// Serialises first-time creation and start between processes on one data dir.
-    private func lockDataDir() throws(PostgresError) -> Int32 {
+    /// Serialises first-time creation, start and the last user's stop between processes on one
+    /// data dir (a descriptor holding `<data-dir>/.lock` exclusively; close it to let go).
+    func lockDataDir() throws(PostgresError) -> Int32 {
         let path = dataDir.appendingPathComponent(".lock").path
         let fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw PostgresError(.cluster, "cannot open \(path): \(String(cString: strerror(errno)))") }
