@@ -8,7 +8,10 @@ a banner coloured by its priority with the unread count in the title, marks it r
 (prints READ_AND_REPLIED), answers a poll (ANSWERED); an emergency takes the screen and vibrates until acknowledged
 (ACKNOWLEDGED); then, with the server stopped (GO_OFFLINE), reloads the app from the service
 worker's cache with its saved messages (RELOADED_OFFLINE) and, once the server is back
-(BACK_ONLINE), finds every missed message once, in order, plus the one sent after. axe-core
+(BACK_ONLINE), finds every missed message once, in order, plus the one sent after (CAUGHT_UP).
+Then the phone changes hands: it sees a message to its zone only, someone else joins on it with
+a second invite link, and nothing of the first person's (that message, their cache) is shown or
+kept; signing out leaves no messages on the device (SHARED_PHONE). axe-core
 finds no serious or critical violation on the join page, the app and the emergency screen.
 Screenshots: .build/app-*.png. One line per step; exits non-zero with a reason on a failure.
 """
@@ -24,6 +27,7 @@ ap.add_argument("--url", required=True)
 ap.add_argument("--invite", required=True)
 ap.add_argument("--checkin", required=True, help="the check-in link of a zone (the QR code at a post)")
 ap.add_argument("--missed", type=int, required=True)
+ap.add_argument("--second-invite", required=True, help="an invite for the next person to use this phone")
 ap.add_argument("--screenshots", required=True)
 args = ap.parse_args()
 
@@ -197,6 +201,43 @@ try:
     wait(lambda: driver.find_element(By.ID, "unread").text == "%d unread" % (args.missed + 1), "the unread count after the catch-up")
     step("caught up: %d missed messages once each, in order, then the live one; %s" % (args.missed, driver.find_element(By.ID, "unread").text))
     shot("caught-up")
+    marker("CAUGHT_UP")
+
+    # 7. The phone changes hands. Pat sees a message to Gate 3 only; Sam (not at Gate 3) joins on
+    # the same phone without Pat signing out: none of Pat's messages may show, live or cached.
+    private = "Gate 3 only: radio check"
+    wait(lambda: item(private) is not None, "the message to Gate 3 on Pat's phone", timeout=30)
+    driver.get(args.second_invite)
+    wait(lambda: driver.find_element(By.ID, "join").is_displayed(), "the join form of the second invite")
+    box = driver.find_element(By.ID, "join-name")
+    if js("const b = document.getElementById('join-name'); return [b.value, b.selectionStart, b.selectionEnd]") != ["Pat Phone", 0, 9]:
+        fail("the previous person's name is not offered selected, to be typed over")
+    box.send_keys(Keys.CONTROL, "a")  # as a person types over a selection
+    box.send_keys("Sam Second")
+    box.send_keys(Keys.ENTER)
+    wait(lambda: js("return location.pathname") == "/app", "the app after Sam joined")
+    wait(lambda: js("return document.getElementById('conn').dataset.state") == "live", "Sam's WebSocket to be live")
+    wait(lambda: item("After the return") is not None, "the event's messages for Sam", timeout=30)
+    if item(private) is not None:
+        fail("Sam sees Pat's message to Gate 3")
+    driver.refresh()
+    wait(lambda: item("After the return") is not None, "Sam's list after a reload", timeout=30)
+    if item(private) is not None:
+        fail("after a reload, Sam sees Pat's message to Gate 3 (from Pat's cache)")
+    caches = js("return Object.keys(localStorage).filter((k) => k.includes('.cache.'))")
+    stored = js("return JSON.parse(localStorage.getItem('staffcast.app'))")
+    if any(private in (js("return localStorage.getItem(arguments[0])", k) or "") for k in caches):
+        fail("Pat's message to Gate 3 is still stored on the phone: %r" % caches)
+    if not stored or stored.get("display_name") != "Sam Second":
+        fail("the phone is not Sam's: %r" % stored)
+    driver.find_element(By.ID, "menu-button").click()
+    driver.find_element(By.ID, "sign-out").click()
+    wait(lambda: driver.find_element(By.ID, "signed-out").is_displayed(), "the signed-out screen")
+    left = js("return Object.keys(localStorage).filter((k) => k.includes('.cache.'))")
+    if left:
+        fail("signing out left messages on the phone: %r" % left)
+    step("the phone changed hands: Sam never saw Pat's message to Gate 3, live, cached or stored; signing out left nothing")
+    marker("SHARED_PHONE")
 
     errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"
               and "ERR_CONNECTION_REFUSED" not in e.get("message", "") and "/v1/ws" not in e.get("message", "")

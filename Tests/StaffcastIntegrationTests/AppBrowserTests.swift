@@ -21,6 +21,10 @@ final class AppBrowserTests: IntegrationTestCase {
         let invite = try JSONSerialization.jsonObject(with: owner.call("POST", "/v1/events/\(event)/invites",
             body: Data("{}".utf8), contentType: "application/json")) as? [String: Any]
         let url = try XCTUnwrap(invite?["url"] as? String)
+        // The next person to use the same phone.
+        let second = try JSONSerialization.jsonObject(with: owner.call("POST", "/v1/events/\(event)/invites",
+            body: Data("{}".utf8), contentType: "application/json")) as? [String: Any]
+        let secondURL = try XCTUnwrap(second?["url"] as? String)
         let missed = 1_030  // more than the 1,000 a subscribe replays: the app must page
         // A zone whose post has a printed check-in link (`staffcast team checkin-link`).
         _ = try owner.call("POST", "/v1/events/\(event)/teams", body: Data(#"{"name":"Gate 3","kind":"zone"}"#.utf8),
@@ -28,7 +32,7 @@ final class AppBrowserTests: IntegrationTestCase {
 
         guard let browser = try BrowserScript.start("app-browser-test.py", [
             "--url", server.http, "--invite", url, "--checkin", "\(server.http)/checkin/\(event)/Gate%203",
-            "--missed", String(missed), "--screenshots", TestDatabase.packageRoot.appendingPathComponent(".build").path]) else { return }
+            "--missed", String(missed), "--second-invite", secondURL, "--screenshots", TestDatabase.packageRoot.appendingPathComponent(".build").path]) else { return }
         defer { browser.stop() }
         let output = browser.output
         func reached(_ marker: String, _ timeout: TimeInterval = 120) -> Bool { browser.reached(marker, timeout: timeout) }
@@ -91,6 +95,13 @@ final class AppBrowserTests: IntegrationTestCase {
         server = try TestServer(conninfo: fixture.conninfo) { $0.port = port }
         guard reached("BACK_ONLINE") else { return }
         _ = try owner.sendMessage(event: fixture.event, message: "After the return", type: nil, priority: nil, expiresInMinutes: nil)
+
+        // The phone changes hands: a message to Pat's zone only, then Sam joins on the same phone.
+        guard reached("CAUGHT_UP") else { return }
+        _ = try owner.call("POST", "/v1/events/\(event)/messages",
+                           body: Data(#"{"message":"Gate 3 only: radio check","teams":["Gate 3"]}"#.utf8), contentType: "application/json")
+        guard reached("SHARED_PHONE") else { return }
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM profiles WHERE display_name = 'Sam Second'"), 1)
 
         browser.finish(within: 180)
         print(output.text)

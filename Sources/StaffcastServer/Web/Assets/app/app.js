@@ -33,8 +33,11 @@ export function signedOut(reason) {
 // ---- joining with an invite (/join/CODE) ------------------------------------------------------
 function joinMode(code) {
   show("join"); setConn("offline");
+  // The last name used on this phone, selected: the same person taps Join, someone else who
+  // was handed the phone types over it (and does not join under the previous person's name).
   $("join-name").value = S.name || "";
   $("join-name").focus();
+  $("join-name").select();
   $("join-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     const name = $("join-name").value.trim();
