@@ -1,7 +1,9 @@
 import Foundation
 import StaffcastClient
 import StaffcastCore
+import Logging
 import StaffcastPostgres
+@testable import StaffcastServer
 import XCTest
 
 /// The whole database goes away and comes back: clear errors, nothing stored, the server stays
@@ -37,6 +39,48 @@ final class DatabaseDownTests: XCTestCase {
         try owner.send(["op": "send", "event_id": fixture.event.uuidString, "message": "back again"])
         XCTAssertEqual(try owner.expect("sent").message?.message, "back again")
         XCTAssertEqual(try Fixture.count(conninfo: cluster.conninfo, "SELECT count(*) FROM staff_messages"), 1, "nothing half-written")
+    }
+
+    /// A database that stops answering (here its backend is stopped, as a host under memory
+    /// pressure or a paused VM would) after a transaction was sent whole may still commit it
+    /// when it resumes: the attack round found "nothing was stored" answered for an emergency
+    /// that was then delivered, and the organiser led into sending it again. The error says the
+    /// outcome is unknown, and the row does appear once the backend runs again.
+    func testATransactionSentBeforeTheDatabaseStalledIsNotCalledLost() throws {
+        let conninfo = try makeTestDatabase(migrated: false)
+        let other = try PGConnection(conninfo: conninfo)
+        try other.execute("CREATE TABLE probe (x int)")
+        let conn = try PGConnection(conninfo: conninfo)
+        let pidRow = try conn.query("SELECT pg_backend_pid()")
+        let pid = try XCTUnwrap(pidRow.int(0, 0))
+        XCTAssertEqual(kill(pid_t(pid), SIGSTOP), 0)
+        var stopped = true
+        defer { if stopped { kill(pid_t(pid), SIGCONT) } }
+        do {
+            _ = try conn.pipelinedTransaction([("INSERT INTO probe VALUES (1)", [])], timeout: 1)
+            XCTFail("a stopped backend answered")
+        } catch {
+            XCTAssertEqual((error as? PostgresError)?.code, .outcomeUnknown, "\(error)")
+            let told = StaffcastError.from(error, logger: Logger(label: "test"))
+            XCTAssertEqual(told.code, .unavailable)
+            XCTAssertFalse(told.message.contains("nothing was stored"), told.message)
+            XCTAssertTrue(told.message.contains("may still be carried out"), told.message)
+        }
+        kill(pid_t(pid), SIGCONT)
+        stopped = false
+        XCTAssertTrue(try waitUntil(10) { (try other.query("SELECT count(*) FROM probe").int(0, 0)) == 1 },
+                      "the stalled backend committed what it had been sent")
+
+        // A transaction that only opened (nothing can commit) is still reported as not done.
+        let third = try PGConnection(conninfo: conninfo)
+        let thirdRow = try third.query("SELECT pg_backend_pid()")
+        let thirdPID = try XCTUnwrap(thirdRow.int(0, 0))
+        try third.execute("BEGIN")
+        XCTAssertEqual(kill(pid_t(thirdPID), SIGSTOP), 0)
+        defer { kill(pid_t(thirdPID), SIGCONT) }
+        XCTAssertThrowsError(try third.pipeline([("INSERT INTO probe VALUES (2)", [])], timeout: 1)) { error in
+            XCTAssertEqual((error as? PostgresError)?.code, .connectionLost)
+        }
     }
 }
 

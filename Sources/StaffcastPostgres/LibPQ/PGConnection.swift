@@ -134,6 +134,11 @@ public final class PGConnection {
             }
         }
         let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0.001, timeout) * 1e9)
+        // Whether this pipeline can commit something: it holds a COMMIT, or it runs outside a
+        // transaction (each statement commits itself) and opens none.
+        let outsideTransaction = PQtransactionStatus(handle) == PQTRANS_IDLE
+        let mayCommit = statements.contains { $0.sql == "COMMIT" }
+            || (outsideTransaction && !(statements.first?.sql.hasPrefix("BEGIN") ?? false))
         for (statement, name) in zip(statements, names) {
             let cParams: [UnsafeMutablePointer<CChar>?] = statement.params.map { $0.flatMap { strdup($0) } }
             defer { cParams.forEach { free($0) } }
@@ -155,6 +160,18 @@ public final class PGConnection {
             throw PostgresError(.connectionLost, Self.errorMessage(handle))
         }
         try pump(handle, deadline: deadline)
+        // Everything was sent: from here a lost connection may leave it done.
+        do {
+            return try readPipeline(handle, statements, deadline: deadline)
+        } catch where mayCommit && error.code == .connectionLost {
+            throw PostgresError(.outcomeUnknown, error.message + " (after the request was sent: it may still be carried out)",
+                                sqlState: error.sqlState, statement: error.statement)
+        }
+    }
+
+    /// The results of a pipeline sent whole, then its sync; see `pipeline`.
+    private func readPipeline(_ handle: OpaquePointer, _ statements: [(sql: String, params: [String?])],
+                              deadline: UInt64) throws(PostgresError) -> [PGResult] {
         var results: [PGResult] = []
         var failure: PostgresError?
         for statement in statements {
@@ -279,7 +296,13 @@ public final class PGConnection {
         do {
             try begin()
             let value = try body(self)
-            try execute("COMMIT")
+            do {
+                try execute("COMMIT")
+            } catch where error.code == .connectionLost {
+                // The COMMIT was sent: whether it took effect is not known.
+                throw PostgresError(.outcomeUnknown, error.message + " (during COMMIT: it may have been committed)",
+                                    sqlState: error.sqlState, statement: "COMMIT")
+            }
             return value
         } catch {
             if isHealthy { _ = try? execute("ROLLBACK") }
@@ -289,7 +312,9 @@ public final class PGConnection {
 
     /// BEGIN, `statements`, COMMIT as one pipeline (one round trip); the results of
     /// `statements` only. When any fails, nothing was committed: the transaction is rolled
-    /// back and the first failure thrown.
+    /// back and the first failure thrown. When the connection is lost, or `timeout` passes,
+    /// after the whole pipeline was sent, the error is `outcomeUnknown`: PostgreSQL may still
+    /// commit it.
     ///
     /// `customPlans`: plan each statement for the values it is given this time, not once for
     /// all. Needed by statements over arrays of a batch (`unnest($1::uuid[])`): after five runs
@@ -297,11 +322,12 @@ public final class PGConnection {
     /// holds 2,000 ids, and one such plan took a read storm's batch from milliseconds to 20 s of
     /// CPU. A batch runs its statements once for many requests, so planning them is cheap.
     public func pipelinedTransaction(_ statements: [(sql: String, params: [String?])],
-                                     mode: String = "READ COMMITTED", customPlans: Bool = false) throws(PostgresError) -> [PGResult] {
+                                     mode: String = "READ COMMITTED", customPlans: Bool = false,
+                                     timeout: Double = 60) throws(PostgresError) -> [PGResult] {
         let opening: [(sql: String, params: [String?])] = [("BEGIN ISOLATION LEVEL \(mode)", [])]
             + (customPlans ? [("SET LOCAL plan_cache_mode = force_custom_plan", [])] : [])
         do {
-            let results = try pipeline(opening + statements + [("COMMIT", [])])
+            let results = try pipeline(opening + statements + [("COMMIT", [])], timeout: timeout)
             return Array(results.dropFirst(opening.count).dropLast())
         } catch {
             if isHealthy { _ = try? execute("ROLLBACK") }

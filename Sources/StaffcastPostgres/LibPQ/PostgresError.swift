@@ -6,6 +6,10 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
         public init(_ rawValue: String) { self.rawValue = rawValue }
         public static let connectionFailed = Code("connection_failed")
         public static let connectionLost = Code("connection_lost")
+        /// The connection was lost (or its deadline passed) after a request that may commit had
+        /// been sent whole: PostgreSQL may still carry it out (a stalled server runs the COMMIT
+        /// it has buffered when it resumes). Never report such a request as not done.
+        public static let outcomeUnknown = Code("outcome_unknown")
         public static let queryFailed = Code("query_failed")
         public static let unexpectedResult = Code("unexpected_result")
         public static let migration = Code("migration")
@@ -31,7 +35,7 @@ public struct PostgresError: Error, CustomStringConvertible, Sendable {
 
     /// True when the connection itself is gone and a new one may succeed.
     public var isConnectionProblem: Bool {
-        code == .connectionFailed || code == .connectionLost || (sqlState?.hasPrefix("08") ?? false)
+        code == .connectionFailed || code == .connectionLost || code == .outcomeUnknown || (sqlState?.hasPrefix("08") ?? false)
             || sqlState == "57P01" || sqlState == "57P02" || sqlState == "57P03"
     }
 

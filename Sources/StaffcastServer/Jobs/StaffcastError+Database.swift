@@ -7,6 +7,12 @@ extension StaffcastError {
     static func from(_ error: Error, logger: Logger) -> StaffcastError {
         if let e = error as? StaffcastError { return e }
         if let e = error as? PostgresError {
+            if e.code == .outcomeUnknown {
+                // Never "nothing was stored": a stalled database runs what it was sent when it
+                // resumes, and an organiser told so sends the emergency again.
+                logger.warning("database stopped answering after a request was sent", metadata: ["error": "\(e)"])
+                return .unavailable("The database stopped answering after this request reached it, so it may still be carried out when the database recovers. Check before you try again.")
+            }
             if e.isConnectionProblem {
                 logger.warning("database unavailable", metadata: ["error": "\(e)"])
                 return .unavailable("The database is not reachable right now; nothing was stored. Try again in a moment.")

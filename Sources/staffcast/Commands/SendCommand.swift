@@ -143,9 +143,17 @@ struct SendCommand: ParsableCommand {
                 return
             }
             let api = try target.api()
-            let sent = try api.sendMessage(event: eventID, message: text, type: kind.type, priority: kind.priority,
+            let sent: StaffMessage
+            do {
+                sent = try api.sendMessage(event: eventID, message: text, type: kind.type, priority: kind.priority,
                                            expiresInMinutes: kind.expiresInMinutes, force: force, escalateAfterMinutes: escalateAfter,
                                            teams: teams, poll: pollOptions)
+            } catch ClientError.timeout {
+                // The request reached the server: it may be stored once a slow database answers.
+                printError("staffcast: the server did not answer in time; the message may still have been stored. "
+                           + "Check with `staffcast history --event \(eventID.uuidString.lowercased())` before sending it again.")
+                throw ExitStatus.of(ClientError.timeout).exitCode
+            }
             print(sent.id.uuidString.lowercased())
             fflush(nil)
             guard !quiet else { return }
