@@ -40,9 +40,7 @@ public struct RosterPage: Sendable, Equatable {
         public var connected: Bool
 
         public init(userID: UUID, displayName: String, connected: Bool) {
-            self.userID = userID
-            self.displayName = displayName
-            self.connected = connected
+            (self.userID, self.displayName, self.connected) = (userID, displayName, connected)
         }
     }
 
