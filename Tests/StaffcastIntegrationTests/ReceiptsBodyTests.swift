@@ -20,15 +20,23 @@ final class ReceiptsBodyTests: XCTestCase {
         }
         let receipts = Receipts(messageID: UUID(), eventID: UUID(), readBy: people.filter { $0.readAt != nil },
                                 unreadBy: people.filter { $0.readAt == nil })
-        let body = ReceiptsBody(receipts)
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
-        let reference = try JSONSerialization.jsonObject(with: encoder.encode(body)) as? NSDictionary
-        let fast = try JSONSerialization.jsonObject(with: Data(body.jsonBytes)) as? NSDictionary
-        XCTAssertNotNil(reference)
-        XCTAssertEqual(fast, reference)
         XCTAssertEqual(receipts.totals, FunnelTotals(live: 17, push: 10, email: 1, read: 25))
-        XCTAssertEqual(String(decoding: body.jsonBytes, as: UTF8.self),
-                       String(decoding: try encoder.encode(body), as: UTF8.self).replacingOccurrences(of: "\\/", with: "/") + "\n")
+        // The whole lists, and a page of them (?limit=, with its counts of everyone).
+        for body in [ReceiptsBody(receipts), ReceiptsBody(ReceiptsPage(receipts, limit: 4))] {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            let reference = try JSONSerialization.jsonObject(with: encoder.encode(body)) as? NSDictionary
+            let fast = try JSONSerialization.jsonObject(with: Data(body.jsonBytes)) as? NSDictionary
+            XCTAssertNotNil(reference)
+            XCTAssertEqual(fast, reference)
+            XCTAssertEqual(String(decoding: body.jsonBytes, as: UTF8.self),
+                           String(decoding: try encoder.encode(body), as: UTF8.self).replacingOccurrences(of: "\\/", with: "/") + "\n")
+        }
+        let page = try JSONSerialization.jsonObject(with: Data(ReceiptsBody(ReceiptsPage(receipts, limit: 4)).jsonBytes)) as? [String: Any]
+        XCTAssertEqual(page?["read_count"] as? Int, 25)
+        XCTAssertEqual(page?["unread_count"] as? Int, 25)
+        XCTAssertEqual(page?["read_by_left_out"] as? Int, 21)
+        XCTAssertEqual((page?["unread_by"] as? [Any])?.count, 4)
+        XCTAssertEqual((page?["totals"] as? [String: Int])?["live"], 17)
     }
 }

@@ -209,10 +209,12 @@ final class HTTPAPI: @unchecked Sendable {
             }
         case .receipts(let messageID):
             let csv = CSVReports.wanted(head)
+            guard let limit: Int? = decoded(respond, try ReceiptsPage.limit(query: head.query, csv: csv)) else { return }
             runAsUser(token, respond) { store, identity in
                 let receipts = try store.receipts(as: identity.userID, message: messageID)
-                return csv ? CSVReports.receipts(receipts)
-                    : HTTPResponse(status: 200, contentType: "application/json", body: ReceiptsBody(receipts).jsonBytes)
+                if csv { return CSVReports.receipts(receipts) }
+                let body = limit.map { ReceiptsBody(ReceiptsPage(receipts, limit: $0)) } ?? ReceiptsBody(receipts)
+                return HTTPResponse(status: 200, contentType: "application/json", body: body.jsonBytes)
             }
         case .notify(let userID):
             guard let notification: NotificationRequest = decoded(respond, try HTTPBodies.notificationRequest(userID: userID, body: request.body)) else { return }

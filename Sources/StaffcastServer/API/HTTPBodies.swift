@@ -100,10 +100,6 @@ enum HTTPBodies {
 
     /// A whole-number query parameter, or nil when absent.
     static func intParameter(_ query: [String: String], _ name: String, range: ClosedRange<Int64>) throws(StaffcastError) -> Int64? {
-        guard let raw = query[name], !raw.isEmpty else { return nil }
-        guard let value = Int64(raw), range.contains(value) else {
-            throw .invalid("\(name) must be a whole number from \(range.lowerBound) to \(range.upperBound); got '\(raw.prefix(40))'.")
-        }
-        return value
+        try QueryNumber.read(query, name, range)
     }
 }

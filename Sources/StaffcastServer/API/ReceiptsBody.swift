@@ -2,29 +2,53 @@ import Foundation
 import StaffcastCore
 import StaffcastPostgres
 
-/// The JSON of `GET /v1/messages/{id}/receipts`.
+/// The JSON of `GET /v1/messages/{id}/receipts`, with `?limit=` a page of it (`ReceiptsPage`).
 ///
 /// Answered from `jsonBytes`, written by hand: at a 10,000-staff event JSONEncoder (with its
 /// RFC 3339 dates) took longer than the database, and receipts are what an organiser watches
 /// during an emergency. `encode(to:)` stays the reference: a test checks both give the same
 /// JSON, so a field added to one and not the other fails it.
 struct ReceiptsBody: Encodable {
+    /// The people written (all of them, or a page's first names).
     let receipts: Receipts
-    init(_ receipts: Receipts) { self.receipts = receipts }
+    let readCount: Int
+    let totals: FunnelTotals
+    /// With `?limit=`: `unread_count` and how many of each list were left out.
+    let page: ReceiptsPage?
+
+    /// The whole lists, as without `limit`.
+    init(_ receipts: Receipts) {
+        self.receipts = receipts
+        readCount = receipts.readCount
+        totals = receipts.totals
+        page = nil
+    }
+
+    init(_ page: ReceiptsPage) {
+        receipts = page.shown
+        readCount = page.readCount
+        totals = page.totals
+        self.page = page
+    }
 
     enum CodingKeys: String, CodingKey {
         case messageID = "message_id", eventID = "event_id", readCount = "read_count", readBy = "read_by", unreadBy = "unread_by"
-        case totals
+        case totals, unreadCount = "unread_count", readByLeftOut = "read_by_left_out", unreadByLeftOut = "unread_by_left_out"
     }
 
     func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(receipts.messageID.uuidString.lowercased(), forKey: .messageID)
         try c.encode(receipts.eventID.uuidString.lowercased(), forKey: .eventID)
-        try c.encode(receipts.readCount, forKey: .readCount)
+        try c.encode(readCount, forKey: .readCount)
         try c.encode(receipts.readBy, forKey: .readBy)
         try c.encode(receipts.unreadBy, forKey: .unreadBy)
-        try c.encode(receipts.totals, forKey: .totals)
+        try c.encode(totals, forKey: .totals)
+        if let page {
+            try c.encode(page.unreadCount, forKey: .unreadCount)
+            try c.encode(page.readLeftOut, forKey: .readByLeftOut)
+            try c.encode(page.unreadLeftOut, forKey: .unreadByLeftOut)
+        }
     }
 
     /// The same JSON as `encode(to:)` with sorted keys, written straight into bytes.
@@ -37,10 +61,14 @@ struct ReceiptsBody: Encodable {
         JSONBytes.appendUUID(receipts.messageID, to: &out)
         JSONBytes.appendKey("read_by", to: &out)
         Self.append(receipts.readBy, to: &out)
+        if let page {
+            JSONBytes.appendKey("read_by_left_out", to: &out)
+            JSONBytes.appendInt(page.readLeftOut, to: &out)
+        }
         JSONBytes.appendKey("read_count", to: &out)
-        JSONBytes.appendInt(receipts.readCount, to: &out)
+        JSONBytes.appendInt(readCount, to: &out)
         JSONBytes.appendKey("totals", to: &out)
-        let t = receipts.totals
+        let t = totals
         let totals: [(StaticString, Int)] = [("email", t.email), ("live", t.live), ("push", t.push), ("read", t.read)]
         for (i, (name, count)) in totals.enumerated() {
             JSONBytes.appendKey(name, first: i == 0, to: &out)
@@ -49,6 +77,12 @@ struct ReceiptsBody: Encodable {
         out.append(UInt8(ascii: "}"))
         JSONBytes.appendKey("unread_by", to: &out)
         Self.append(receipts.unreadBy, to: &out)
+        if let page {
+            JSONBytes.appendKey("unread_by_left_out", to: &out)
+            JSONBytes.appendInt(page.unreadLeftOut, to: &out)
+            JSONBytes.appendKey("unread_count", to: &out)
+            JSONBytes.appendInt(page.unreadCount, to: &out)
+        }
         out += Array("}\n".utf8)
         return out
     }

@@ -101,31 +101,75 @@ struct StatusReports: Sendable {
         let subscribers: Int
         let roster: Int
         let staff: [Member]
+        // With ?limit= only (nil, so left out, in the whole roster's answer): counts of everyone,
+        // and how many people come after this page.
+        var connected: Int?
+        var not_connected: Int?
+        var limit: Int?
+        var offset: Int?
+        var left_out: Int?
     }
 
-    /// Who of an event's roster is connected: this server's own connections (live) merged with
-    /// what the other servers last wrote to the presence table (at most a few seconds old),
-    /// plus what the database knows (unread, last read).
-    func eventStatus(_ eventID: UUID, loops: [LoopSnapshot], roster: [Store.RosterEntry], elsewhere: [Store.PresenceRow]) -> EventStatusBody {
-        let remote = Dictionary(grouping: elsewhere, by: \.userID)
-        let local = Dictionary(grouping: loops.flatMap(\.members).filter { $0.eventID == eventID }, by: \.userID)
-        let members = roster.map { entry -> EventStatusBody.Member in
-            let live = local[entry.userID] ?? []
-            let others = remote[entry.userID] ?? []
-            let since = (live.map(\.connectedSince) + others.map(\.connectedSince)).min()
-            let rtts = live.compactMap { $0.rtt.map { ($0 * 100_000).rounded() / 100 } } + others.compactMap(\.rttMs)
-            let opens = gatekeeper.opensLastHour(of: entry.userID)
-            return EventStatusBody.Member(
-                user_id: entry.userID.uuidString.lowercased(), display_name: entry.displayName,
-                access_level: entry.level.rawValue, connected: !live.isEmpty || !others.isEmpty,
-                connected_since: since.map(RFC3339.format), connections: live.count + others.count,
-                nodes: Array(Set((live.isEmpty ? [] : [configuration.nodeID]) + others.map(\.node))).sorted(),
-                rtt_ms: rtts.min(), reconnects_last_hour: max(0, opens - 1), unread_count: entry.unreadCount,
-                last_read_seq: entry.lastReadSeq, last_read_message_at: entry.lastReadSentAt.map(RFC3339.format))
+    /// Who is connected to an event, from this server's own connections (live) and what the
+    /// other servers last wrote to the presence table (at most a few seconds old).
+    struct Connections {
+        let local: [UUID: [LoopSnapshot.Member]]
+        let remote: [UUID: [Store.PresenceRow]]
+        let subscribers: Int
+
+        init(_ eventID: UUID, loops: [LoopSnapshot], elsewhere: [Store.PresenceRow]) {
+            remote = Dictionary(grouping: elsewhere, by: \.userID)
+            local = Dictionary(grouping: loops.flatMap(\.members).filter { $0.eventID == eventID }, by: \.userID)
+            subscribers = loops.map { $0.subscribers[eventID] ?? 0 }.reduce(0, +) + elsewhere.count
         }
+
+        func isConnected(_ user: UUID) -> Bool { local[user] != nil || remote[user] != nil }
+    }
+
+    /// Who of an event's roster is connected (`Connections`), plus what the database knows
+    /// (unread, last read).
+    func eventStatus(_ eventID: UUID, loops: [LoopSnapshot], roster: [Store.RosterEntry], elsewhere: [Store.PresenceRow]) -> EventStatusBody {
+        let connections = Connections(eventID, loops: loops, elsewhere: elsewhere)
         return EventStatusBody(event_id: eventID.uuidString.lowercased(), node: configuration.nodeID,
-                               subscribers: loops.map { $0.subscribers[eventID] ?? 0 }.reduce(0, +) + elsewhere.count,
-                               roster: roster.count, staff: members)
+                               subscribers: connections.subscribers, roster: roster.count,
+                               staff: roster.map { member($0, connections) })
+    }
+
+    /// `?limit=`: which people of the roster the page holds (`RosterPage`, the console's order).
+    func rosterSelection(_ page: RosterPage, members: [Store.RosterMember], connections: Connections) -> RosterPage.Selection {
+        page.select(members.map { RosterPage.Person(userID: $0.userID, displayName: $0.displayName,
+                                                    connected: connections.isConnected($0.userID)) })
+    }
+
+    /// `?limit=`: the page's people (their `entries`, in the selection's order) and the counts of everyone.
+    func eventStatus(_ eventID: UUID, page: RosterPage, selection: RosterPage.Selection, entries: [Store.RosterEntry],
+                     connections: Connections) -> EventStatusBody {
+        let byID = Dictionary(entries.map { ($0.userID, $0) }, uniquingKeysWith: { a, _ in a })
+        // Someone who lost access between the two queries is left out of the page.
+        let staff = selection.people.compactMap { byID[$0.userID].map { member($0, connections) } }
+        var body = EventStatusBody(event_id: eventID.uuidString.lowercased(), node: configuration.nodeID,
+                                   subscribers: connections.subscribers, roster: selection.roster, staff: staff)
+        body.connected = selection.connected
+        body.not_connected = selection.notConnected
+        body.limit = page.limit
+        body.offset = page.offset
+        body.left_out = selection.leftOut
+        return body
+    }
+
+    private func member(_ entry: Store.RosterEntry, _ connections: Connections) -> EventStatusBody.Member {
+        let live = connections.local[entry.userID] ?? []
+        let others = connections.remote[entry.userID] ?? []
+        let since = (live.map(\.connectedSince) + others.map(\.connectedSince)).min()
+        let rtts = live.compactMap { $0.rtt.map { ($0 * 100_000).rounded() / 100 } } + others.compactMap(\.rttMs)
+        let opens = gatekeeper.opensLastHour(of: entry.userID)
+        return EventStatusBody.Member(
+            user_id: entry.userID.uuidString.lowercased(), display_name: entry.displayName,
+            access_level: entry.level.rawValue, connected: !live.isEmpty || !others.isEmpty,
+            connected_since: since.map(RFC3339.format), connections: live.count + others.count,
+            nodes: Array(Set((live.isEmpty ? [] : [configuration.nodeID]) + others.map(\.node))).sorted(),
+            rtt_ms: rtts.min(), reconnects_last_hour: max(0, opens - 1), unread_count: entry.unreadCount,
+            last_read_seq: entry.lastReadSeq, last_read_message_at: entry.lastReadSentAt.map(RFC3339.format))
     }
 
     /// Who of an event's roster is connected right now: on this server (the loops, live) or

@@ -55,15 +55,22 @@ function messageItem(m) {
   if (pollOptions(m)) li.appendChild(pollBlock(m));
   const r = S.receipts.get(m.id);
   const targeted = Array.isArray(m.teams) && m.teams.length > 0; // its audience is known from receipts only
-  const total = r && r.unread ? r.read.length + r.unread.length : (S.roster && !targeted ? Math.max(0, S.roster - 1) : null);
-  const count = Math.max(m.read_count || 0, r ? r.read.length : 0);
+  // r.read and r.unread hold a few names (receipts?limit=); readCount and unreadCount count everyone.
+  const total = r && r.unread ? r.readCount + r.unreadCount : (S.roster && !targeted ? Math.max(0, S.roster - 1) : null);
+  const count = Math.max(m.read_count || 0, r ? r.readCount : 0);
   const reads = el("span", "reads" + (total && count >= total ? " all" : ""), count + (total !== null ? " of " + total : "") + " read");
   reads.dataset.readCount = String(count);
   const line = el("div", "meta"); line.appendChild(reads);
-  if (r && r.unread && r.unread.length) line.appendChild(el("span", "readers", "not yet: " + r.unread.slice(0, 8).join(", ") + (r.unread.length > 8 ? " +" + (r.unread.length - 8) : "")));
+  if (r && r.unread && r.unreadCount) {
+    const names = r.unread.slice(0, 8);
+    line.appendChild(el("span", "readers", "not yet: " + names.join(", ") + (r.unreadCount > names.length ? " +" + (r.unreadCount - names.length) : "")));
+  }
   li.appendChild(line);
   if (total) { const meter = el("div", "bar-meter"); const fill = el("span"); fill.style.width = Math.min(100, Math.round(100 * count / total)) + "%"; meter.appendChild(fill); li.appendChild(meter); }
-  if (r && r.read.length) li.appendChild(el("div", "readers", "read by " + r.read.slice(-8).join(", ") + (r.read.length > 8 ? " and " + (r.read.length - 8) + " more" : "")));
+  if (r && r.read.length) {
+    const names = r.read.slice(-8), more = Math.max(r.readCount, r.read.length) - names.length;
+    li.appendChild(el("div", "readers", "read by " + names.join(", ") + (more > 0 ? " and " + more + " more" : "")));
+  }
   const reps = S.replies.get(m.id);
   if (reps && reps.size) {
     const ul = el("ul", "replies");
@@ -143,7 +150,9 @@ $("detail").addEventListener("keydown", (e) => { if (e.key === "Escape") closeDe
 export async function refreshDetail() {
   const id = S.openId, m = S.messages.get(id);
   if (!id || !m) return;
-  const res = await api("GET", "/v1/messages/" + id + "/receipts").catch(() => ({ ok: false }));
+  // The first DETAIL_NAMES of each list and exact counts and totals; the CSV button below
+  // fetches everyone (at 10,000 staff the whole lists were a megabyte every 3 s).
+  const res = await api("GET", "/v1/messages/" + id + "/receipts?limit=" + DETAIL_NAMES).catch(() => ({ ok: false }));
   let answers = null;
   if (pollOptions(m)) {
     const a = await api("GET", "/v1/messages/" + id + "/answers").catch(() => ({ ok: false }));
@@ -154,7 +163,7 @@ export async function refreshDetail() {
   renderDetail();
 }
 
-const VIA = { live: "live", push: "push", email: "email" };
+const DETAIL_NAMES = 200, VIA = { live: "live", push: "push", email: "email" };
 function reachedText(p) {
   const r = Array.isArray(p.reached) ? p.reached : [];
   return r.length ? "reached by " + r.map((x) => (VIA[x.via] || x.via) + " " + clock(x.at)).join(", ") : "not reached";
@@ -170,7 +179,8 @@ function renderDetail() {
   if (!d) { funnel.textContent = "Loading…"; $("detail-people").textContent = ""; $("detail-poll").hidden = true; return; }
   if (!d.receipts) { funnel.textContent = "Receipts unavailable: " + d.error; return; }
   const r = d.receipts, t = r.totals || {};
-  const audience = (r.read_by || []).length + (r.unread_by || []).length;
+  const readCount = r.read_count || 0, unreadCount = r.unread_count !== undefined ? r.unread_count : (r.unread_by || []).length;
+  const audience = readCount + unreadCount;
   for (const [key, label] of [["live", "live"], ["push", "push"], ["email", "email"], ["read", "read"]]) {
     const span = el("span", "step");
     span.dataset.step = key;
@@ -181,7 +191,9 @@ function renderDetail() {
   funnel.appendChild(el("span", "muted", "of " + audience + " people"));
   const people = $("detail-people"); people.textContent = "";
   for (const p of r.read_by || []) people.appendChild(el("li", "read", p.display_name + " — read " + clock(p.read_at) + "; " + reachedText(p)));
+  if (r.read_by_left_out) people.appendChild(el("li", "read muted", "… and " + r.read_by_left_out + " more read (the CSV download lists everyone)"));
   for (const p of r.unread_by || []) people.appendChild(el("li", "unread", p.display_name + " — not read; " + reachedText(p)));
+  if (r.unread_by_left_out) people.appendChild(el("li", "unread muted", "… and " + r.unread_by_left_out + " more not read (the CSV download lists everyone)"));
   const a = d.answers;
   $("detail-poll").hidden = !a;
   if (a) {

@@ -24,11 +24,14 @@ export function startPolling() {
 export async function poll() {
   const id = S.eventId, ev = currentEvent();
   if (!id || !S.token || !ev || ev.access_level === "staff") return;
-  const st = await api("GET", "/v1/events/" + id + "/status").catch(() => ({ ok: false }));
+  // Only the SHOWN people the list shows (the server picks them: not connected first, then by
+  // name) and the counts of everyone: the whole roster was 2 MB and seconds at 10,000 staff.
+  const st = await api("GET", "/v1/events/" + id + "/status?limit=" + SHOWN).catch(() => ({ ok: false }));
   if (id !== S.eventId) return;
   if (st.ok && st.data) {
     S.roster = st.data.roster;
-    renderPeople((st.data.staff || []).map((p) => ({ name: p.display_name, on: p.connected, level: p.access_level, unread: p.unread_count })));
+    renderPeople((st.data.staff || []).map((p) => ({ name: p.display_name, on: p.connected, level: p.access_level, unread: p.unread_count })),
+      st.data.connected, st.data.left_out || 0);
   } else {
     const reach = await api("GET", "/v1/events/" + id + "/reach").catch(() => ({ ok: false }));
     if (reach.ok && reach.data) {
@@ -46,10 +49,12 @@ export async function poll() {
   const recent = Array.from(S.messages.values()).filter((m) => !m.retracted).sort((a, b) => b.seq - a.seq).slice(0, 6);
   for (const m of recent) {
     const r = S.receipts.get(m.id);
-    if (r && r.unread && r.unread.length === 0) continue;
-    const res = await api("GET", "/v1/messages/" + m.id + "/receipts").catch(() => ({ ok: false }));
+    if (r && r.unread && r.unreadCount === 0) continue;
+    // The message line shows RECEIPT_NAMES names of each list and the counts.
+    const res = await api("GET", "/v1/messages/" + m.id + "/receipts?limit=" + RECEIPT_NAMES).catch(() => ({ ok: false }));
     if (!res.ok || !res.data || id !== S.eventId) continue;
-    S.receipts.set(m.id, { read: res.data.read_by.map((u) => u.display_name), unread: res.data.unread_by.map((u) => u.display_name) });
+    S.receipts.set(m.id, { read: res.data.read_by.map((u) => u.display_name), unread: res.data.unread_by.map((u) => u.display_name),
+      readCount: res.data.read_count, unreadCount: res.data.unread_count });
     m.read_count = Math.max(m.read_count || 0, res.data.read_count || 0);
   }
   // Polls seen before any poll_tally (sent before this page opened): their counts once.
@@ -108,14 +113,16 @@ function personItem(p) {
   return li;
 }
 // The first SHOWN people only, those not connected first (they are who an organiser looks
-// for): ten thousand list items took the page seconds to build on every poll.
-const SHOWN = 300, byName = new Intl.Collator().compare;
-function renderPeople(people) {
+// for): ten thousand list items took the page seconds to build on every poll. `connected` and
+// `more` count everyone (the server sends only the SHOWN people).
+const SHOWN = 300, RECEIPT_NAMES = 8, byName = new Intl.Collator().compare;
+function renderPeople(people, connected, more) {
   const ul = $("people"); ul.textContent = "";
   people.sort((a, b) => (a.on === b.on ? byName(a.name, b.name) : a.on ? 1 : -1));
   for (const p of people.slice(0, SHOWN)) ul.appendChild(personItem(p));
-  if (people.length > SHOWN) {
-    ul.appendChild(el("li", "muted", "… and " + (people.length - SHOWN) + " more (staffcast reach --event " + S.eventId + " lists everyone)"));
+  const left = more + Math.max(0, people.length - SHOWN);
+  if (left > 0) {
+    ul.appendChild(el("li", "muted", "… and " + left + " more (staffcast reach --event " + S.eventId + " lists everyone)"));
   }
-  $("people-count").textContent = people.filter((p) => p.on).length + " of " + people.length + " connected";
+  $("people-count").textContent = connected + " of " + S.roster + " connected";
 }

@@ -70,9 +70,12 @@ function onFrame(f) {
       const m = S.messages.get(f.message_id);
       if (m) {
         m.read_count = Math.max(m.read_count || 0, f.read_count || 0);
-        const r = S.receipts.get(f.message_id) || { read: [], unread: null };
+        const r = S.receipts.get(f.message_id) || { read: [], unread: null, readCount: 0, unreadCount: 0 };
         if (f.display_name && !r.read.includes(f.display_name)) r.read.push(f.display_name);
-        if (r.unread) r.unread = r.unread.filter((n) => n !== f.display_name);
+        // The lists hold a few names (receipts?limit=): the counts follow read_count, everyone.
+        const total = r.readCount + r.unreadCount;
+        r.readCount = Math.max(r.readCount, f.read_count || 0, r.read.length);
+        if (r.unread) { r.unread = r.unread.filter((n) => n !== f.display_name); r.unreadCount = Math.max(0, total - r.readCount); }
         S.receipts.set(f.message_id, r);
         renderMessages();
         if (S.openId === f.message_id) refreshDetail();
