@@ -116,6 +116,19 @@ final class ConfigResolverTests: XCTestCase {
                        ["database_url", "migrate_database_url", "ops_token", "smtp_url"])
     }
 
+    /// libpq's key=value form quotes a value with spaces (and escapes a quote inside): the whole
+    /// quoted value is hidden, not its first word (attack round 5 saw `password=*** QUOTED'`).
+    func testAQuotedConninfoPasswordIsHiddenWhole() {
+        for (conninfo, shown) in [
+            ("host=h password='SECRET QUOTED' dbname=x", "host=h password=*** dbname=x"),
+            (#"host=h password = 'it\'s secret' user=u"#, "host=h password=*** user=u"),
+            ("host=h password=plain", "host=h password=***"),
+            ("postgresql://u:pw@h/db?password=two", "postgresql://u:***@h/db?password=***"),
+        ] {
+            XCTAssertEqual(SecretMask.hidingPassword(in: conninfo), shown, conninfo)
+        }
+    }
+
     func testThePrintoutHasEveryKeyWithItsSource() throws {
         let e = try ConfigResolver.resolve(layers(env: ["STAFFCAST_RECENT_WINDOW": "100"], file: ["shutdown_grace": .number(1.5)],
                                                   flags: ["--max-connections", "9"]))

@@ -6,14 +6,16 @@ public enum SecretMask {
     /// What stands in for a hidden value.
     public static let placeholder = "***"
 
-    /// `url` with the password of its user part (and any `password=` parameter) hidden.
+    /// `url` with the password of its user part (and any `password=` parameter) hidden; also a
+    /// libpq `key=value` conninfo, whose value may be quoted with spaces and `\'` inside
+    /// (`password='two words'` showed `password=*** words'`).
     public static func hidingPassword(in url: String) -> String {
         var text = url
         if var parts = URLComponents(string: url), parts.password != nil {
             parts.password = placeholder
             text = parts.string ?? placeholder
         }
-        return text.replacingOccurrences(of: #"password=[^&\s]+"#, with: "password=" + placeholder,
+        return text.replacingOccurrences(of: #"password\s*=\s*('(?:[^'\\]|\\.)*'?|[^&\s]+)"#, with: "password=" + placeholder,
                                          options: .regularExpression)
     }
 }

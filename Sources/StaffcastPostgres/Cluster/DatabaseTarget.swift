@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import StaffcastCore
 
 /// Which database a command uses: an external one by URL, or the embedded cluster under a data
 /// dir (started on demand). `serve`, `migrate` and every `admin` command resolve it the same
@@ -99,14 +100,8 @@ public final class DatabaseTarget: @unchecked Sendable {
         }
     }
 
-    /// What replaces a password when a URL is shown.
-    static let mask = "***"
-
+    /// `url` or conninfo with its password hidden (the mask is `SecretMask`'s, as in `config show`).
     public static func redacted(_ url: String) -> String {
-        guard var c = URLComponents(string: url), c.password != nil else {
-            return url.replacingOccurrences(of: #"password=\S+"#, with: "password=" + mask, options: .regularExpression)
-        }
-        c.password = mask
-        return c.string ?? url
+        SecretMask.hidingPassword(in: url)
     }
 }
