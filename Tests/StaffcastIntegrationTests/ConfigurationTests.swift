@@ -85,6 +85,23 @@ final class ConfigurationTests: XCTestCase {
         }
     }
 
+    /// YAML takes a key given twice (the last wins) and reads 010 as octal 8; a person meant
+    /// neither (attack round 5), so both are refused naming the key.
+    func testAKeySetTwiceOrANumberWithALeadingZeroIsRefused() throws {
+        let file = dir + "/surprise.yaml"
+        for (text, expected) in [
+            ("listen: 0.0.0.0:8080\nidle_timeout: 60\nlisten: 127.0.0.1:9000\n", "'listen' is set twice in the file; keep one"),
+            ("database_workers: 010\n", "'database_workers' 010 has a leading zero, which YAML reads as an octal number; write it without the zero"),
+        ] {
+            try text.write(toFile: file, atomically: true, encoding: .utf8)
+            let r = try run(["serve", "--check-config", "--config", file])
+            XCTAssertEqual(r.status, 64, r.stderr)
+            XCTAssertEqual(r.stderr, "staffcast: config file \(file): \(expected) [invalid]\n")
+        }
+        try "database_workers: 10\nrecent_window: 1000\n".write(toFile: file, atomically: true, encoding: .utf8)
+        XCTAssertEqual(try run(["serve", "--check-config", "--config", file]).status, 0, "plain numbers stay fine")
+    }
+
     func testCheckConfigRefusesAHalfTLSPairWithExit64() throws {
         let r = try run(["serve", "--check-config", "--tls-cert", dir + "/cert.pem"])
         XCTAssertEqual(r.status, 64, r.stderr)

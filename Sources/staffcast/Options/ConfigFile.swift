@@ -25,6 +25,7 @@ struct ConfigFile {
         }
         guard let root = loaded else { return ConfigFile(path: path, values: [:]) }
         guard let map = root as? [String: Any] else { throw ConfigError.notAMapping(path: path) }
+        try refuseSurprises(text, path: path)
         var values: [String: ConfigInput] = [:]
         for (key, value) in map {
             switch value {
@@ -40,5 +41,23 @@ struct ConfigFile {
             }
         }
         return ConfigFile(path: path, values: values)
+    }
+
+    /// What YAML accepts but a person did not mean: a key given twice (the last one won,
+    /// silently), and a number with a leading zero (`010` is octal 8 in YAML 1.1).
+    private static func refuseSurprises(_ text: String, path: String) throws {
+        guard case .mapping(let mapping)? = try? Yams.compose(yaml: text) else { return }
+        var seen: Set<String> = []
+        for (key, value) in mapping {
+            guard let name = key.string else { continue }
+            guard seen.insert(name).inserted else {
+                throw ConfigError.invalid(key: name, source: .file(path: path), reason: "is set twice in the file; keep one")
+            }
+            if case .scalar(let scalar) = value, scalar.style == .plain,
+               scalar.string.range(of: #"^[+-]?0[0-9_]+$"#, options: .regularExpression) != nil {
+                throw ConfigError.invalid(key: name, source: .file(path: path),
+                                          reason: "\(scalar.string) has a leading zero, which YAML reads as an octal number; write it without the zero")
+            }
+        }
     }
 }
