@@ -16,8 +16,8 @@ public final class DatabaseProbe: @unchecked Sendable {
     public let interval: Double
     public let deadline: Double
     private let logger: Logger
-    /// When the last round trip completed (monotonic seconds), the last failure.
-    private let shared = Mutex<(lastSuccess: Double?, lastError: String?)>((nil, nil))
+    /// When the last round trip completed (monotonic seconds), how long it took, the last failure.
+    private let shared = Mutex<(lastSuccess: Double?, lastLatency: Double?, lastError: String?)>((nil, nil, nil))
     private let thread = StoppableThread(name: "staffcast-probe")
 
     public init(conninfo: String, interval: Double = 1, deadline: Double = 2, logger: Logger) {
@@ -29,6 +29,8 @@ public final class DatabaseProbe: @unchecked Sendable {
 
     /// Monotonic seconds of the last completed round trip; nil before the first.
     public var lastSuccess: Double? { shared.withLock { $0.lastSuccess } }
+    /// Seconds the last completed round trip took; nil before the first.
+    public var lastLatency: Double? { shared.withLock { $0.lastLatency } }
     /// Why the last round trip failed (libpq's words: for logs and operators, never for
     /// unauthenticated answers); nil after a success.
     public var lastError: String? { shared.withLock { $0.lastError } }
@@ -49,9 +51,11 @@ public final class DatabaseProbe: @unchecked Sendable {
             do {
                 let conn = try connection ?? PGConnection(conninfo: conninfo)
                 connection = conn
+                let sent = Monotonic.now()
                 try conn.ping(timeout: deadline)
                 shared.withLock {
                     $0.lastSuccess = Monotonic.now()
+                    $0.lastLatency = Monotonic.now() - sent
                     $0.lastError = nil
                 }
                 if wasUp == false { logger.info("the database answers again") }

@@ -56,6 +56,9 @@ final class ServerHealth: Sendable {
 
     var listenerState: ChangeListener.State? { shared.withLock { $0.listener?.state } }
 
+    /// Seconds the readiness probe's last completed round trip took (0 before the first).
+    var databaseLatency: Double { shared.withLock { $0.probe?.lastLatency } ?? 0 }
+
     /// Ready for traffic (`/readyz`): from what the probe and the listener last recorded, so
     /// asking never waits on the database.
     var readiness: Readiness {
