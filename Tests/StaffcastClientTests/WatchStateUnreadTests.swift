@@ -6,13 +6,6 @@ import XCTest
 /// The terminal's unread count against replies counted in an older or newer database snapshot
 /// than the live messages it holds (`counted_through_seq`, `CountedUnread`).
 final class WatchStateUnreadTests: WatchStateTestCase {
-    func state() -> WatchState {
-        var s = WatchState(eventID: event)
-        s.connected(me)
-        s.subscribed(EventSummary(id: event, name: "Fest", startsAt: nil, accessLevel: .staff), history: [], unreadCount: 0)
-        return s
-    }
-
     func testAMessageThatArrivedBeforeAnOlderSnapshotsReplyStaysCounted() {
         var s = state()
         _ = s.live(message(5), now: t0)
