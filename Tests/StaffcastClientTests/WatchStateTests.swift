@@ -5,13 +5,6 @@ import XCTest
 
 final class WatchStateTests: WatchStateTestCase {
 
-    func state() -> WatchState {
-        var s = WatchState(eventID: event)
-        s.connected(me)
-        s.subscribed(EventSummary(id: event, name: "Fest", startsAt: nil, accessLevel: .staff), history: [], unreadCount: 0)
-        return s
-    }
-
     func testBannersTimeOutExceptUrgentWhichStayUntilAcknowledged() {
         var s = state()
         XCTAssertEqual(s.live(message(1, priority: .normal), now: t0), [])

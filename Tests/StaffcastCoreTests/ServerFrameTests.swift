@@ -36,6 +36,8 @@ final class ServerFrameTests: XCTestCase {
             .sent(ref: "s", message: message),
             .read(ref: "m", messageID: message.id, eventID: e, unreadCount: 0),
             .readAll(ref: "all", eventID: e, throughSeq: 200, marked: 198, unreadCount: 2),
+            .read(ref: "c", messageID: message.id, eventID: e, unreadCount: 1, countedThroughSeq: 41),
+            .readAll(ref: "all", eventID: e, throughSeq: 200, marked: 198, unreadCount: 2, countedThroughSeq: 203),
             .history(ref: nil, eventID: e, messages: [message, message]),
             .notification(notification),
             .notificationRead(ref: "n", notificationID: notification.id),

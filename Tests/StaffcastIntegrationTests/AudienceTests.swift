@@ -86,7 +86,7 @@ final class AudienceTests: IntegrationTestCase {
         // A non-member cannot mark it read (it does not exist for them), a member can.
         XCTAssertEqual(try nonMember.expectError(["op": "mark_read", "message_id": sent.id.uuidString]).code, .notFound)
         try member.send(["op": "mark_read", "ref": "r", "message_id": sent.id.uuidString])
-        guard case .read(_, _, _, let unread) = try member.expect("read") else { return XCTFail() }
+        guard case .read(_, _, _, let unread, _) = try member.expect("read") else { return XCTFail() }
         XCTAssertEqual(unread, 1)
 
         // Receipts and the escalation audience count the audience only.

@@ -19,7 +19,7 @@ final class MarkAllReadTests: IntegrationTestCase {
 
     func markAll(_ socket: TestSocket) throws -> (marked: Int, unread: Int) {
         try socket.send(["op": "mark_all_read", "event_id": fixture.event.uuidString.lowercased()])
-        guard case .readAll(_, _, _, let marked, let unread) = try socket.expect("read") else {
+        guard case .readAll(_, _, _, let marked, let unread, _) = try socket.expect("read") else {
             XCTFail("not the mark-all reply")
             return (-1, -1)
         }
@@ -64,7 +64,7 @@ final class MarkAllReadTests: IntegrationTestCase {
         let staff = try server.connect(fixture.staffToken)
         XCTAssertEqual(try staff.subscribe(fixture.event).unread, 203)
         try staff.send(["op": "mark_all_read", "event_id": fixture.event.uuidString.lowercased(), "through_seq": urgent.seq, "ref": "all"])
-        guard case .readAll(let ref, let event, let through, let marked, let unread) = try staff.expect("read", timeout: 15) else {
+        guard case .readAll(let ref, let event, let through, let marked, let unread, _) = try staff.expect("read", timeout: 15) else {
             return XCTFail("not the mark-all reply")
         }
         XCTAssertEqual(ref, "all")
@@ -88,7 +88,7 @@ final class MarkAllReadTests: IntegrationTestCase {
         XCTAssertNotNil(last)
         // Again: nothing new to mark, nothing counted twice; without through_seq: all (but the two).
         try staff.send(["op": "mark_all_read", "event_id": fixture.event.uuidString.lowercased(), "ref": "again"])
-        guard case .readAll(_, _, let through2, let marked2, let unread2) = try staff.expect("read") else { return XCTFail() }
+        guard case .readAll(_, _, let through2, let marked2, let unread2, _) = try staff.expect("read") else { return XCTFail() }
         XCTAssertEqual(through2, after.seq)
         XCTAssertEqual(marked2, 1)
         XCTAssertEqual(unread2, 2)

@@ -54,7 +54,7 @@ final class ReadStormTests: IntegrationTestCase {
                 try s.send(["op": "mark_read", "message_id": m.id.uuidString, "ref": "r"])
             }
             for s in sockets {
-                guard case .read(_, let id, let event, _) = try s.expect("read") else { return XCTFail() }
+                guard case .read(_, let id, let event, _, _) = try s.expect("read") else { return XCTFail() }
                 XCTAssertEqual(id, m.id)
                 XCTAssertEqual(event, fixture.event)
             }
@@ -103,7 +103,7 @@ final class ReadStormTests: IntegrationTestCase {
         let sockets = try tokens.map { try server.connect($0.1) }
         for s in sockets { try s.send(["op": "mark_read", "message_id": message.id.uuidString, "ref": "r"]) }
         for s in sockets {
-            guard case .read(let ref, _, _, let unread) = try s.expect("read") else { return XCTFail() }
+            guard case .read(let ref, _, _, let unread, _) = try s.expect("read") else { return XCTFail() }
             XCTAssertEqual(ref, "r")
             XCTAssertEqual(unread, 0)
         }

@@ -85,7 +85,7 @@ final class WebSocketProtocolTests: IntegrationTestCase {
         XCTAssertEqual(try staff.subscribe(fixture.event).unread, 2)
         for _ in 0..<2 {
             try staff.send(["op": "mark_read", "ref": "r", "message_id": m1.id.uuidString])
-            guard case .read(let ref, let messageID, let event, let unread) = try staff.expect("read") else { return XCTFail() }
+            guard case .read(let ref, let messageID, let event, let unread, _) = try staff.expect("read") else { return XCTFail() }
             XCTAssertEqual(ref, "r")
             XCTAssertEqual(messageID, m1.id)
             XCTAssertEqual(event, fixture.event)

@@ -78,6 +78,9 @@ public struct WatchState: Equatable {
     /// Messages `restore` put in the list that no `subscribed` count covered yet: found over
     /// HTTP after the subscribe's snapshot, they still arrive live, and are counted then.
     private var restoredUncounted: Set<UUID> = []
+    /// The last `read` reply's `counted_through_seq`: live messages up to it are in
+    /// `unreadCount` already (`CountedUnread`). Nil since subscribing.
+    private var countedThroughSeq: Int64?
 
     public init(eventID: UUID) { self.eventID = eventID }
 
@@ -126,6 +129,7 @@ public struct WatchState: Equatable {
         // Unread emergencies from before (sent while away) take the screen too.
         for m in history where m.eventID == eventID { raise(m, round: nil) }
         self.unreadCount = unreadCount
+        countedThroughSeq = nil
         connection = .connected
     }
 
@@ -152,14 +156,15 @@ public struct WatchState: Equatable {
 
     /// The reply to `mark_all_read`: every message up to `throughSeq` that is not an
     /// emergency or urgent one (those wait for Shift+A) is read now.
-    public mutating func readAll(eventID: UUID, throughSeq: Int64, marked: Int, unreadCount: Int) {
+    public mutating func readAll(eventID: UUID, throughSeq: Int64, marked: Int, unreadCount: Int, countedThroughSeq: Int64? = nil,
+                                 now: Date = Date()) {
         guard eventID == self.eventID else { return }
         for i in messages.indices where messages[i].seq <= throughSeq && !messages[i].read && !messages[i].mustBeAcknowledged
             && messages[i].senderID != user?.userID {
             messages[i].read = true
             messages[i].readCount += 1
         }
-        self.unreadCount = unreadCount
+        counted(unreadCount, through: countedThroughSeq, now: now)
         status = strings.text(.markedAll, marked)
     }
 
@@ -177,7 +182,9 @@ public struct WatchState: Equatable {
             return []
         }
         merge([message])
-        if message.senderID != user?.userID { unreadCount += 1 }
+        if message.senderID != user?.userID, CountedUnread.liveIsUncounted(seq: message.seq, countedThroughSeq: countedThroughSeq) {
+            unreadCount += 1
+        }
         banners.append(Banner(message: message, shownAt: now))
         raise(message, round: nil)
         let ring = message.priority == .urgent || message.messageType == .emergency
@@ -208,14 +215,21 @@ public struct WatchState: Equatable {
         return [.bell]
     }
 
-    public mutating func read(messageID: UUID, eventID: UUID, unreadCount: Int) {
+    /// The reply to `mark_read`. `countedThroughSeq`: see `CountedUnread`.
+    public mutating func read(messageID: UUID, eventID: UUID, unreadCount: Int, countedThroughSeq: Int64? = nil, now: Date = Date()) {
         guard eventID == self.eventID else { return }
         if let i = messages.firstIndex(where: { $0.id == messageID }), !messages[i].read {
             messages[i].read = true
             messages[i].readCount += 1
         }
         alarms.removeAll { $0.messageID == messageID }
-        self.unreadCount = unreadCount
+        counted(unreadCount, through: countedThroughSeq, now: now)
+    }
+
+    /// A reply's count, with the unread messages held that its snapshot could not see.
+    private mutating func counted(_ reply: Int, through: Int64?, now: Date) {
+        unreadCount = CountedUnread.count(reply: reply, countedThroughSeq: through, held: messages, user: user?.userID, now: now)
+        countedThroughSeq = through
     }
 
     /// A message was corrected: its line and any banner of it show the new text (this
@@ -276,6 +290,7 @@ public struct WatchState: Equatable {
         alarms = []
         selected = 0
         unreadCount = 0
+        countedThroughSeq = nil
         mode = .messages
         detailID = nil
         historyFloor = nil

@@ -19,10 +19,12 @@ public enum ServerFrame: Sendable, Equatable {
     case replied(ref: String?, reply: Reply)
     /// A reply, live to the event's subscribed admins and owners.
     case reply(Reply)
-    case read(ref: String?, messageID: UUID, eventID: UUID, unreadCount: Int)
+    /// `countedThroughSeq`: the highest seq of the event the count's snapshot could see; a
+    /// client adds the unread messages it holds beyond it (`CountedUnread`). Nil: not sent.
+    case read(ref: String?, messageID: UUID, eventID: UUID, unreadCount: Int, countedThroughSeq: Int64? = nil)
     /// The reply to `mark_all_read` (op `read` without `message_id`): `marked` messages up to
     /// `throughSeq` became read; `unreadCount` is what remains (emergency and urgent ones).
-    case readAll(ref: String?, eventID: UUID, throughSeq: Int64, marked: Int, unreadCount: Int)
+    case readAll(ref: String?, eventID: UUID, throughSeq: Int64, marked: Int, unreadCount: Int, countedThroughSeq: Int64? = nil)
     case history(ref: String?, eventID: UUID, messages: [StaffMessage], more: Bool = false)
     case notification(StaffNotification)
     case notificationRead(ref: String?, notificationID: UUID)
@@ -68,7 +70,7 @@ public enum ServerFrame: Sendable, Equatable {
 
     public var ref: String? {
         switch self {
-        case .subscribed(let ref, _, _, _, _), .unsubscribed(let ref, _), .sent(let ref, _), .scheduled(let ref, _), .messageUpdated(let ref, _), .messageRetracted(let ref, _, _), .replied(let ref, _), .read(let ref, _, _, _), .readAll(let ref, _, _, _, _),
+        case .subscribed(let ref, _, _, _, _), .unsubscribed(let ref, _), .sent(let ref, _), .scheduled(let ref, _), .messageUpdated(let ref, _), .messageRetracted(let ref, _, _), .replied(let ref, _), .read(let ref, _, _, _, _), .readAll(let ref, _, _, _, _, _),
              .history(let ref, _, _, _), .notificationRead(let ref, _), .events(let ref, _), .pong(let ref),
              .error(let ref, _), .answered(let ref, _, _):
             return ref
@@ -171,15 +173,17 @@ extension ServerFrame: Codable {
             try c.encode(Self.id(messageID), forKey: Key("message_id"))
             try c.encode(Self.id(eventID), forKey: Key("event_id"))
             try c.encode(true, forKey: Key("retracted"))
-        case .read(_, let messageID, let eventID, let unread):
+        case .read(_, let messageID, let eventID, let unread, let counted):
             try c.encode(Self.id(messageID), forKey: Key("message_id"))
             try c.encode(Self.id(eventID), forKey: Key("event_id"))
             try c.encode(unread, forKey: Key("unread_count"))
-        case .readAll(_, let eventID, let through, let marked, let unread):
+            try c.encodeIfPresent(counted, forKey: Key("counted_through_seq"))
+        case .readAll(_, let eventID, let through, let marked, let unread, let counted):
             try c.encode(Self.id(eventID), forKey: Key("event_id"))
             try c.encode(through, forKey: Key("through_seq"))
             try c.encode(marked, forKey: Key("marked"))
             try c.encode(unread, forKey: Key("unread_count"))
+            try c.encodeIfPresent(counted, forKey: Key("counted_through_seq"))
         case .history(_, let eventID, let messages, let more):
             try c.encode(Self.id(eventID), forKey: Key("event_id"))
             try c.encode(messages, forKey: Key("messages"))
@@ -247,10 +251,12 @@ extension ServerFrame: Codable {
         case "read" where !c.contains(Key("message_id")):
             self = .readAll(ref: ref, eventID: try uuid("event_id"), throughSeq: try c.decode(Int64.self, forKey: Key("through_seq")),
                             marked: try c.decode(Int.self, forKey: Key("marked")),
-                            unreadCount: try c.decode(Int.self, forKey: Key("unread_count")))
+                            unreadCount: try c.decode(Int.self, forKey: Key("unread_count")),
+                            countedThroughSeq: try c.decodeIfPresent(Int64.self, forKey: Key("counted_through_seq")))
         case "read":
             self = .read(ref: ref, messageID: try uuid("message_id"), eventID: try uuid("event_id"),
-                         unreadCount: try c.decode(Int.self, forKey: Key("unread_count")))
+                         unreadCount: try c.decode(Int.self, forKey: Key("unread_count")),
+                         countedThroughSeq: try c.decodeIfPresent(Int64.self, forKey: Key("counted_through_seq")))
         case "history":
             self = .history(ref: ref, eventID: try uuid("event_id"),
                             messages: try c.decode([StaffMessage].self, forKey: Key("messages")),

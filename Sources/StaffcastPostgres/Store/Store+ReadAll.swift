@@ -26,6 +26,8 @@ extension Store {
         public var marked: Int
         /// The asker's unread count on the event afterwards (the emergencies left to acknowledge).
         public var unreadCount: Int
+        /// The highest seq of the event the count's snapshot could see (`CountedUnread`).
+        public var countedThroughSeq: Int64
     }
 
     /// Two statements: the marks (one statement, one snapshot: the seq reported is the one
@@ -67,7 +69,8 @@ extension Store {
             SELECT p.user_id, p.event_id, \(unreadCount(
                 user: "p.user_id", event: "p.event_id",
                 untargeted: "(SELECT count(*) FROM staff_messages m WHERE m.event_id = p.event_id AND m.teams = '{}' AND \(unexpired))",
-                ownSends: "(SELECT count(*) FROM staff_messages m WHERE m.event_id = p.event_id AND m.sender_id = p.user_id AND \(unexpired))"))
+                ownSends: "(SELECT count(*) FROM staff_messages m WHERE m.event_id = p.event_id AND m.sender_id = p.user_id AND \(unexpired))")),
+                   \(countedThroughSeq(event: "p.event_id"))
             FROM p
             """, [users, events]),
         ]
@@ -75,18 +78,14 @@ extension Store {
 
     /// Each request's result, nil when the asker has no access to the event (nothing changed).
     static func readAllResults(_ all: [PendingReadAll], _ marks: PGResult, _ counts: PGResult) -> [ReadAllResult?] {
-        var unread: [PairKey: Int] = [:]
-        for row in 0..<counts.rowCount {
-            if let user = counts.uuid(row, 0), let event = counts.uuid(row, 1) {
-                unread[PairKey(user: user, event: event)] = counts.int(row, 2) ?? 0
-            }
-        }
+        let unread = unreadCounts(counts)
         var out = [ReadAllResult?](repeating: nil, count: all.count)
         for row in 0..<marks.rowCount {
             guard let i = marks.int(row, 0), out.indices.contains(i - 1) else { continue }
             let request = all[i - 1]
+            let counted = unread[PairKey(user: request.user, event: request.event)]
             out[i - 1] = ReadAllResult(throughSeq: marks.int64(row, 1) ?? 0, marked: marks.int(row, 2) ?? 0,
-                                       unreadCount: unread[PairKey(user: request.user, event: request.event)] ?? 0)
+                                       unreadCount: counted?.count ?? 0, countedThroughSeq: counted?.through ?? 0)
         }
         return out
     }

@@ -20,9 +20,14 @@ extension Store {
         }
     }
 
+    /// A mark's event, the reader's unread count there afterwards, and the highest seq of the
+    /// event the count's snapshot could see: a message committed after it is not in the count
+    /// (`CountedUnread`, the `read` frame's `counted_through_seq`).
+    public typealias MarkedRead = (eventID: UUID, unreadCount: Int, countedThroughSeq: Int64)
+
     /// For each mark: the message's event and the reader's unread count there afterwards, or
     /// nil when the reader cannot see that message (nothing was changed for it).
-    public func markReadBatch(_ reads: [PendingRead]) throws -> [(eventID: UUID, unreadCount: Int)?] {
+    public func markReadBatch(_ reads: [PendingRead]) throws -> [MarkedRead?] {
         try markReadBatch(reads, all: []).reads
     }
 
@@ -48,7 +53,7 @@ extension Store {
 
     /// Single marks and mark-all requests (`Store+ReadAll.swift`) committed in one transaction.
     public func markReadBatch(_ reads: [PendingRead], all: [PendingReadAll]) throws
-        -> (reads: [(eventID: UUID, unreadCount: Int)?], all: [ReadAllResult?]) {
+        -> (reads: [MarkedRead?], all: [ReadAllResult?]) {
         guard !reads.isEmpty || !all.isEmpty else { return ([], []) }
         let users = "{" + reads.map { Self.id($0.user) }.joined(separator: ",") + "}"
         let messages = "{" + reads.map { Self.id($0.message) }.joined(separator: ",") + "}"
@@ -78,7 +83,8 @@ extension Store {
                  t AS (SELECT event_id, sum(untargeted)::int8 AS total FROM e GROUP BY event_id)
             SELECT p.user_id, p.event_id,
                    \(Self.unreadCount(user: "p.user_id", event: "p.event_id", untargeted: "coalesce(t.total, 0)",
-                                      ownSends: "coalesce(s.sent, 0)"))
+                                      ownSends: "coalesce(s.sent, 0)")),
+                   \(Self.countedThroughSeq(event: "p.event_id"))
             FROM p LEFT JOIN t USING (event_id)
             LEFT JOIN e s ON s.event_id = p.event_id AND s.sender_id = p.user_id
             """, [users, messages]),
@@ -89,15 +95,11 @@ extension Store {
         for row in 0..<ok.rowCount {
             if let i = ok.int(row, 0), let e = ok.uuid(row, 1) { events[i - 1] = e }
         }
-        var unread: [PairKey: Int] = [:]
-        for row in 0..<counts.rowCount {
-            if let user = counts.uuid(row, 0), let event = counts.uuid(row, 1) {
-                unread[PairKey(user: user, event: event)] = counts.int(row, 2) ?? 0
-            }
-        }
-        let single: [(eventID: UUID, unreadCount: Int)?] = reads.indices.map { i in
+        let unread = Self.unreadCounts(counts)
+        let single: [MarkedRead?] = reads.indices.map { i in
             guard let event = events[i] else { return nil }
-            return (event, unread[PairKey(user: reads[i].user, event: event)] ?? 0)
+            let counted = unread[PairKey(user: reads[i].user, event: event)]
+            return (event, counted?.count ?? 0, counted?.through ?? 0)
         }
         return (single, all.isEmpty ? [] : Self.readAllResults(all, results[3], results[4]))
     }
@@ -105,5 +107,23 @@ extension Store {
     struct PairKey: Hashable {
         var user: UUID
         var event: UUID
+    }
+
+    /// SQL: the highest seq of `event` this statement's snapshot sees. In the statement that
+    /// counts, so it names exactly what was counted (each statement of a READ COMMITTED
+    /// transaction has its own snapshot); one backward step of staff_messages_event_seq.
+    static func countedThroughSeq(event: String) -> String {
+        "(SELECT coalesce(max(cm.seq), 0) FROM staff_messages cm WHERE cm.event_id = \(event))"
+    }
+
+    /// Rows (user, event, unread count, counted through seq) by user and event.
+    static func unreadCounts(_ counts: PGResult) -> [PairKey: (count: Int, through: Int64)] {
+        var unread: [PairKey: (count: Int, through: Int64)] = [:]
+        for row in 0..<counts.rowCount {
+            if let user = counts.uuid(row, 0), let event = counts.uuid(row, 1) {
+                unread[PairKey(user: user, event: event)] = (counts.int(row, 2) ?? 0, counts.int64(row, 3) ?? 0)
+            }
+        }
+        return unread
     }
 }

@@ -10,7 +10,7 @@ import StaffcastPostgres
 /// joins the same batches (one item, however many messages it marks). Bounded like the send
 /// queue: past `capacity` waiting items, `submit` refuses.
 final class ReadBatcher: Sendable {
-    typealias Completion = @Sendable (Result<(eventID: UUID, unreadCount: Int), StaffcastError>) -> Void
+    typealias Completion = @Sendable (Result<Store.MarkedRead, StaffcastError>) -> Void
     typealias AllCompletion = @Sendable (Result<Store.ReadAllResult, StaffcastError>) -> Void
 
     enum Item: FailableItem {
@@ -47,7 +47,7 @@ final class ReadBatcher: Sendable {
 
     /// What a mark or a mark-all came to.
     enum Outcome {
-        case one(eventID: UUID, unreadCount: Int)
+        case one(Store.MarkedRead)
         case all(Store.ReadAllResult)
     }
 
@@ -72,7 +72,7 @@ final class ReadBatcher: Sendable {
                     case .one(let read, _):
                         defer { nextRead += 1 }
                         let stored = nextRead < results.reads.count ? results.reads[nextRead] : nil
-                        return stored.map { .success(.one(eventID: $0.eventID, unreadCount: $0.unreadCount)) }
+                        return stored.map { .success(.one($0)) }
                             ?? .failure(.noSuchMessage(read.message))
                     case .all(let request, _):
                         defer { nextAll += 1 }
@@ -89,7 +89,7 @@ extension ReadBatcher.Item {
     func complete(_ result: Result<ReadBatcher.Outcome, StaffcastError>) {
         switch (self, result) {
         case (_, .failure(let e)): fail(e)
-        case (.one(_, let done), .success(.one(let event, let unread))): done(.success((eventID: event, unreadCount: unread)))
+        case (.one(_, let done), .success(.one(let marked))): done(.success(marked))
         case (.all(_, let done), .success(.all(let r))): done(.success(r))
         default: fail(StaffcastError(.internal, "The server mixed up two answers."))
         }

@@ -31,7 +31,8 @@ struct JobRunner: Sendable {
             let ref = job.ref
             return reads.submit(user: job.identity.userID, message: messageID) { result in
                 Self.finish(job, result, on: loop) {
-                    ServerFrame.read(ref: ref, messageID: messageID, eventID: $0.eventID, unreadCount: $0.unreadCount).encoded()
+                    ServerFrame.read(ref: ref, messageID: messageID, eventID: $0.eventID, unreadCount: $0.unreadCount,
+                                     countedThroughSeq: $0.countedThroughSeq).encoded()
                 }
             }
         }
@@ -46,7 +47,7 @@ struct JobRunner: Sendable {
             return reads.submitAll(user: job.identity.userID, event: eventID, throughSeq: throughSeq) { result in
                 Self.finish(job, result, on: loop) {
                     ServerFrame.readAll(ref: ref, eventID: eventID, throughSeq: $0.throughSeq, marked: $0.marked,
-                                        unreadCount: $0.unreadCount).encoded()
+                                        unreadCount: $0.unreadCount, countedThroughSeq: $0.countedThroughSeq).encoded()
                 }
             }
         }

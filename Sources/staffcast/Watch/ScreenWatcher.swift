@@ -105,9 +105,10 @@ struct ScreenWatcher {
                 perform(state.live(m, now: now))
             case .frame(let frame):
                 switch frame {
-                case .read(_, let id, let event, let unread): state.read(messageID: id, eventID: event, unreadCount: unread)
-                case .readAll(_, let event, let through, let marked, let unread):
-                    state.readAll(eventID: event, throughSeq: through, marked: marked, unreadCount: unread)
+                case .read(_, let id, let event, let unread, let counted):
+                    state.read(messageID: id, eventID: event, unreadCount: unread, countedThroughSeq: counted, now: now)
+                case .readAll(_, let event, let through, let marked, let unread, let counted):
+                    state.readAll(eventID: event, throughSeq: through, marked: marked, unreadCount: unread, countedThroughSeq: counted, now: now)
                 case .notification(let n): state.notification(n); screen.bell()
                 case .notificationRead(_, let id): state.notificationRead(id)
                 case .events(_, let events): state.events = events

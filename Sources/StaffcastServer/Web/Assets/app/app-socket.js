@@ -119,7 +119,7 @@ function onFrame(f) {
       const m = S.msgs.get(f.message_id);
       if (m) m.read = true;
       S.pendingReads.delete(f.message_id);
-      if (f.event_id === S.eventId) S.unread = f.unread_count;
+      if (f.event_id === S.eventId) S.unread = countedUnread(f, S.msgs.values(), S.userId);
       S.alarms = S.alarms.filter((id) => id !== f.message_id);
       if (S.acking === f.message_id) S.acking = null;
       if (S.banner === f.message_id) hideBanner();
@@ -168,6 +168,15 @@ function put(m, live) {
   if (old) { m.my_reply = m.my_reply || old.my_reply; m.reminder = old.reminder; if (old.read) m.read = true; }
   S.msgs.set(m.id, m);
   if (m.message_type === "emergency" && !m.read && m.sender_id !== S.userId && !S.alarms.includes(m.id)) S.alarms.push(m.id);
+}
+
+// A `read` reply's unread_count is from a database snapshot; unread messages held beyond the
+// seq it saw (counted_through_seq) came live before the reply and are added (docs/protocol.md, Unread).
+export function countedUnread(f, msgs, userId) {
+  let n = f.unread_count;
+  if (typeof f.counted_through_seq !== "number") return n;
+  for (const m of msgs) if (m.seq > f.counted_through_seq && !m.read && m.sender_id !== userId && !expired(m)) n += 1;
+  return n;
 }
 
 // ---- actions -----------------------------------------------------------------------------

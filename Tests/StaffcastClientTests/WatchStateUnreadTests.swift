@@ -1,0 +1,45 @@
+import Foundation
+import StaffcastClient
+import StaffcastCore
+import XCTest
+
+/// The terminal's unread count against replies counted in an older or newer database snapshot
+/// than the live messages it holds (`counted_through_seq`, `CountedUnread`).
+final class WatchStateUnreadTests: WatchStateTestCase {
+    func testAMessageThatArrivedBeforeAnOlderSnapshotsReplyStaysCounted() {
+        var s = state()
+        _ = s.live(message(5), now: t0)
+        _ = s.live(message(6), now: t0) // committed after the snapshot of the reply to 5's mark
+        s.read(messageID: s.messages[0].id, eventID: event, unreadCount: 0, countedThroughSeq: 5, now: t0)
+        XCTAssertEqual(s.unreadCount, 1, "6 is unread")
+        s.read(messageID: s.messages[1].id, eventID: event, unreadCount: 0, countedThroughSeq: 6, now: t0)
+        XCTAssertEqual(s.unreadCount, 0)
+    }
+
+    func testAMessageTheReplysSnapshotSawIsNotCountedAgainWhenItArrives() {
+        var s = state()
+        _ = s.live(message(5), now: t0)
+        s.read(messageID: s.messages[0].id, eventID: event, unreadCount: 1, countedThroughSeq: 6, now: t0)
+        _ = s.live(message(6), now: t0)
+        XCTAssertEqual(s.unreadCount, 1)
+        _ = s.live(message(7), now: t0)
+        XCTAssertEqual(s.unreadCount, 2)
+    }
+
+    func testMarkAllReadAddsWhatItsSnapshotCouldNotSee() {
+        var s = state()
+        _ = s.live(message(5), now: t0)
+        _ = s.live(message(6, "Evacuate", type: .emergency), now: t0)
+        _ = s.live(message(7), now: t0)
+        s.readAll(eventID: event, throughSeq: 5, marked: 1, unreadCount: 0, countedThroughSeq: 5, now: t0)
+        XCTAssertEqual(s.unreadCount, 2)
+    }
+
+    func testWithoutTheFieldTheReplysCountStands() {
+        var s = state()
+        _ = s.live(message(5), now: t0)
+        _ = s.live(message(6), now: t0)
+        s.read(messageID: s.messages[0].id, eventID: event, unreadCount: 0)
+        XCTAssertEqual(s.unreadCount, 0)
+    }
+}
