@@ -123,6 +123,8 @@ final class ConfigResolverTests: XCTestCase {
             ("host=h password='SECRET QUOTED' dbname=x", "host=h password=*** dbname=x"),
             (#"host=h password = 'it\'s secret' user=u"#, "host=h password=*** user=u"),
             ("host=h password=plain", "host=h password=***"),
+            ("host=h password=ab&cd user=u", "host=h password=*** user=u"),
+            (#"host=h password=a\ b user=u"#, "host=h password=*** user=u"),
             ("postgresql://u:pw@h/db?password=two", "postgresql://u:***@h/db?password=***"),
         ] {
             XCTAssertEqual(SecretMask.hidingPassword(in: conninfo), shown, conninfo)

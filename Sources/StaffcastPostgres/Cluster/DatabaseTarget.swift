@@ -59,14 +59,16 @@ public final class DatabaseTarget: @unchecked Sendable {
     ///
     /// Every staffcast process using the cluster holds the data dir's `in-use` file shared, and
     /// the kernel drops a killed one's lock; so the last user is the one that can take it
-    /// exclusively. Several stopping at once each give up their shared lock first and then try
+    /// exclusively. Several stopping at once each give up their shared lock first, then take
+    /// turns on the data dir's lock (each waiting at most `dirLockWait` seconds), and each tries
     /// for up to `lastUserWait` seconds: one of them gets it and stops the cluster, the others
     /// find it stopped. (Counting the other servers' sessions instead saw two servers stopping
     /// together as each other's users, and both left PostgreSQL running.) The last user stops it
     /// holding the data dir's lock, as a start holds it: a server starting meanwhile either
     /// becomes a user first (and the cluster stays) or starts it again after the stop; it used
-    /// to find it running, then stopped under it, and fail.
-    public func release(onlyIfStartedHere: Bool, logger: Logger, lastUserWait: Double = 2) {
+    /// to find it running, then stopped under it, and fail. A stop that cannot get the lock in
+    /// time leaves PostgreSQL running (the next start finds an orphan and restarts it).
+    public func release(onlyIfStartedHere: Bool, logger: Logger, lastUserWait: Double = 2, dirLockWait: Double = 10) {
         guard let cluster, let fd = inUseLock else { return }
         defer {
             close(fd)
@@ -76,8 +78,8 @@ public final class DatabaseTarget: @unchecked Sendable {
         // Our shared lock goes first, then the data dir's: a start holding that one never waits
         // on ours, and others stopping with us have given theirs up too.
         flock(fd, LOCK_UN)
-        guard let dirLock = try? cluster.lockDataDir() else {
-            logger.error("leaving the embedded PostgreSQL running: its data dir's lock cannot be opened")
+        guard let dirLock = try? cluster.lockDataDir(waitingAtMost: dirLockWait) else {
+            logger.warning("leaving the embedded PostgreSQL running: another staffcast process is starting or stopping it")
             return
         }
         defer { close(dirLock) }

@@ -97,7 +97,7 @@ public struct EmbeddedCluster: Sendable {
     /// (`staffcast cluster start`, for scripts) belongs to nobody and is never taken for one.
     @discardableResult
     public func ensureRunning(detached: Bool = false) throws(PostgresError) -> StartOutcome {
-        let lock = try lockDataDir()
+        guard let lock = try lockDataDir() else { throw PostgresError(.cluster, "the data dir's lock was not taken") }
         defer { close(lock) }
         if !isInitialized { try initialize() }
         var inUse: Int32?
@@ -246,11 +246,24 @@ public struct EmbeddedCluster: Sendable {
 
     /// Serialises first-time creation, start and the last user's stop between processes on one
     /// data dir (a descriptor holding `<data-dir>/.lock` exclusively; close it to let go).
-    func lockDataDir() throws(PostgresError) -> Int32 {
+    /// `waitingAtMost`: give up after that many seconds (nil: wait as long as it takes), and
+    /// return nil.
+    func lockDataDir(waitingAtMost: Double? = nil) throws(PostgresError) -> Int32? {
         let path = dataDir.appendingPathComponent(".lock").path
         let fd = open(path, O_CREAT | O_RDWR | O_CLOEXEC, 0o600)
         guard fd >= 0 else { throw PostgresError(.cluster, "cannot open \(path): \(String(cString: strerror(errno)))") }
-        flock(fd, LOCK_EX)
+        guard let waitingAtMost else {
+            flock(fd, LOCK_EX)
+            return fd
+        }
+        let deadline = Date().addingTimeInterval(waitingAtMost)
+        while flock(fd, LOCK_EX | LOCK_NB) != 0 {
+            guard Date() < deadline else {
+                close(fd)
+                return nil
+            }
+            usleep(50_000) // flock has no wait with a deadline
+        }
         return fd
     }
 

@@ -73,6 +73,9 @@ public final class PGConnection {
         let cParams: [UnsafeMutablePointer<CChar>?] = params.map { $0.flatMap { strdup($0) } }
         defer { cParams.forEach { free($0) } }
         let name = statementName(for: sql, parameterCount: params.count)
+        // Outside a transaction the statement commits itself: lost after it was sent, it may
+        // have (an invite redeemed, a token issued), so it is not reported as not done.
+        let autocommit = PQtransactionStatus(handle) == PQTRANS_IDLE
         let raw: OpaquePointer? = cParams.withUnsafeBufferPointer { buffer in
             guard let base = buffer.baseAddress, !buffer.isEmpty else {
                 if let name { return PQexecPrepared(handle, name, 0, nil, nil, nil, 0) }
@@ -83,7 +86,12 @@ public final class PGConnection {
                 return PQexecParams(handle, sql, Int32(buffer.count), nil, values, nil, nil, 0)
             }
         }
-        return try check(raw, sql)
+        do {
+            return try check(raw, sql)
+        } catch where autocommit && error.code == .connectionLost {
+            throw PostgresError(.outcomeUnknown, error.message + " (after the statement was sent: it may still be carried out)",
+                                sqlState: error.sqlState, statement: error.statement)
+        }
     }
 
     static let maxPrepared = 256
@@ -116,8 +124,12 @@ public final class PGConnection {
     /// (`timeout` seconds, 60 unless told); past it the connection is closed,
     /// as its state is unknown.
     @discardableResult
+    ///
+    /// `mayCommit`: whether the pipeline can commit anything (nil: judged from the statements:
+    /// a COMMIT, or statements outside a transaction that open none). When it can and the
+    /// connection is lost after it was sent whole, the error is `outcomeUnknown`.
     public func pipeline(_ statements: [(sql: String, params: [String?])],
-                         timeout: Double = 60) throws(PostgresError) -> [PGResult] {
+                         timeout: Double = 60, mayCommit declared: Bool? = nil) throws(PostgresError) -> [PGResult] {
         guard let handle, PQstatus(handle) == CONNECTION_OK else {
             throw PostgresError(.connectionLost, "the database connection is closed",
                                 statement: statements.first.map { Self.firstLine($0.sql) })
@@ -137,8 +149,8 @@ public final class PGConnection {
         // Whether this pipeline can commit something: it holds a COMMIT, or it runs outside a
         // transaction (each statement commits itself) and opens none.
         let outsideTransaction = PQtransactionStatus(handle) == PQTRANS_IDLE
-        let mayCommit = statements.contains { $0.sql == "COMMIT" }
-            || (outsideTransaction && !(statements.first?.sql.hasPrefix("BEGIN") ?? false))
+        let mayCommit = declared ?? (statements.contains { $0.sql == "COMMIT" }
+            || (outsideTransaction && !(statements.first?.sql.hasPrefix("BEGIN") ?? false)))
         for (statement, name) in zip(statements, names) {
             let cParams: [UnsafeMutablePointer<CChar>?] = statement.params.map { $0.flatMap { strdup($0) } }
             defer { cParams.forEach { free($0) } }
@@ -241,7 +253,7 @@ public final class PGConnection {
     /// connection then: a database that stopped answering is found out in that time, not when
     /// TCP gives up (never, over a Unix socket). For the readiness probe.
     public func ping(timeout: Double) throws(PostgresError) {
-        try pipeline([("SELECT 1", [])], timeout: timeout)
+        try pipeline([("SELECT 1", [])], timeout: timeout, mayCommit: false)
     }
 
     /// Runs one or more statements without parameters (migrations, BEGIN/COMMIT).
@@ -275,7 +287,7 @@ public final class PGConnection {
 
     /// Runs `body` in one transaction: committed when it returns, rolled back when it throws.
     public func transaction<T>(_ mode: String = "READ COMMITTED", _ body: (PGConnection) throws -> T) throws -> T {
-        try inTransaction({ try execute("BEGIN ISOLATION LEVEL \(mode)") }, body)
+        try inTransaction(readOnly: mode.hasSuffix("READ ONLY"), { try execute("BEGIN ISOLATION LEVEL \(mode)") }, body)
     }
 
     /// Runs `body` in one transaction as `user`: the role becomes `staffcast_app` and
@@ -284,7 +296,7 @@ public final class PGConnection {
     /// The three opening statements go in one pipeline: one round trip instead of three.
     public func transaction<T>(asUser user: UUID, _ mode: String = "READ COMMITTED",
                                _ body: (PGConnection) throws -> T) throws -> T {
-        try inTransaction({
+        try inTransaction(readOnly: mode.hasSuffix("READ ONLY"), {
             try pipeline([("BEGIN ISOLATION LEVEL \(mode)", []), ("SET LOCAL ROLE staffcast_app", []),
                           ("SELECT set_config('staffcast.user_id', $1, true)", [user.uuidString.lowercased()])])
         }, body)
@@ -292,14 +304,15 @@ public final class PGConnection {
 
     /// Opens a transaction with `begin` and runs `body` in it: committed when it returns,
     /// rolled back when it (or the opening) throws.
-    private func inTransaction<T>(_ begin: () throws -> Void, _ body: (PGConnection) throws -> T) throws -> T {
+    private func inTransaction<T>(readOnly: Bool, _ begin: () throws -> Void, _ body: (PGConnection) throws -> T) throws -> T {
         do {
             try begin()
             let value = try body(self)
             do {
                 try execute("COMMIT")
-            } catch where error.code == .connectionLost {
-                // The COMMIT was sent: whether it took effect is not known.
+            } catch {
+                // The COMMIT was sent: whether a writing transaction took effect is not known.
+                guard error.code == .connectionLost, !readOnly else { throw error }
                 throw PostgresError(.outcomeUnknown, error.message + " (during COMMIT: it may have been committed)",
                                     sqlState: error.sqlState, statement: "COMMIT")
             }
@@ -327,7 +340,8 @@ public final class PGConnection {
         let opening: [(sql: String, params: [String?])] = [("BEGIN ISOLATION LEVEL \(mode)", [])]
             + (customPlans ? [("SET LOCAL plan_cache_mode = force_custom_plan", [])] : [])
         do {
-            let results = try pipeline(opening + statements + [("COMMIT", [])], timeout: timeout)
+            let results = try pipeline(opening + statements + [("COMMIT", [])], timeout: timeout,
+                                       mayCommit: !mode.hasSuffix("READ ONLY"))
             return Array(results.dropFirst(opening.count).dropLast())
         } catch {
             if isHealthy { _ = try? execute("ROLLBACK") }

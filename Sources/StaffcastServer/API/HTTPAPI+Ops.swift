@@ -123,10 +123,12 @@ extension HTTPAPI {
     func opsStatus(_ respond: @escaping Respond, factsDeadline: Double = 2) {
         guard acceptsRequests(respond) else { return }
         let latency = health.databaseLatency
+        let databaseUp = health.readiness.database == "up"
         loops.collect { [reports, workers] loops in
             let answer = OnceResponder(respond)
             let events = Array(Set(loops.flatMap { $0.subscribers.keys }))
-            let queued = workers.submit { session in
+            // With the database down, no job that would wait on it: each poll would leave one.
+            let queued = databaseUp && workers.submit { session in
                 let facts = (try? session.store().eventFacts(events)) ?? []
                 answer.respond(.json(200, reports.statusSnapshot(loops, facts: facts, databaseLatency: latency)))
             }

@@ -53,7 +53,10 @@ struct ConfigFile {
             guard seen.insert(name).inserted else {
                 throw ConfigError.invalid(key: name, source: .file(path: path), reason: "is set twice in the file; keep one")
             }
-            if case .scalar(let scalar) = value, scalar.style == .plain,
+            // Only where a number is wanted; an unknown key is named as one later.
+            guard let declared = ConfigKey.named(name) else { continue }
+            let numeric: Bool = switch declared.kind { case .integer, .number: true; default: false }
+            if numeric, case .scalar(let scalar) = value, scalar.style == .plain,
                scalar.string.range(of: #"^[+-]?0[0-9_]+$"#, options: .regularExpression) != nil {
                 throw ConfigError.invalid(key: name, source: .file(path: path),
                                           reason: "\(scalar.string) has a leading zero, which YAML reads as an octal number; write it without the zero")
