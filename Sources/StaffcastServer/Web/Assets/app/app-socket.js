@@ -82,7 +82,7 @@ function onFrame(f) {
       if (f.event_name) setEventName(f.event_name);
       for (const m of f.history || []) put(m, false);
       for (const m of f.history || []) if (m.seq > S.cursor) S.cursor = m.seq;
-      S.unread = f.unread_count;
+      S.unread = f.unread_count; S.countedThrough = 0; // what follows `subscribed` is not in its count
       pageOn(f.more); render(); break;
     case "history":
       if (f.event_id !== S.eventId) break;
@@ -95,7 +95,8 @@ function onFrame(f) {
       put(m, true);
       if (S.paging) { if (m.seq > S.heldMax) S.heldMax = m.seq; } else if (m.seq > S.cursor) S.cursor = m.seq;
       if (isNew && !m.read && m.sender_id !== S.userId) {
-        if (S.unread !== null) S.unread += 1;
+        // A `read` reply whose snapshot saw this message counted it already.
+        if (S.unread !== null && m.seq > S.countedThrough) S.unread += 1;
         if (m.message_type !== "emergency") showBanner(m);
         const say = t("newMessage", { priority: t(m.priority), name: m.sender_name, text: m.message });
         $(m.priority === "urgent" || m.message_type !== "broadcast" ? "announce-urgent" : "announce").textContent = say;
@@ -119,7 +120,10 @@ function onFrame(f) {
       const m = S.msgs.get(f.message_id);
       if (m) m.read = true;
       S.pendingReads.delete(f.message_id);
-      if (f.event_id === S.eventId) S.unread = countedUnread(f, S.msgs.values(), S.userId);
+      if (f.event_id === S.eventId) {
+        S.unread = countedUnread(f, S.msgs.values(), S.userId);
+        if (typeof f.counted_through_seq === "number") S.countedThrough = Math.max(S.countedThrough, f.counted_through_seq);
+      }
       S.alarms = S.alarms.filter((id) => id !== f.message_id);
       if (S.acking === f.message_id) S.acking = null;
       if (S.banner === f.message_id) hideBanner();
