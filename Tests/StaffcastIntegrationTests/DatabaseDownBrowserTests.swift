@@ -13,12 +13,8 @@ import XCTest
 /// end is in Hebrew: both pages lay its text and options out right to left.
 final class DatabaseDownBrowserTests: XCTestCase {
     func testThePagesSubscribeAgainWhenTheDatabaseComesBack() throws {
-        let dir = "/tmp/sc-web-down-\(UUID().uuidString.prefix(8))"
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let cluster = try EmbeddedCluster(dataDir: dir)
-        try cluster.ensureRunning(detached: true)
-        defer { try? cluster.stop() }
-        try Migrator(migrations: try TestDatabase.migrations(), logger: TestDatabase.logger).migrate(PGConnection(conninfo: cluster.conninfo))
+        let cluster = try OwnCluster("sc-web-down")
+        defer { cluster.remove() }
         let fixture = try Fixture(conninfo: cluster.conninfo)
         // Two unread messages for the phone, one of them expiring while it is open (a minute is
         // the shortest a sender can ask for: the test shortens it before the server reads it).
@@ -41,9 +37,9 @@ final class DatabaseDownBrowserTests: XCTestCase {
         defer { browser.stop() }
 
         guard browser.reached("STOP_DATABASE", timeout: 120) else { return }
-        try cluster.stop()
+        try cluster.cluster.stop()
         guard browser.reached("START_DATABASE", timeout: 180) else { return }
-        try cluster.ensureRunning(detached: true)
+        try cluster.cluster.ensureRunning(detached: true)
         XCTAssertTrue(try waitUntil(30, poll: 0.2) { try server.api(nil).raw("GET", "/readyz").status == 200 })
         // Hebrew: the door to the north is open; a poll of yes / no.
         let body = #"{"message":"הדלת הצפונית פתוחה","poll":{"options":["כן","לא"]}}"#
