@@ -199,8 +199,11 @@ function renderDetail() {
     const opts = a.options || pollOptions(m) || [];
     opts.forEach((o, i) => {
       const who = (a.answers || []).filter((x) => x.option === i).map((x) => x.display_name);
-      ul.appendChild(line("li", o === "I need help" && who.length ? "help" : null, [own(o), ": " + (a.counts ? a.counts[i] || 0 : who.length),
+      // One grid item (the list is a .poll grid), as the one text it was.
+      const li = el("li", o === "I need help" && who.length ? "help" : null);
+      li.appendChild(line("span", null, [own(o), ": " + (a.counts ? a.counts[i] || 0 : who.length),
         ...(who.length ? [" — ", ...ownList(who.slice(0, 12)), who.length > 12 ? " and " + (who.length - 12) + " more" : ""] : [])]));
+      ul.appendChild(li);
     });
     const un = (a.unanswered || []).map((x) => x.display_name);
     $("detail-answered").textContent = un.length ? "not answered: " : "everyone answered";
