@@ -10,12 +10,9 @@ import XCTest
 /// up, reports not-ready, and recovers by itself. Uses a cluster of its own (it is stopped).
 final class DatabaseDownTests: XCTestCase {
     func testAStoppedDatabaseIsReportedAndTheServerRecovers() throws {
-        let dir = "/tmp/sc-down-\(UUID().uuidString.prefix(8))"
-        defer { try? FileManager.default.removeItem(atPath: dir) }
-        let cluster = try EmbeddedCluster(dataDir: dir)
-        try cluster.ensureRunning(detached: true)
-        defer { try? cluster.stop() }
-        try Migrator(migrations: try TestDatabase.migrations(), logger: TestDatabase.logger).migrate(PGConnection(conninfo: cluster.conninfo))
+        let own = try OwnCluster("sc-down")
+        defer { own.remove() }
+        let cluster = own.cluster
         let fixture = try Fixture(conninfo: cluster.conninfo)
         let server = try TestServer(conninfo: cluster.conninfo) { $0.opsToken = "ops-token-of-sixteen+" }
         defer { server.stop() }

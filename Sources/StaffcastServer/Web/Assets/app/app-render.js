@@ -1,6 +1,6 @@
 // The staff app's list of messages, the banner of a new one, and the emergency that holds the screen.
 "use strict";
-import { $, REPLIES, S, clock, el, expired, replyName, sorted, t } from "./app-state.js";
+import { $, REPLIES, S, clock, el, expired, replyName, sorted, t, tElement } from "./app-state.js";
 import { answer, markRead, reply } from "./app-socket.js";
 
 // ---- rendering ------------------------------------------------------------------------------
@@ -19,6 +19,8 @@ export function render() {
   renderAlarm();
 }
 
+const sentBy = (m) => tElement("span", null, "sentBy", { name: m.sender_name, time: clock(m.sent_at) }, ["name"]);
+
 function button(label, key, onClick, cls) {
   const b = el("button", cls || "small", label);
   b.type = "button"; b.dataset.key = key; b.addEventListener("click", onClick);
@@ -31,21 +33,24 @@ function item(m) {
   const meta = el("p", "meta");
   meta.appendChild(el("span", "badge " + m.priority, t(m.priority)));
   if (m.message_type !== "broadcast") meta.appendChild(el("span", "badge kind", t(m.message_type)));
-  meta.appendChild(el("span", null, t("sentBy", { name: m.sender_name, time: clock(m.sent_at) })));
+  meta.appendChild(sentBy(m));
   if (m.expires_at) meta.appendChild(el("span", null, t("expires", { time: clock(m.expires_at) })));
   if (m.edited_at) meta.appendChild(el("span", null, t("edited")));
   li.appendChild(meta);
-  li.appendChild(el("p", "text", m.message));
+  const text = el("p", "text", m.message);
+  text.dir = "auto"; // the sender's language: Hebrew or Arabic reads right to left
+  li.appendChild(text);
   // Polls (docs/protocol.md, Audiences): the options as buttons, when the server sends them.
   if (m.poll && Array.isArray(m.poll.options)) {
     const g = el("div", "poll"); g.setAttribute("role", "group"); g.setAttribute("aria-label", t("pollLabel"));
     m.poll.options.forEach((o, i) => {
       const b = button(o, m.id + ":answer:" + i, () => answer(m.id, i), "small" + (m.answer === i ? " chosen" : ""));
+      b.dir = "auto";
       b.setAttribute("aria-pressed", m.answer === i ? "true" : "false");
       g.appendChild(b);
     });
     li.appendChild(g);
-    if (typeof m.answer === "number" && m.poll.options[m.answer] !== undefined) li.appendChild(el("p", "mine", t("yourAnswer", { option: m.poll.options[m.answer] })));
+    if (typeof m.answer === "number" && m.poll.options[m.answer] !== undefined) li.appendChild(tElement("p", "mine", "yourAnswer", { option: m.poll.options[m.answer] }, ["option"]));
   }
   const actions = el("div", "actions");
   if (m.sender_id !== S.userId) {
@@ -69,7 +74,8 @@ export function showBanner(m) {
   S.banner = m.id;
   const b = $("banner");
   b.className = "banner p-" + m.priority; b.hidden = false;
-  $("banner-meta").textContent = t(m.priority) + (m.message_type !== "broadcast" ? " · " + t(m.message_type) : "") + " · " + t("sentBy", { name: m.sender_name, time: clock(m.sent_at) });
+  $("banner-meta").textContent = t(m.priority) + (m.message_type !== "broadcast" ? " · " + t(m.message_type) : "") + " · ";
+  $("banner-meta").appendChild(sentBy(m));
   $("banner-text").textContent = m.message;
 }
 export function hideBanner() { S.banner = null; $("banner").hidden = true; }
@@ -89,7 +95,8 @@ function renderAlarm() {
   const wasHidden = box.hidden;
   box.hidden = false; setInert(true);
   $("alarm-h").textContent = m.message_type === "emergency" ? t("emergency") : t(m.priority);
-  $("alarm-meta").textContent = t("sentBy", { name: m.sender_name, time: clock(m.sent_at) }) + (m.reminder ? " · " + t("reminder", { n: m.reminder }) : "");
+  $("alarm-meta").textContent = "";
+  $("alarm-meta").append(sentBy(m), m.reminder ? " · " + t("reminder", { n: m.reminder }) : "");
   $("alarm-text").textContent = m.message;
   $("alarm-ack").textContent = S.acking === m.id ? t("acknowledging") : t("acknowledge");
   $("alarm-ack").dataset.id = m.id;

@@ -1,8 +1,9 @@
 // The staff app's WebSocket: connecting with retries and pings, catching up, each frame, and the
 // requests it sends (reads, replies, answers).
 "use strict";
-import { $, S, expired, save, saveCache, setEventName, t, trim } from "./app-state.js";
+import { $, S, dropExpired, expired, save, saveCache, setEventName, t, trim } from "./app-state.js";
 import { hideBanner, render, showBanner } from "./app-render.js";
+import { backoff } from "./backoff.js";
 import { notice, setConn, signedOut } from "./app.js";
 
 // ---- the WebSocket ---------------------------------------------------------------------------
@@ -28,7 +29,7 @@ export function connect() {
   ws.onmessage = (e) => { let f; try { f = JSON.parse(e.data); } catch (_) { return; } onFrame(f); };
   ws.onclose = async (e) => {
     if (S.ws !== ws) return;
-    S.ws = null; S.wsOpen = false; S.pongDue = null; clearInterval(S.pingTimer);
+    S.ws = null; S.wsOpen = false; S.pongDue = null; clearInterval(S.pingTimer); clearTimeout(S.subTimer);
     S.paging = false;
     if (e.code === 4401) return signedOut(t("tokenInvalid"));
     if (!opened) {
@@ -43,8 +44,7 @@ export function connect() {
 }
 function retry() {
   if (S.stopped) return;
-  const base = Math.min(30000, 1000 * Math.pow(2, S.retry));
-  const wait = base + Math.random() * base * 0.3;
+  const wait = backoff(S.retry, 1000, 30000);
   S.retry += 1;
   setConn("retrying", { n: Math.ceil(wait / 1000) }, "down");
   if (S.msgs.size) notice(t("offlineCached"));
@@ -59,7 +59,10 @@ function request(f, onError) {
 
 export function subscribe() {
   if (!S.eventId) return;
-  const f = { op: "subscribe", event_id: S.eventId, ref: "sub" };
+  clearTimeout(S.subTimer);
+  // Its own ref each time: a refusal of an earlier subscribe (another event) retries nothing.
+  S.subRef = "sub-" + (++S.refs);
+  const f = { op: "subscribe", event_id: S.eventId, ref: S.subRef };
   if (S.cursor > 0) f.since_seq = S.cursor; // exactly what was missed, however long
   // Until the pages end, live messages do not move the cursor the pages follow.
   S.paging = true; S.heldMax = 0;
@@ -79,9 +82,11 @@ function onFrame(f) {
       S.userId = f.user_id; S.name = f.display_name; save(); break;
     case "subscribed":
       if (f.event_id !== S.eventId) break;
+      S.subRetry = 0;
       if (f.event_name) setEventName(f.event_name);
       for (const m of f.history || []) put(m, false);
       for (const m of f.history || []) if (m.seq > S.cursor) S.cursor = m.seq;
+      dropExpired(); // before the server's count, which leaves them out already
       S.unread = f.unread_count; S.countedThrough = 0; // what follows `subscribed` is not in its count
       pageOn(f.more); render(); break;
     case "history":
@@ -158,7 +163,9 @@ function onFrame(f) {
     case "error": {
       const onError = f.ref && S.pending.get(f.ref);
       if (onError) { S.pending.delete(f.ref); onError(f); break; }
-      if (f.ref === "sub" && f.code === "unavailable") { setTimeout(subscribe, 500); break; }
+      // The database is down (or the server full): again later, waiting longer each time, so
+      // that thousands of phones do not ask twice a second each until it is back.
+      if (f.ref === S.subRef && f.code === "unavailable") { S.subTimer = setTimeout(subscribe, backoff(S.subRetry++, 500, 30000)); break; }
       notice(t("failed", { reason: f.message || f.code }));
       break; }
     default: break;

@@ -12,14 +12,27 @@ export const S = {
   lang: saved.lang || ((navigator.language || "en").toLowerCase().startsWith("tr") ? "tr" : "en"),
   events: [], ws: null, wsOpen: false, retry: 0, retryTimer: null, pingTimer: null, pongDue: null,
   msgs: new Map(), cursor: 0, paging: false, heldMax: 0, unread: null, countedThrough: 0, alarms: [], acking: null,
+  subRef: null, subRetry: 0, subTimer: null,
   pendingReads: new Set(), refs: 0, pending: new Map(), banner: null, stopped: false, alarmTimer: null,
 };
 
 // ---- text ----------------------------------------------------------------------------------
+const sentence = (key) => (TEXT[S.lang] && TEXT[S.lang][key]) || TEXT.en[key] || key;
 export function t(key, vars) {
-  let s = (TEXT[S.lang] && TEXT[S.lang][key]) || TEXT.en[key] || key;
+  let s = sentence(key);
   for (const k in (vars || {})) s = s.split("{" + k + "}").join(String(vars[k]));
   return s;
+}
+// A sentence as an element whose placeholders named in `own` are someone's own words (a name,
+// a poll option): each in a <bdi>, so that a Hebrew or Arabic one reads right to left in it.
+export function tElement(tag, cls, key, vars, own) {
+  const e = el(tag, cls);
+  for (const part of sentence(key).split(/(\{[a-z]+\})/)) {
+    const k = part.startsWith("{") ? part.slice(1, -1) : null;
+    if (k === null || !(k in vars)) { if (part) e.appendChild(document.createTextNode(part)); continue; }
+    e.appendChild(own.includes(k) ? el("bdi", null, String(vars[k])) : document.createTextNode(String(vars[k])));
+  }
+  return e;
 }
 export function applyText() {
   document.documentElement.lang = S.lang;
@@ -72,5 +85,16 @@ export function trim() {
 }
 export const sorted = () => Array.from(S.msgs.values()).sort((a, b) => a.seq - b.seq);
 export const expired = (m) => m.expires_at && new Date(m.expires_at).getTime() <= Date.now();
+// Expired messages leave the list, and the unread count when unread (the server no longer counts
+// them either; a read on its way brings the server's count itself). Whether any went.
+export function dropExpired() {
+  let gone = false;
+  for (const m of S.msgs.values()) {
+    if (!expired(m)) continue;
+    if (!m.read && m.sender_id !== S.userId && !S.pendingReads.has(m.id) && typeof S.unread === "number") S.unread = Math.max(0, S.unread - 1);
+    S.msgs.delete(m.id); gone = true;
+  }
+  return gone;
+}
 
 export function setEventName(name) { S.eventName = name; save(); $("event-name").textContent = name || "staffcast"; }

@@ -6,7 +6,7 @@
 // This module (loaded by app.html after app-text.js) holds the views, joining, the menu and the
 // start; the app-*.js modules it imports hold one part each.
 "use strict";
-import { $, S, applyText, dropCaches, el, expired, loadCache, save, saveCache, setEventName, t } from "./app-state.js";
+import { $, S, applyText, dropCaches, dropExpired, el, loadCache, save, saveCache, setEventName, t } from "./app-state.js";
 import { offerPush } from "./app-push.js";
 import { hideBanner, render, setInert, stopAlarm } from "./app-render.js";
 import { connect, send, subscribe } from "./app-socket.js";
@@ -133,7 +133,7 @@ function start() {
   connect(); loadEvents(); offerPush();
   window.addEventListener("online", () => { S.retry = 0; connect(); });
   document.addEventListener("visibilitychange", () => { if (!document.hidden && !S.ws) { S.retry = 0; connect(); } });
-  setInterval(() => { let gone = false; for (const m of S.msgs.values()) if (expired(m)) { S.msgs.delete(m.id); gone = true; } if (gone) { render(); saveCache(); } }, 30000);
+  setInterval(() => { if (dropExpired()) { render(); saveCache(); } }, 30000);
 }
 
 boot();

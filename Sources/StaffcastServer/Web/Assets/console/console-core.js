@@ -4,12 +4,17 @@ import { signOut } from "./console.js";
 
 export const $ = (id) => document.getElementById(id);
 export const el = (tag, cls, text) => { const e = document.createElement(tag); if (cls) e.className = cls; if (text !== undefined) e.textContent = text; return e; };
+// Someone's own words (a name, a message, an option) inside a line of ours: a <bdi>, so that
+// Hebrew or Arabic reads right to left in it without turning the line around.
+export const own = (text) => el("bdi", null, text);
+// Names as "A, B, C", each its own.
+export const ownList = (names) => names.flatMap((n, i) => (i ? [", ", own(n)] : [own(n)]));
 export const TOKEN_KEY = "staffcast.token", EVENT_KEY = "staffcast.event";
 export const S = {
   token: sessionStorage.getItem(TOKEN_KEY), me: null, events: [], eventId: null, ws: null, wsOpen: false,
   retry: 0, retryTimer: null, lastSeq: 0, messages: new Map(), receipts: new Map(), replies: new Map(),
   roster: null, pollTimer: null, pollGen: 0, features: {}, refs: 0, pending: new Map(), invite: null, stopped: false,
-  retryFrame: null, confirming: null, paging: false, heldMax: 0,
+  retryFrame: null, confirming: null, paging: false, heldMax: 0, subRef: null, subRetry: 0, subTimer: null,
   teams: [], tallies: new Map(), openId: null, detailTimer: null, detail: null,
 };
 

@@ -1,6 +1,6 @@
 // The console's list of messages, its alerts (replies, help, escalations) and the receipts panel.
 "use strict";
-import { $, S, api, clock, el, errorText } from "./console-core.js";
+import { $, S, api, clock, el, errorText, own, ownList } from "./console-core.js";
 
 // ---- rendering --------------------------------------------------------------------------
 export function renderMessages() {
@@ -14,7 +14,9 @@ export function renderMessages() {
   if (focusId) { const b = list.querySelector('button[data-open="' + focusId + '"]'); if (b) b.focus(); }
 }
 
-const teamsText = (m) => Array.isArray(m.teams) && m.teams.length ? "to " + m.teams.join(", ") : "to the whole event";
+const audienceParts = (m) => Array.isArray(m.teams) && m.teams.length ? ["to ", ...ownList(m.teams)] : ["to the whole event"];
+// An element of `parts` (text and elements, see `own`).
+const line = (tag, cls, parts) => { const e = el(tag, cls); e.append(...parts); return e; };
 export const pollOptions = (m) => (m.poll && Array.isArray(m.poll.options) ? m.poll.options : null);
 
 // "Yes 3 · No 1 — 4 of 9 answered" with a bar per option, from the latest poll_tally.
@@ -26,7 +28,7 @@ function pollBlock(m) {
   opts.forEach((o, i) => {
     const n = t ? (t.counts[i] || 0) : 0;
     const li = el("li", m.poll && m.poll.options.length === 2 && o === "I need help" && n > 0 ? "help" : null);
-    li.appendChild(el("span", "opt", o));
+    const opt = el("span", "opt", o); opt.dir = "auto"; li.appendChild(opt);
     li.appendChild(el("span", "n", String(n)));
     const meter = el("span", "opt-meter"); const fill = el("span"); fill.style.width = (total ? Math.round(100 * n / total) : 0) + "%";
     meter.appendChild(fill); li.appendChild(meter);
@@ -45,13 +47,15 @@ function messageItem(m) {
   const meta = el("div", "meta");
   meta.appendChild(el("span", "badge " + m.priority, m.priority));
   meta.appendChild(el("span", "badge type", m.message_type));
-  meta.appendChild(el("span", null, m.sender_name + " · " + clock(m.sent_at)));
+  meta.appendChild(line("span", null, [own(m.sender_name), " · " + clock(m.sent_at)]));
   if (m.expires_at) meta.appendChild(el("span", null, "expires " + clock(m.expires_at)));
   if (m.edited_at) meta.appendChild(el("span", null, "edited"));
   if (m.retracted) meta.appendChild(el("span", null, "retracted"));
-  meta.appendChild(el("span", "to-line" + (Array.isArray(m.teams) && m.teams.length ? " some" : ""), teamsText(m)));
+  meta.appendChild(line("span", "to-line" + (Array.isArray(m.teams) && m.teams.length ? " some" : ""), audienceParts(m)));
   li.appendChild(meta);
-  li.appendChild(el("p", "text", m.message));
+  const text = el("p", "text", m.message);
+  text.dir = "auto"; // the sender's language: Hebrew or Arabic reads right to left
+  li.appendChild(text);
   if (pollOptions(m)) li.appendChild(pollBlock(m));
   const r = S.receipts.get(m.id);
   const targeted = Array.isArray(m.teams) && m.teams.length > 0; // its audience is known from receipts only
@@ -60,21 +64,21 @@ function messageItem(m) {
   const count = Math.max(m.read_count || 0, r ? r.readCount : 0);
   const reads = el("span", "reads" + (total && count >= total ? " all" : ""), count + (total !== null ? " of " + total : "") + " read");
   reads.dataset.readCount = String(count);
-  const line = el("div", "meta"); line.appendChild(reads);
+  const reading = el("div", "meta"); reading.appendChild(reads);
   if (r && r.unread && r.unreadCount) {
     const names = r.unread.slice(0, 8);
-    line.appendChild(el("span", "readers", "not yet: " + names.join(", ") + (r.unreadCount > names.length ? " +" + (r.unreadCount - names.length) : "")));
+    reading.appendChild(line("span", "readers", ["not yet: ", ...ownList(names), r.unreadCount > names.length ? " +" + (r.unreadCount - names.length) : ""]));
   }
-  li.appendChild(line);
+  li.appendChild(reading);
   if (total) { const meter = el("div", "bar-meter"); const fill = el("span"); fill.style.width = Math.min(100, Math.round(100 * count / total)) + "%"; meter.appendChild(fill); li.appendChild(meter); }
   if (r && r.read.length) {
     const names = r.read.slice(-8), more = Math.max(r.readCount, r.read.length) - names.length;
-    li.appendChild(el("div", "readers", "read by " + names.join(", ") + (more > 0 ? " and " + more + " more" : "")));
+    li.appendChild(line("div", "readers", ["read by ", ...ownList(names), more > 0 ? " and " + more + " more" : ""]));
   }
   const reps = S.replies.get(m.id);
   if (reps && reps.size) {
     const ul = el("ul", "replies");
-    for (const rep of reps.values()) ul.appendChild(el("li", null, rep.display_name + ": " + replyText(rep)));
+    for (const rep of reps.values()) ul.appendChild(line("li", null, [own(rep.display_name), ": ", ...replyText(rep)]));
     li.appendChild(ul);
   }
   const open = el("button", "ghost small" + (S.openId === m.id ? " open" : ""), "Receipts");
@@ -87,14 +91,17 @@ function messageItem(m) {
 }
 
 const REPLY = { on_my_way: "on my way", running_late: "running late", cannot_make_it: "cannot make it", done: "done" };
-function replyText(rep) { return rep.status === "custom" ? rep.text : (REPLY[rep.status] || rep.status) + (rep.text ? " — " + rep.text : ""); }
+function replyText(rep) {
+  if (rep.status === "custom") return [own(rep.text)];
+  return [REPLY[rep.status] || rep.status, ...(rep.text ? [" — ", own(rep.text)] : [])];
+}
 
 export function addReply(rep) {
   if (!rep || rep.event_id !== S.eventId) return;
   const map = S.replies.get(rep.message_id) || new Map();
   map.set(rep.user_id, rep); S.replies.set(rep.message_id, map);
   const m = S.messages.get(rep.message_id);
-  pushAlert("reply", rep.display_name + " replied " + replyText(rep) + (m ? " to “" + m.message.slice(0, 60) + "”" : ""), rep.replied_at);
+  pushAlert("reply", [own(rep.display_name), " replied ", ...replyText(rep), ...(m ? [" to “", own(m.message.slice(0, 60)), "”"] : [])], rep.replied_at);
   renderMessages();
 }
 
@@ -102,16 +109,18 @@ export function addNotification(n) {
   if (!n) return;
   if (n.type === "escalation" && n.data) {
     const unread = (n.data.unread_by || []).map((u) => u.display_name);
-    pushAlert("escalation", "Escalation round " + n.data.round + ": " + unread.length + " have not read" + (unread.length ? " (" + unread.slice(0, 6).join(", ") + ")" : "") + ". " + n.message, n.created_at);
+    pushAlert("escalation", ["Escalation round " + n.data.round + ": " + unread.length + " have not read",
+      ...(unread.length ? [" (", ...ownList(unread.slice(0, 6)), ")"] : []), ". ", own(n.message)], n.created_at);
   } else if (n.type === "help") {
-    pushAlert("help", "HELP: " + (n.message || n.title), n.created_at);
+    pushAlert("help", ["HELP: ", own(n.message || n.title)], n.created_at);
   } else {
-    pushAlert("note", n.title + ": " + n.message, n.created_at);
+    pushAlert("note", [own(n.title), ": ", own(n.message)], n.created_at);
   }
 }
 
-function pushAlert(kind, text, at) {
-  const li = el("li", kind), body = el("span", null, clock(at || new Date().toISOString()) + "  " + text);
+// `parts`: text and elements (someone's own words in a <bdi>, see `own`).
+function pushAlert(kind, parts, at) {
+  const li = el("li", kind), body = line("span", null, [clock(at || new Date().toISOString()) + "  ", ...parts]);
   // Someone asking for help, or nobody reading an urgent message, is announced at once.
   if (kind === "help" || kind === "escalation") body.setAttribute("role", "alert");
   li.appendChild(body);
@@ -173,7 +182,8 @@ function renderDetail() {
   const m = S.messages.get(S.openId);
   if (!m) return;
   $("detail-h").textContent = pollOptions(m) ? "Receipts and answers" : "Receipts";
-  $("detail-text").textContent = "“" + m.message + "” · " + teamsText(m);
+  $("detail-text").textContent = "";
+  $("detail-text").append("“", own(m.message), "” · ", ...audienceParts(m));
   const d = S.detail, funnel = $("funnel");
   funnel.textContent = "";
   if (!d) { funnel.textContent = "Loading…"; $("detail-people").textContent = ""; $("detail-poll").hidden = true; return; }
@@ -190,9 +200,9 @@ function renderDetail() {
   }
   funnel.appendChild(el("span", "muted", "of " + audience + " people"));
   const people = $("detail-people"); people.textContent = "";
-  for (const p of r.read_by || []) people.appendChild(el("li", "read", p.display_name + " — read " + clock(p.read_at) + "; " + reachedText(p)));
+  for (const p of r.read_by || []) people.appendChild(line("li", "read", [own(p.display_name), " — read " + clock(p.read_at) + "; " + reachedText(p)]));
   if (r.read_by_left_out) people.appendChild(el("li", "read muted", "… and " + r.read_by_left_out + " more read (the CSV download lists everyone)"));
-  for (const p of r.unread_by || []) people.appendChild(el("li", "unread", p.display_name + " — not read; " + reachedText(p)));
+  for (const p of r.unread_by || []) people.appendChild(line("li", "unread", [own(p.display_name), " — not read; " + reachedText(p)]));
   if (r.unread_by_left_out) people.appendChild(el("li", "unread muted", "… and " + r.unread_by_left_out + " more not read (the CSV download lists everyone)"));
   const a = d.answers;
   $("detail-poll").hidden = !a;
@@ -201,10 +211,15 @@ function renderDetail() {
     const opts = a.options || pollOptions(m) || [];
     opts.forEach((o, i) => {
       const who = (a.answers || []).filter((x) => x.option === i).map((x) => x.display_name);
-      ul.appendChild(el("li", o === "I need help" && who.length ? "help" : null, o + ": " + (a.counts ? a.counts[i] || 0 : who.length) + (who.length ? " — " + who.slice(0, 12).join(", ") + (who.length > 12 ? " and " + (who.length - 12) + " more" : "") : "")));
+      // One grid item (the list is a .poll grid), as the one text it was.
+      const li = el("li", o === "I need help" && who.length ? "help" : null);
+      li.appendChild(line("span", null, [own(o), ": " + (a.counts ? a.counts[i] || 0 : who.length),
+        ...(who.length ? [" — ", ...ownList(who.slice(0, 12)), who.length > 12 ? " and " + (who.length - 12) + " more" : ""] : [])]));
+      ul.appendChild(li);
     });
     const un = (a.unanswered || []).map((x) => x.display_name);
-    $("detail-answered").textContent = un.length ? "not answered: " + un.slice(0, 12).join(", ") + (un.length > 12 ? " and " + (un.length - 12) + " more" : "") : "everyone answered";
+    $("detail-answered").textContent = un.length ? "not answered: " : "everyone answered";
+    if (un.length) $("detail-answered").append(...ownList(un.slice(0, 12)), un.length > 12 ? " and " + (un.length - 12) + " more" : "");
   }
 }
 

@@ -1,5 +1,6 @@
 // The console's WebSocket: connecting with retries, subscribing with catch-up, and each frame.
 "use strict";
+import { backoff } from "./backoff.js";
 import { S, setConn } from "./console-core.js";
 import { addNotification, addReply, refreshDetail, renderMessages } from "./console-messages.js";
 import { announce, sendFailed, sendSucceeded } from "./console-send.js";
@@ -14,19 +15,19 @@ export function connect() {
   let ws;
   try { ws = new WebSocket(url, ["staffcast.v1", "staffcast.bearer." + S.token]); } catch (_) { return scheduleRetry(); }
   S.ws = ws;
-  ws.onopen = () => { S.wsOpen = true; S.retry = 0; setConn("live", "live"); subscribe(); };
+  // Connected is not live: that waits for `subscribed` (the database may be down).
+  ws.onopen = () => { S.wsOpen = true; S.retry = 0; subscribe(); };
   ws.onmessage = (e) => { let f; try { f = JSON.parse(e.data); } catch (_) { return; } onFrame(f); };
   ws.onclose = (e) => {
     if (S.ws !== ws) return;
-    S.wsOpen = false; S.ws = null;
+    S.wsOpen = false; S.ws = null; clearTimeout(S.subTimer);
     if (e.code === 4401) { signOut("Your token was revoked or expired."); return; }
     scheduleRetry();
   };
 }
 function scheduleRetry() {
   if (S.stopped) return;
-  const base = Math.min(30000, 1000 * Math.pow(2, S.retry));
-  const wait = base + Math.random() * base * 0.3;
+  const wait = backoff(S.retry, 1000, 30000);
   S.retry += 1;
   setConn("offline · retrying in " + Math.ceil(wait / 1000) + " s", "down");
   S.retryTimer = setTimeout(connect, wait);
@@ -37,19 +38,33 @@ export function wsSend(obj) {
 }
 export function subscribe() {
   if (!S.eventId) return;
-  const f = { op: "subscribe", event_id: S.eventId };
+  clearTimeout(S.subTimer);
+  // Its own ref each time, so that its refusal is told from a send's (and an earlier one's).
+  S.subRef = "sub-" + (++S.refs);
+  const f = { op: "subscribe", event_id: S.eventId, ref: S.subRef };
   if (S.lastSeq > 0) f.since_seq = S.lastSeq; // catch up with exactly what was missed
   // Until the catch-up pages end, live messages do not move the cursor the pages follow
   // (or a page after a live message's seq would skip what lies between).
   S.paging = true; S.heldMax = 0;
-  wsSend(f);
+  if (wsSend(f)) setConn("subscribing…");
+}
+// A refused subscribe: while the database is down (`unavailable`), again later, waiting longer
+// each time; anything else is said and left (a reload or another event tries again).
+function subscribeFailed(f) {
+  if (f.code !== "unavailable") { setConn("not subscribed: " + (f.message || f.code), "down"); return; }
+  const wait = backoff(S.subRetry, 500, 30000);
+  S.subRetry += 1;
+  setConn("server unavailable · subscribing again in " + Math.ceil(wait / 1000) + " s", "down");
+  S.subTimer = setTimeout(subscribe, wait);
 }
 
 function onFrame(f) {
   switch (f.op) {
-    case "hello": S.me = { id: f.user_id, name: f.display_name }; setConn("live · " + f.display_name, "live"); break;
+    case "hello": S.me = { id: f.user_id, name: f.display_name }; break;
     case "subscribed":
       if (f.event_id !== S.eventId) break;
+      S.subRetry = 0;
+      setConn("live" + (S.me ? " · " + S.me.name : ""), "live");
       for (const m of f.history || []) upsert(m, false);
       pageOn(f.more); renderMessages(); break;
     case "history":
@@ -92,7 +107,9 @@ function onFrame(f) {
     case "access_revoked":
       if (f.event_id === S.eventId) { setConn("access ended", "down"); S.events = S.events.filter((ev) => (ev.event_id || ev.id) !== f.event_id); start(S.events); }
       break;
-    case "error": sendFailed(f.ref, f.message || f.code, f.code); break;
+    case "error":
+      if (f.ref && f.ref === S.subRef) subscribeFailed(f); else sendFailed(f.ref, f.message || f.code, f.code);
+      break;
     default: break;
   }
 }

@@ -19,7 +19,7 @@ export function signOut(reason) {
   sessionStorage.removeItem(TOKEN_KEY);
   S.token = null;
   if (S.ws) { try { S.ws.close(1000); } catch (_) {} S.ws = null; }
-  clearTimeout(S.retryTimer); clearTimeout(S.pollTimer); S.pollGen += 1;
+  clearTimeout(S.retryTimer); clearTimeout(S.subTimer); clearTimeout(S.pollTimer); S.pollGen += 1;
   $("sign-out").hidden = true; $("event-pick-wrap").hidden = true;
   setConn("signed out");
   showOnly("sign-in");
@@ -50,6 +50,7 @@ export function start(events) {
   pick.textContent = "";
   for (const ev of events) {
     const o = el("option", null, ev.name + " (" + ev.access_level + ")");
+    o.dir = "auto"; // an event named in Hebrew or Arabic
     o.value = ev.event_id || ev.id;
     pick.appendChild(o);
   }
