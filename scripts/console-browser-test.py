@@ -180,7 +180,9 @@ try:
     panel = driver.find_element(By.ID, "detail").text
     if "Sam Staff — read" not in panel or "reached by live" not in panel or "Adam Admin — not read; not reached" not in panel:
         fail("the panel does not show who was reached how: " + panel)
-    if driver.find_element(By.CSS_SELECTOR, "#messages button[data-open='%s']" % poll_id).get_attribute("aria-expanded") != "true":
+    # Read in one call: the list may be redrawn between a find and a read (stale element).
+    if driver.execute_script("const b = document.querySelector(arguments[0]); return b && b.getAttribute('aria-expanded')",
+                             "#messages button[data-open='%s']" % poll_id) != "true":
         fail("the open message's Receipts button is not aria-expanded")
     driver.save_screenshot(args.screenshot.replace(".png", "-receipts.png"))
     step("the receipts panel shows the funnel and the answers: " + panel.replace("\n", " | "))
