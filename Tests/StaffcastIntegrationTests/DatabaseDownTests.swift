@@ -93,6 +93,21 @@ final class DatabaseDownTests: XCTestCase {
         XCTAssertThrowsError(try third.pipeline([("INSERT INTO probe VALUES (2)", [])], timeout: 1)) { error in
             XCTAssertEqual((error as? PostgresError)?.code, .connectionLost)
         }
+
+        // Every other wait has its deadline too: preparing a statement, a query, a plain
+        // statement (a stalled backend used to hold a worker in PQprepare for good).
+        for call in ["prepare and query", "execute"] {
+            let conn = try PGConnection(conninfo: conninfo)
+            let row = try conn.query("SELECT pg_backend_pid()")
+            let backend = try XCTUnwrap(row.int(0, 0))
+            XCTAssertEqual(kill(pid_t(backend), SIGSTOP), 0)
+            defer { kill(pid_t(backend), SIGCONT) }
+            let asked = Date()
+            XCTAssertThrowsError(call == "execute" ? try conn.execute("SELECT 1", timeout: 1)
+                                                   : try conn.query("SELECT count(*) FROM probe WHERE x = $1", ["1"], timeout: 1), call)
+            XCTAssertLessThan(Date().timeIntervalSince(asked), 10, "\(call) waited past its deadline")
+            XCTAssertFalse(conn.isHealthy, "\(call): the connection is closed at the deadline")
+        }
     }
 }
 

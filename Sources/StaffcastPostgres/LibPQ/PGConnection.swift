@@ -64,29 +64,36 @@ public final class PGConnection {
     /// database's CPU per message in bench/). Every statement staffcast runs is constant text
     /// with bound parameters, so the cache stays small; it is capped at `maxPrepared` all the
     /// same, past which statements run unprepared.
+    ///
+    /// Every wait has a deadline (`timeout` seconds, 60 unless told): a database that stops
+    /// answering (a paused VM, a stalled disk) costs a worker that long, not forever; the
+    /// connection is closed then, as its state is unknown.
     @discardableResult
-    public func query(_ sql: String, _ params: [String?] = []) throws(PostgresError) -> PGResult {
+    public func query(_ sql: String, _ params: [String?] = [], timeout: Double = 60) throws(PostgresError) -> PGResult {
         guard let handle, PQstatus(handle) == CONNECTION_OK else {
             throw PostgresError(.connectionLost, "the database connection is closed", statement: Self.firstLine(sql))
         }
+        let deadline = Self.deadline(after: timeout)
         // libpq wants C strings that outlive the call; copy them and free them after.
         let cParams: [UnsafeMutablePointer<CChar>?] = params.map { $0.flatMap { strdup($0) } }
         defer { cParams.forEach { free($0) } }
-        let name = statementName(for: sql, parameterCount: params.count)
+        let name = try statementName(for: sql, parameterCount: params.count, deadline: deadline)
         // Outside a transaction the statement commits itself: lost after it was sent, it may
         // have (an invite redeemed, a token issued), so it is not reported as not done.
         let autocommit = PQtransactionStatus(handle) == PQTRANS_IDLE
-        let raw: OpaquePointer? = cParams.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress, !buffer.isEmpty else {
-                if let name { return PQexecPrepared(handle, name, 0, nil, nil, nil, 0) }
-                return PQexecParams(handle, sql, 0, nil, nil, nil, nil, 0)
-            }
-            return base.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) { values in
-                if let name { return PQexecPrepared(handle, name, Int32(buffer.count), values, nil, nil, 0) }
-                return PQexecParams(handle, sql, Int32(buffer.count), nil, values, nil, nil, 0)
-            }
-        }
         do {
+            let raw = try exchange(handle, sql, deadline: deadline) { handle in
+                cParams.withUnsafeBufferPointer { buffer in
+                    guard let base = buffer.baseAddress, !buffer.isEmpty else {
+                        if let name { return PQsendQueryPrepared(handle, name, 0, nil, nil, nil, 0) }
+                        return PQsendQueryParams(handle, sql, 0, nil, nil, nil, nil, 0)
+                    }
+                    return base.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) { values in
+                        if let name { return PQsendQueryPrepared(handle, name, Int32(buffer.count), values, nil, nil, 0) }
+                        return PQsendQueryParams(handle, sql, Int32(buffer.count), nil, values, nil, nil, 0)
+                    }
+                }
+            }
             return try check(raw, sql)
         } catch where autocommit && error.code == .connectionLost {
             throw PostgresError(.outcomeUnknown, error.message + " (after the statement was sent: it may still be carried out)",
@@ -94,17 +101,47 @@ public final class PGConnection {
         }
     }
 
+    /// Sends one request with `send` (a `PQsend…` call) and waits, to `deadline`, for its
+    /// results: the first failed one, else the last (as `PQexec` answers). The connection is
+    /// non-blocking meanwhile, so neither writing the request nor reading its answer can wait
+    /// past the deadline; past it the connection is closed (see `wait`).
+    private func exchange(_ handle: OpaquePointer, _ sql: String, deadline: UInt64,
+                          _ send: (OpaquePointer) -> Int32) throws(PostgresError) -> OpaquePointer? {
+        guard PQsetnonblocking(handle, 1) == 0 else { throw PostgresError(.connectionLost, Self.errorMessage(handle)) }
+        defer { if let h = self.handle { PQsetnonblocking(h, 0) } }
+        guard send(handle) == 1 else {
+            throw PostgresError(.connectionLost, Self.errorMessage(handle), statement: Self.firstLine(sql))
+        }
+        try pump(handle, deadline: deadline)
+        var kept: OpaquePointer?
+        while let next = try nextResult(handle, deadline: deadline) {
+            let failed = kept.map { Self.isFailure($0) } ?? false
+            if failed { PQclear(next) } else { if let old = kept { PQclear(old) }; kept = next }
+        }
+        return kept
+    }
+
+    private static func isFailure(_ result: OpaquePointer) -> Bool {
+        let status = PQresultStatus(result)
+        return status != PGRES_COMMAND_OK && status != PGRES_TUPLES_OK && status != PGRES_EMPTY_QUERY
+    }
+
+    static func deadline(after seconds: Double) -> UInt64 {
+        DispatchTime.now().uptimeNanoseconds + UInt64(max(0.001, seconds) * 1e9)
+    }
+
     static let maxPrepared = 256
     private var prepared: [String: String] = [:]
 
-    /// The name `sql` is prepared under on this connection, preparing it on first use; nil
-    /// when it cannot be prepared now (the cache is full, or the transaction has failed:
-    /// then the statement runs unprepared and reports its own error).
-    private func statementName(for sql: String, parameterCount: Int) -> String? {
+    /// The name `sql` is prepared under on this connection, preparing it on first use (to
+    /// `deadline`); nil when it cannot be prepared now (the cache is full, or the transaction has
+    /// failed: then the statement runs unprepared and reports its own error).
+    private func statementName(for sql: String, parameterCount: Int, deadline: UInt64) throws(PostgresError) -> String? {
         if let name = prepared[sql] { return name }
         guard let handle, prepared.count < Self.maxPrepared else { return nil }
         let name = "staffcast_\(prepared.count)"
-        guard let result = PQprepare(handle, name, sql, Int32(parameterCount), nil) else { return nil }
+        guard let result = try exchange(handle, sql, deadline: deadline, { PQsendPrepare($0, name, sql, Int32(parameterCount), nil) })
+        else { return nil }
         defer { PQclear(result) }
         guard PQresultStatus(result) == PGRES_COMMAND_OK else { return nil }
         prepared[sql] = name
@@ -134,8 +171,13 @@ public final class PGConnection {
             throw PostgresError(.connectionLost, "the database connection is closed",
                                 statement: statements.first.map { Self.firstLine($0.sql) })
         }
-        // Statements are prepared before the pipeline starts (PQprepare waits for its answer).
-        let names = statements.map { $0.params.isEmpty ? nil : statementName(for: $0.sql, parameterCount: $0.params.count) }
+        let deadline = Self.deadline(after: timeout)
+        // Statements are prepared before the pipeline starts (a prepare waits for its answer).
+        var names: [String?] = []
+        for statement in statements {
+            names.append(statement.params.isEmpty ? nil
+                         : try statementName(for: statement.sql, parameterCount: statement.params.count, deadline: deadline))
+        }
         guard PQsetnonblocking(handle, 1) == 0, PQenterPipelineMode(handle) == 1 else {
             throw PostgresError(.connectionLost, Self.errorMessage(handle))
         }
@@ -145,7 +187,6 @@ public final class PGConnection {
                 PQsetnonblocking(h, 0)
             }
         }
-        let deadline = DispatchTime.now().uptimeNanoseconds + UInt64(max(0.001, timeout) * 1e9)
         // Whether this pipeline can commit something: it holds a COMMIT, or it runs outside a
         // transaction (each statement commits itself) and opens none.
         let outsideTransaction = PQtransactionStatus(handle) == PQTRANS_IDLE
@@ -258,11 +299,12 @@ public final class PGConnection {
 
     /// Runs one or more statements without parameters (migrations, BEGIN/COMMIT).
     @discardableResult
-    public func execute(_ sql: String) throws(PostgresError) -> PGResult {
+    /// Waits at most `timeout` seconds (60 unless told; a migration is given longer).
+    public func execute(_ sql: String, timeout: Double = 60) throws(PostgresError) -> PGResult {
         guard let handle, PQstatus(handle) == CONNECTION_OK else {
             throw PostgresError(.connectionLost, "the database connection is closed", statement: Self.firstLine(sql))
         }
-        return try check(PQexec(handle, sql), sql)
+        return try check(exchange(handle, sql, deadline: Self.deadline(after: timeout)) { PQsendQuery($0, sql) }, sql)
     }
 
     private func check(_ raw: OpaquePointer?, _ sql: String) throws(PostgresError) -> PGResult {

@@ -36,7 +36,8 @@ public struct Migrator {
             logger.info("applying migration", metadata: ["version": "\(migration.version)", "name": "\(migration.name)"])
             do {
                 try conn.transaction { tx in
-                    try tx.execute(migration.sql)
+                    // A migration over a large table (an index build) may take long: an hour.
+                    try tx.execute(migration.sql, timeout: 3_600)
                     try tx.query("INSERT INTO schema_migrations (version, name) VALUES ($1, $2)",
                                  [String(migration.version), migration.name])
                 }
