@@ -7,7 +7,7 @@ import Foundation
 /// change listener, or a command-line command). All statements use bound parameters
 /// (`PQexecParams`); SQL is never built from values.
 public final class PGConnection {
-    private var handle: OpaquePointer?
+    private(set) var handle: OpaquePointer?
     public let conninfo: String
 
     /// Defaults every connection gets unless its conninfo says otherwise: a connect deadline,
@@ -81,21 +81,22 @@ public final class PGConnection {
         // Outside a transaction the statement commits itself: lost after it was sent, it may
         // have (an invite redeemed, a token issued), so it is not reported as not done.
         let autocommit = PQtransactionStatus(handle) == PQTRANS_IDLE
-        do {
-            let raw = try exchange(handle, sql, deadline: deadline) { handle in
-                cParams.withUnsafeBufferPointer { buffer in
-                    guard let base = buffer.baseAddress, !buffer.isEmpty else {
-                        if let name { return PQsendQueryPrepared(handle, name, 0, nil, nil, nil, 0) }
-                        return PQsendQueryParams(handle, sql, 0, nil, nil, nil, nil, 0)
-                    }
-                    return base.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) { values in
-                        if let name { return PQsendQueryPrepared(handle, name, Int32(buffer.count), values, nil, nil, 0) }
-                        return PQsendQueryParams(handle, sql, Int32(buffer.count), nil, values, nil, nil, 0)
-                    }
+        let raw = try exchange(handle, sql, deadline: deadline, mayCommit: autocommit) { handle in
+            cParams.withUnsafeBufferPointer { buffer in
+                guard let base = buffer.baseAddress, !buffer.isEmpty else {
+                    if let name { return PQsendQueryPrepared(handle, name, 0, nil, nil, nil, 0) }
+                    return PQsendQueryParams(handle, sql, 0, nil, nil, nil, nil, 0)
+                }
+                return base.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) { values in
+                    if let name { return PQsendQueryPrepared(handle, name, Int32(buffer.count), values, nil, nil, 0) }
+                    return PQsendQueryParams(handle, sql, Int32(buffer.count), nil, values, nil, nil, 0)
                 }
             }
+        }
+        do {
             return try check(raw, sql)
         } catch where autocommit && error.code == .connectionLost {
+            // An error result that says the connection went: the statement was sent.
             throw PostgresError(.outcomeUnknown, error.message + " (after the statement was sent: it may still be carried out)",
                                 sqlState: error.sqlState, statement: error.statement)
         }
@@ -105,20 +106,44 @@ public final class PGConnection {
     /// results: the first failed one, else the last (as `PQexec` answers). The connection is
     /// non-blocking meanwhile, so neither writing the request nor reading its answer can wait
     /// past the deadline; past it the connection is closed (see `wait`).
-    private func exchange(_ handle: OpaquePointer, _ sql: String, deadline: UInt64,
+    ///
+    /// `mayCommit`: the request can commit by itself (a statement outside a transaction); when
+    /// the connection is lost after it was sent whole, the error is `outcomeUnknown`.
+    private func exchange(_ handle: OpaquePointer, _ sql: String, deadline: UInt64, mayCommit: Bool = false,
                           _ send: (OpaquePointer) -> Int32) throws(PostgresError) -> OpaquePointer? {
         guard PQsetnonblocking(handle, 1) == 0 else { throw PostgresError(.connectionLost, Self.errorMessage(handle)) }
         defer { if let h = self.handle { PQsetnonblocking(h, 0) } }
         guard send(handle) == 1 else {
             throw PostgresError(.connectionLost, Self.errorMessage(handle), statement: Self.firstLine(sql))
         }
+        // Not sent whole: nothing of it can have run.
         try pump(handle, deadline: deadline)
         var kept: OpaquePointer?
-        while let next = try nextResult(handle, deadline: deadline) {
-            let failed = kept.map { Self.isFailure($0) } ?? false
-            if failed { PQclear(next) } else { if let old = kept { PQclear(old) }; kept = next }
+        do throws(PostgresError) {
+            while let next = try nextResult(handle, deadline: deadline) {
+                if Self.isCopy(next) {
+                    // COPY is not spoken here; PQgetResult would hand back COPY results forever.
+                    PQclear(next)
+                    PQfinish(handle)
+                    self.handle = nil
+                    throw PostgresError(.unexpectedResult, "COPY is not supported; the connection was closed",
+                                        statement: Self.firstLine(sql))
+                }
+                let failed = kept.map { Self.isFailure($0) } ?? false
+                if failed { PQclear(next) } else { if let old = kept { PQclear(old) }; kept = next }
+            }
+        } catch {
+            if let kept { PQclear(kept) }
+            guard mayCommit, error.code == .connectionLost else { throw error }
+            throw PostgresError(.outcomeUnknown, error.message + " (after the statement was sent: it may still be carried out)",
+                                sqlState: error.sqlState, statement: Self.firstLine(sql))
         }
         return kept
+    }
+
+    private static func isCopy(_ result: OpaquePointer) -> Bool {
+        let status = PQresultStatus(result)
+        return status == PGRES_COPY_IN || status == PGRES_COPY_OUT || status == PGRES_COPY_BOTH
     }
 
     private static func isFailure(_ result: OpaquePointer) -> Bool {
@@ -136,7 +161,7 @@ public final class PGConnection {
     /// The name `sql` is prepared under on this connection, preparing it on first use (to
     /// `deadline`); nil when it cannot be prepared now (the cache is full, or the transaction has
     /// failed: then the statement runs unprepared and reports its own error).
-    private func statementName(for sql: String, parameterCount: Int, deadline: UInt64) throws(PostgresError) -> String? {
+    func statementName(for sql: String, parameterCount: Int, deadline: UInt64) throws(PostgresError) -> String? {
         if let name = prepared[sql] { return name }
         guard let handle, prepared.count < Self.maxPrepared else { return nil }
         let name = "staffcast_\(prepared.count)"
@@ -148,111 +173,8 @@ public final class PGConnection {
         return name
     }
 
-    /// Runs `statements` in libpq's pipeline mode: all are sent, then one sync, then every
-    /// result is read — one round trip to the server however many statements there are.
-    /// PostgreSQL runs them in order; after one fails, the rest are skipped, and the first
-    /// failure is thrown once every result has been read (the connection is then ready for
-    /// a ROLLBACK). Parameterised statements use the prepared-statement cache like `query`.
-    ///
-    /// The connection is non-blocking for the pipeline: while our statements are still being
-    /// written, the server's results are read as they come (`pump`), so neither side can
-    /// block writing to the other (with blocking writes a batch of 2,000 marks deadlocked:
-    /// PostgreSQL waited to write results we were not reading yet). Every wait has a deadline
-    /// (`timeout` seconds, 60 unless told); past it the connection is closed,
-    /// as its state is unknown.
-    @discardableResult
-    ///
-    /// `mayCommit`: whether the pipeline can commit anything (nil: judged from the statements:
-    /// a COMMIT, or statements outside a transaction that open none). When it can and the
-    /// connection is lost after it was sent whole, the error is `outcomeUnknown`.
-    public func pipeline(_ statements: [(sql: String, params: [String?])],
-                         timeout: Double = 60, mayCommit declared: Bool? = nil) throws(PostgresError) -> [PGResult] {
-        guard let handle, PQstatus(handle) == CONNECTION_OK else {
-            throw PostgresError(.connectionLost, "the database connection is closed",
-                                statement: statements.first.map { Self.firstLine($0.sql) })
-        }
-        let deadline = Self.deadline(after: timeout)
-        // Statements are prepared before the pipeline starts (a prepare waits for its answer).
-        var names: [String?] = []
-        for statement in statements {
-            names.append(statement.params.isEmpty ? nil
-                         : try statementName(for: statement.sql, parameterCount: statement.params.count, deadline: deadline))
-        }
-        guard PQsetnonblocking(handle, 1) == 0, PQenterPipelineMode(handle) == 1 else {
-            throw PostgresError(.connectionLost, Self.errorMessage(handle))
-        }
-        defer {
-            if let h = self.handle {
-                PQexitPipelineMode(h)
-                PQsetnonblocking(h, 0)
-            }
-        }
-        // Whether this pipeline can commit something: it holds a COMMIT, or it runs outside a
-        // transaction (each statement commits itself) and opens none.
-        let outsideTransaction = PQtransactionStatus(handle) == PQTRANS_IDLE
-        let mayCommit = declared ?? (statements.contains { $0.sql == "COMMIT" }
-            || (outsideTransaction && !(statements.first?.sql.hasPrefix("BEGIN") ?? false)))
-        for (statement, name) in zip(statements, names) {
-            let cParams: [UnsafeMutablePointer<CChar>?] = statement.params.map { $0.flatMap { strdup($0) } }
-            defer { cParams.forEach { free($0) } }
-            let sent: Int32 = cParams.withUnsafeBufferPointer { buffer in
-                let count = Int32(buffer.count)
-                guard let base = buffer.baseAddress, !buffer.isEmpty else {
-                    return PQsendQueryParams(handle, statement.sql, 0, nil, nil, nil, nil, 0)
-                }
-                return base.withMemoryRebound(to: UnsafePointer<CChar>?.self, capacity: buffer.count) { values in
-                    if let name { return PQsendQueryPrepared(handle, name, count, values, nil, nil, 0) }
-                    return PQsendQueryParams(handle, statement.sql, count, nil, values, nil, nil, 0)
-                }
-            }
-            guard sent == 1 else {
-                throw PostgresError(.connectionLost, Self.errorMessage(handle), statement: Self.firstLine(statement.sql))
-            }
-        }
-        guard PQpipelineSync(handle) == 1 else {
-            throw PostgresError(.connectionLost, Self.errorMessage(handle))
-        }
-        try pump(handle, deadline: deadline)
-        // Everything was sent: from here a lost connection may leave it done.
-        do {
-            return try readPipeline(handle, statements, deadline: deadline)
-        } catch where mayCommit && error.code == .connectionLost {
-            throw PostgresError(.outcomeUnknown, error.message + " (after the request was sent: it may still be carried out)",
-                                sqlState: error.sqlState, statement: error.statement)
-        }
-    }
-
-    /// The results of a pipeline sent whole, then its sync; see `pipeline`.
-    private func readPipeline(_ handle: OpaquePointer, _ statements: [(sql: String, params: [String?])],
-                              deadline: UInt64) throws(PostgresError) -> [PGResult] {
-        var results: [PGResult] = []
-        var failure: PostgresError?
-        for statement in statements {
-            // Each statement: its result (or PIPELINE_ABORTED when an earlier one failed), then NULL.
-            guard let raw = try nextResult(handle, deadline: deadline) else {
-                throw PostgresError(.connectionLost, Self.errorMessage(handle), statement: Self.firstLine(statement.sql))
-            }
-            if PQresultStatus(raw) == PGRES_PIPELINE_ABORTED {
-                PQclear(raw)
-                failure = failure ?? PostgresError(.queryFailed, "skipped: an earlier statement of the pipeline failed",
-                                                   statement: Self.firstLine(statement.sql))
-            } else {
-                do { results.append(try check(raw, statement.sql)) } catch { failure = failure ?? error }
-            }
-            while let extra = try nextResult(handle, deadline: deadline) { PQclear(extra) }
-        }
-        guard let sync = try nextResult(handle, deadline: deadline) else {
-            throw PostgresError(.connectionLost, Self.errorMessage(handle))
-        }
-        let synced = PQresultStatus(sync) == PGRES_PIPELINE_SYNC
-        PQclear(sync)
-        if let failure { throw failure }
-        guard synced else { throw PostgresError(.unexpectedResult, "the pipeline did not end with its sync") }
-        return results
-    }
-
     /// Writes everything libpq holds for the server, reading what the server sends meanwhile.
-    private func pump(_ handle: OpaquePointer, deadline: UInt64) throws(PostgresError) {
+    func pump(_ handle: OpaquePointer, deadline: UInt64) throws(PostgresError) {
         while true {
             let flushed = PQflush(handle)
             if flushed == 0 { return }
@@ -265,7 +187,7 @@ public final class PGConnection {
     }
 
     /// The next result of the pipeline, waiting (to the deadline) for the server to send it.
-    private func nextResult(_ handle: OpaquePointer, deadline: UInt64) throws(PostgresError) -> OpaquePointer? {
+    func nextResult(_ handle: OpaquePointer, deadline: UInt64) throws(PostgresError) -> OpaquePointer? {
         while PQisBusy(handle) == 1 {
             _ = try wait(handle, for: Int16(POLLIN), deadline: deadline)
             guard PQconsumeInput(handle) == 1 else { throw PostgresError(.connectionLost, Self.errorMessage(handle)) }
@@ -307,7 +229,7 @@ public final class PGConnection {
         return try check(exchange(handle, sql, deadline: Self.deadline(after: timeout)) { PQsendQuery($0, sql) }, sql)
     }
 
-    private func check(_ raw: OpaquePointer?, _ sql: String) throws(PostgresError) -> PGResult {
+    func check(_ raw: OpaquePointer?, _ sql: String) throws(PostgresError) -> PGResult {
         guard let raw else {
             throw PostgresError(.connectionLost, handle.map(Self.errorMessage) ?? "no result", statement: Self.firstLine(sql))
         }
@@ -365,32 +287,6 @@ public final class PGConnection {
         }
     }
 
-    /// BEGIN, `statements`, COMMIT as one pipeline (one round trip); the results of
-    /// `statements` only. When any fails, nothing was committed: the transaction is rolled
-    /// back and the first failure thrown. When the connection is lost, or `timeout` passes,
-    /// after the whole pipeline was sent, the error is `outcomeUnknown`: PostgreSQL may still
-    /// commit it.
-    ///
-    /// `customPlans`: plan each statement for the values it is given this time, not once for
-    /// all. Needed by statements over arrays of a batch (`unnest($1::uuid[])`): after five runs
-    /// PostgreSQL may switch a prepared statement to a generic plan that cannot know the array
-    /// holds 2,000 ids, and one such plan took a read storm's batch from milliseconds to 20 s of
-    /// CPU. A batch runs its statements once for many requests, so planning them is cheap.
-    public func pipelinedTransaction(_ statements: [(sql: String, params: [String?])],
-                                     mode: String = "READ COMMITTED", customPlans: Bool = false,
-                                     timeout: Double = 60) throws(PostgresError) -> [PGResult] {
-        let opening: [(sql: String, params: [String?])] = [("BEGIN ISOLATION LEVEL \(mode)", [])]
-            + (customPlans ? [("SET LOCAL plan_cache_mode = force_custom_plan", [])] : [])
-        do {
-            let results = try pipeline(opening + statements + [("COMMIT", [])], timeout: timeout,
-                                       mayCommit: !mode.hasSuffix("READ ONLY"))
-            return Array(results.dropFirst(opening.count).dropLast())
-        } catch {
-            if isHealthy { _ = try? execute("ROLLBACK") }
-            throw error
-        }
-    }
-
     // MARK: LISTEN/NOTIFY
 
     /// Reads what arrived on the socket and returns the payloads of pending notifications
@@ -410,7 +306,7 @@ public final class PGConnection {
 
     // MARK: helpers
 
-    private static func errorMessage(_ conn: OpaquePointer) -> String {
+    static func errorMessage(_ conn: OpaquePointer) -> String {
         guard let text = PQerrorMessage(conn) else { return "unknown libpq error" }
         let message = String(cString: text).trimmingCharacters(in: .whitespacesAndNewlines)
         return message.isEmpty ? "unknown libpq error" : message

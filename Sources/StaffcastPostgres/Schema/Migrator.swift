@@ -21,7 +21,8 @@ public struct Migrator {
     /// Brings the database up to `latestVersion`; returns the versions it applied.
     @discardableResult
     public func migrate(_ conn: PGConnection) throws -> [Int] {
-        try conn.query("SELECT pg_advisory_lock(\(Self.lockKey))")
+        // Another server may be migrating (a migration may take up to an hour): wait longer.
+        try conn.query("SELECT pg_advisory_lock(\(Self.lockKey))", timeout: 7_200)
         defer { _ = try? conn.query("SELECT pg_advisory_unlock(\(Self.lockKey))") }
         try conn.execute("""
             CREATE TABLE IF NOT EXISTS schema_migrations (
