@@ -15,8 +15,7 @@ extension HTTPAPI {
             let r = health.readiness
             respond(.json(r.ready ? 200 : 503, r))
         case .metrics:
-            let opsToken = configuration.opsToken.flatMap { $0.isEmpty ? nil : $0 }
-            if configuration.metricsRequireToken, opsToken == nil || token != opsToken {
+            if configuration.metricsRequireToken, !isOpsToken(token) {
                 respond(.error(StaffcastError(.unauthorized, "/metrics needs the ops token as a bearer token.")))
                 return
             }
@@ -27,7 +26,7 @@ extension HTTPAPI {
                 }
             }
         case .status:
-            if let opsToken = configuration.opsToken, !opsToken.isEmpty, token == opsToken {
+            if isOpsToken(token) {
                 opsStatus(respond)
                 return
             }

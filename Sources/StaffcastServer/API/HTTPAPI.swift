@@ -315,14 +315,20 @@ final class HTTPAPI: @unchecked Sendable {
         }
     }
 
+    /// Whether `token` is the configured ops token (an empty setting is no token): the one rule
+    /// for /metrics, /v1/status and the routes that take it.
+    func isOpsToken(_ token: String?) -> Bool {
+        guard let ops = configuration.opsToken, !ops.isEmpty else { return false }
+        return token == ops
+    }
+
     /// Like `runAsUser`, for answers that also need the loops' state: `work` runs on a worker
     /// (identity nil when `allowOpsToken` and the ops token was used) and calls `done` once,
     /// from any thread.
     func runOnWorker(_ token: String?, allowOpsToken: Bool, _ respond: @escaping Respond,
                              _ work: @escaping @Sendable (Store, Identity?, @escaping Respond) throws -> Void) {
         guard acceptsRequests(respond) else { return }
-        let opsToken = configuration.opsToken.flatMap { $0.isEmpty ? nil : $0 }
-        let isOps = allowOpsToken && opsToken != nil && token == opsToken
+        let isOps = allowOpsToken && isOpsToken(token)
         var identity: Identity?
         if !isOps {
             guard let token, !token.isEmpty else {
