@@ -217,7 +217,10 @@ if [ -n "${PG_STATEMENTS:-}" ]; then
   psql -X -q -v ON_ERROR_STOP=1 "$DB_URL" -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" >>"$DATA/pgss.log" 2>&1 \
     || { echo "PG_STATEMENTS: $(tail -n 3 "$DATA/pgss.log")" >&2; exit 1; }
 fi
-"$SC" serve --config "$DATA/bench.yaml" --listen "127.0.0.1:$PORT" > "$DATA/serve.log" 2>&1 &
+# SERVER_NOFILE: the server's own descriptor limit (soft and hard), e.g. to measure what the size
+# of libwebsockets' descriptor table (it has one entry per allowed descriptor) costs a connect.
+( if [ -n "${SERVER_NOFILE:-}" ]; then ulimit -n "$SERVER_NOFILE"; fi
+  exec "$SC" serve --config "$DATA/bench.yaml" --listen "127.0.0.1:$PORT" ) > "$DATA/serve.log" 2>&1 &
 SERVER=$!
 ready=no
 for _ in $(seq 1 150); do

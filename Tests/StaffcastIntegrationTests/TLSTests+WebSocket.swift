@@ -5,7 +5,7 @@ import StaffcastCore
 import StaffcastServer
 import XCTest
 
-/// wss served on the TLS connection itself (`ServiceLoop+WSS`, `WebSocketFrameReader`): the
+/// wss served on the TLS connection itself (`ServiceLoop+FramedWebSockets`, `WebSocketFrameReader`): the
 /// same protocol as ws — live fan-out, heartbeats both ways, 4401, graceful close, RFC 6455's
 /// rules with their close codes — and one descriptor per connection (no socket pairs).
 extension TLSTests {

@@ -23,7 +23,8 @@ final class LWSContext {
     private(set) var context: OpaquePointer?
     private(set) var vhost: OpaquePointer?
     /// The vhost that holds the certificate, when TLS is configured: accepted sockets are
-    /// adopted there as raw TLS sockets (`ServiceLoop+TLS`, `ServiceLoop+WSS`).
+    /// adopted there as raw TLS sockets (`ServiceLoop+TLS`, `ServiceLoop+FramedWebSockets`); plain
+    /// WebSockets are raw sockets of `vhost`.
     private(set) var tlsVhost: OpaquePointer?
     private let protocols: UnsafeMutablePointer<lws_protocols>
     private let protocolName: UnsafeMutablePointer<CChar>
@@ -62,11 +63,11 @@ final class LWSContext {
         protocols.initialize(repeating: lws_protocols(), count: 2) // the zeroed second entry ends the table
         protocols[0].name = UnsafePointer(protocolName)
         protocols[0].callback = lwsCallback
-        protocols[0].per_session_data_size = MemoryLayout<Int>.size
-        // Small: it is allocated per WebSocket (1 KiB here took idle memory from 6.9 to 3.9 KiB per
-        // connection in bench/); a larger client frame arrives in fragments,
-        // which the engine assembles (up to `Limits.maxFrameBytes`).
-        protocols[0].rx_buffer_size = 1_024
+        // No per-connection memory of libwebsockets' own: every socket here is a raw one, whose
+        // reads land in the context's shared buffer; staffcast keeps its state per WebSocket
+        // (`FramedWebSocket`).
+        protocols[0].per_session_data_size = 0
+        protocols[0].rx_buffer_size = 0
 
         // Heartbeats are the engine's own, which measure round trips. lws's "validity" timers are
         // off (hangup 0): it re-inserts a timer into a sorted list on every confirmation, which
@@ -79,17 +80,12 @@ final class LWSContext {
         destroyed.initialize(to: nil)
 
         var info = lws_context_creation_info()
-        // UTF-8 checked in text messages (1007 when it is not), as staffcast's own framing does
-        // for wss (`WebSocketFrameReader`): RFC 6455 8.1, and the same rule on both.
-        info.options = UInt64(LWS_SERVER_OPTION_EXPLICIT_VHOSTS) | UInt64(LWS_SERVER_OPTION_VALIDATE_UTF8)
+        info.options = UInt64(LWS_SERVER_OPTION_EXPLICIT_VHOSTS)
         if configuration.tlsEnabled { info.options |= UInt64(LWS_SERVER_OPTION_DO_SSL_GLOBAL_INIT) }
         info.user = user
         info.port = Int32(staffcast_lws_no_listen())
         info.protocols = UnsafePointer(protocols)
         info.timeout_secs = 10
-        // The upgrade's header values as libwebsockets stores them: room for the 8 KiB the HTTP
-        // front admits (`HTTPConnectionLimits.maxUpgradeBytes`), held only during a handshake.
-        info.max_http_header_data = 16_384
         info.fd_limit_per_thread = 0
         info.pcontext = destroyed
         // The TLS check's throwaway context (no user) never serves: no loop for it.
@@ -126,7 +122,6 @@ final class LWSContext {
         vinfo.protocols = UnsafePointer(protocols)
         vinfo.retry_and_idle_policy = UnsafePointer(retry)
         vinfo.timeout_secs = 10
-        vinfo.max_http_header_data = 16_384
         vinfo.vhost_name = UnsafePointer(vhostName)
         guard let vh = lws_create_vhost(ctx, &vinfo) else {
             destroy()
@@ -230,16 +225,15 @@ final class LWSContext {
         }
     }
 
-    /// Hands an accepted socket, with the request bytes already read from it, to
-    /// libwebsockets for the WebSocket handshake. On failure libwebsockets has closed `fd`.
-    func adopt(_ fd: Int32, alreadyRead bytes: [UInt8]) throws(SocketError) {
-        guard let vhost else { throw SocketError(operation: "no vhost", code: 0) }
-        let wsi = bytes.withUnsafeBufferPointer { buf in
-            buf.baseAddress!.withMemoryRebound(to: CChar.self, capacity: buf.count) {
-                lws_adopt_socket_vhost_readbuf(vhost, fd, $0, buf.count)
-            }
+    /// Hands an accepted plain socket to libwebsockets as a raw socket (a WebSocket from now
+    /// on, framed by staffcast). Returns its wsi; on failure libwebsockets has closed `fd`.
+    func adoptRaw(_ fd: Int32) throws(SocketError) -> OpaquePointer {
+        guard let vhost, let wsi = staffcast_lws_adopt_raw_socket(vhost, fd, protocolName, 0) else {
+            throw SocketError(operation: "libwebsockets refused the connection", code: 0)
         }
-        guard wsi != nil else { throw SocketError(operation: "libwebsockets refused the connection", code: 0) }
+        // Its deadlines are the engine's (heartbeats, write stalls), not an adoption timeout.
+        lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
+        return wsi
     }
 
     /// Adopts an accepted socket as a raw socket on the TLS vhost: libwebsockets does the
@@ -269,9 +263,7 @@ private let lwsLogger = Logger(label: "staffcast.lws")
 
 /// Sends libwebsockets' own warnings and errors into swift-log.
 private func lwsLogEmit(_ level: Int32, _ line: UnsafePointer<CChar>?) {
-    // lws 4.1 reports every adoption with a read buffer at error level; it is not one.
-    // (Checked on the C string: this runs once per WebSocket in a reconnect storm.)
-    guard let line, strstr(line, "socket_readbuf: calling service") == nil else { return }
+    guard let line else { return }
     let text = String(cString: line).trimmingCharacters(in: .whitespacesAndNewlines)
     if text.isEmpty { return }
     if level & Int32(LLL_ERR) != 0 {

@@ -44,7 +44,6 @@ extension ServiceLoop {
                 }
                 return
             }
-            if let stale = adopted.removeValue(forKey: fd) { gatekeeper.release(stale.admission) }
             let peerText = String(decoding: peer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             if configuration.tlsEnabled {
                 acceptTLS(fd, peer: peerText)
@@ -249,26 +248,15 @@ extension ServiceLoop {
         }
     }
 
-    /// The connection caps (`Gatekeeper.admit`): an admitted upgrade goes to libwebsockets
-    /// with the bytes read so far, which does the handshake and framing from then on.
+    /// The connection caps (`Gatekeeper.admit`): an admitted upgrade becomes a WebSocket
+    /// (`upgrade`), a refused one gets its answer.
     func admit(_ head: HTTPRequestHead, _ connection: HTTPConnection) {
         switch gatekeeper.admit(token: head.bearerToken) {
         case .failure(let error):
             logRefusedUpgrade(connection, error)
             perform(connection.machine.upgradeRefused(error), on: connection)
         case .success(let admission):
-            if let tls = connection.tls { return upgradeTLS(connection, tls, head, admission: admission) }
-            let fd = connection.fd
-            let bytes = connection.machine.handOver()
-            http[fd] = nil
-            poller?.remove(fd)
-            adopted[fd] = (admission, Self.monotonicNow())
-            do {
-                try lws?.adopt(fd, alreadyRead: bytes)
-            } catch {
-                if let entry = adopted.removeValue(forKey: fd) { gatekeeper.release(entry.admission) }
-                logger.warning("websocket handshake not started", metadata: ["error": "\(error)"])
-            }
+            upgrade(connection, head, admission: admission)
         }
     }
 

@@ -12,8 +12,8 @@ import Foundation
 /// closed and its OpenSSL state freed), and an answer is written whole before a
 /// `Connection: close` closes the socket.
 ///
-/// An admitted WebSocket upgrade stays on that wsi too (`ServiceLoop+WSS`): libwebsockets 4.1
-/// cannot turn a raw socket into one of its WebSockets, so staffcast frames it itself.
+/// An admitted WebSocket upgrade stays on that wsi too, framed by staffcast as every WebSocket
+/// is (`ServiceLoop+FramedWebSockets`).
 extension ServiceLoop {
     /// Bytes handed to `lws_write` at a time (one TLS record's worth).
     static let tlsChunk = 16_384

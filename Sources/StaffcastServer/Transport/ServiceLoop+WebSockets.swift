@@ -3,24 +3,11 @@ import CStaffcastSocket
 import Foundation
 import StaffcastCore
 
-/// The WebSockets of a service loop (ws once libwebsockets has done the handshake; wss served
-/// on their TLS wsi, `ServiceLoop+WSS`): opened,
-/// written (frames the engine hands out, pings), closed, and the engine's actions and notices
-/// carried out. Runs on the loop's thread only.
+/// What every WebSocket of a service loop goes through, ws or wss
+/// (`ServiceLoop+FramedWebSockets` reads their frames): opened, written (frames the engine
+/// hands out, pings), closed, and the engine's actions and notices carried out. Runs on the
+/// loop's thread only.
 extension ServiceLoop {
-    static func connectionID(_ user: UnsafeMutableRawPointer?) -> Int? {
-        guard let id = user?.load(as: Int.self), id != 0 else { return nil }
-        return id
-    }
-
-    func established(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
-        guard let admission = upgrading.removeValue(forKey: UInt(bitPattern: wsi)), let user else { return -1 }
-        let id = newConnectionID()
-        user.storeBytes(of: id, as: Int.self)
-        opened(id, wsi, admission, peer: LWSContext.peer(wsi))
-        return 0
-    }
-
     /// Connection ids are unique across loops: the loop's index in the low bits.
     func newConnectionID() -> Int {
         defer { nextConnection += 1 }
@@ -42,45 +29,41 @@ extension ServiceLoop {
                                                     "peer": "\(peer)", "loop": LogValue.number(index)])
     }
 
-    func writable(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) -> Int32 {
-        guard let id = Self.connectionID(user) else { return -1 }
-        return write(engine.writable(id, now: Self.monotonicNow()), id, wsi, wss: nil)
-    }
-
-    /// Carries out a write step of the engine on a WebSocket: a libwebsockets one, or one
-    /// served on its TLS wsi (`wss`), whose ping and close frames are written whole here.
-    /// -1: libwebsockets closes the socket.
-    func write(_ step: WriteStep<OutFrame>, _ id: Int, _ wsi: OpaquePointer, wss socket: TLSWebSocket?) -> Int32 {
-        if let socket {
-            switch step {
-            case .ping(let more):
-                if !writeRaw(wsi, WebSocketControlFrame.heartbeat) { return -1 }
-                if more { lws_callback_on_writable(wsi) }
-                return 0
-            case .close(let code, let reason):
-                return wssClose(socket, code: code, reason: reason)
-            case .idle, .frames:
-                break // as for every WebSocket, below
+    /// Carries out a write step of the engine on a WebSocket; the `101` still waiting goes out
+    /// in front of the first frames, in the same write. -1: the write failed (the caller resets
+    /// the socket).
+    func write(_ step: WriteStep<OutFrame>, _ socket: FramedWebSocket) -> Int32 {
+        let wsi = socket.wsi
+        var answer = socket.handshakeAnswer
+        socket.handshakeAnswer = nil
+        if let bytes = answer {
+            // Alone when there are no frames to go with it, or they would not fit behind it.
+            var fits = false
+            if case .frames(let frames, _) = step {
+                fits = bytes.count + frames.reduce(0) { $0 + $1.wireLength } <= configuration.engine.maxWriteBytes
+            }
+            if !fits {
+                if !writeRaw(wsi, bytes) { return -1 }
+                answer = nil
             }
         }
         switch step {
         case .idle:
             return 0
         case .ping(let more):
-            // Through lws's own ping framing (in this loop's scratch buffer), so that lws
-            // hands the peer's pong back as LWS_CALLBACK_RECEIVE_PONG.
-            let payload = writeBuffer + OutFrame.headroom
-            payload[0] = UInt8(ascii: "h")
-            payload[1] = UInt8(ascii: "b")
-            if lws_write(wsi, payload, 2, LWS_WRITE_PING) < 2 { return -1 }
+            if !writeRaw(wsi, WebSocketControlFrame.heartbeat) { return -1 }
             if more { lws_callback_on_writable(wsi) }
             return 0
         case .frames(let frames, let more):
-            if frames.count == 1 {
+            if frames.count == 1, answer == nil {
                 if !write(wsi, frames[0].wire, frames[0].wireLength) { return -1 }
             } else {
                 // Several frames, one write: they share one send() instead of one each.
                 var offset = OutFrame.headroom
+                if let answer {
+                    answer.withUnsafeBufferPointer { (writeBuffer + offset).update(from: $0.baseAddress!, count: $0.count) }
+                    offset += answer.count
+                }
                 for frame in frames {
                     (writeBuffer + offset).update(from: frame.wire, count: frame.wireLength)
                     offset += frame.wireLength
@@ -93,16 +76,14 @@ extension ServiceLoop {
             if lws_partial_buffered(wsi) != 0 {
                 // The socket took part of it; lws keeps the rest and calls back once it is
                 // sent. Until then the engine's write-stall deadline runs.
-                engine.writeIncomplete(id)
+                engine.writeIncomplete(socket.id)
                 lws_callback_on_writable(wsi)
             } else if more {
                 lws_callback_on_writable(wsi)
             }
             return 0
         case .close(let code, let reason):
-            var bytes = Array(reason.utf8.prefix(120))
-            lws_close_reason(wsi, lws_close_status(rawValue: UInt32(code)), &bytes, bytes.count)
-            return -1
+            return framedClose(socket, code: code, reason: reason)
         }
     }
 
@@ -111,12 +92,6 @@ extension ServiceLoop {
     /// libwebsockets keeps and sends before the next writable callback.
     func write(_ wsi: OpaquePointer, _ bytes: UnsafePointer<UInt8>, _ count: Int) -> Bool {
         lws_write(wsi, UnsafeMutablePointer(mutating: bytes), count, staffcast_lws_write_raw()) >= count
-    }
-
-    func closed(_ wsi: OpaquePointer, _ user: UnsafeMutableRawPointer?) {
-        guard let id = Self.connectionID(user) else { return }
-        forget(id)
-        user?.storeBytes(of: 0, as: Int.self)
     }
 
     /// A WebSocket (ws or wss) has closed: the engine forgets it and its slot is released.
@@ -145,7 +120,7 @@ extension ServiceLoop {
                 // kernel's send queue (and libwebsockets' buffer) for minutes otherwise.
                 let fd = lws_get_socket_fd(wsi)
                 if fd >= 0 { sc_set_linger_zero(fd) }
-                wss[UInt(bitPattern: wsi)]?.ended = true
+                framed[UInt(bitPattern: wsi)]?.ended = true
                 lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, staffcast_lws_kill_async())
             case .pauseReading(let id):
                 if let wsi = sockets[id]?.wsi { lws_rx_flow_control(wsi, 0) }

@@ -16,10 +16,9 @@ import Synchronization
 ///
 /// HTTP runs on the loop's own epoll set, which libwebsockets watches as a raw file, by the rules
 /// of each connection's `HTTPConnectionMachine` (`+HTTPFront`); a WebSocket upgrade that the
-/// gatekeeper admits is handed to libwebsockets with the bytes already read
-/// (`lws_adopt_socket_vhost_readbuf`) — over TLS it stays on its TLS wsi, framed by staffcast
-/// (`ServiceLoop+WSS`) — and a refused one gets a whole HTTP/1.1 response (401, 429, 503)
-/// before the socket closes.
+/// gatekeeper admits is handed to libwebsockets as a raw socket (over TLS it stays on its TLS
+/// wsi) and framed by staffcast (`ServiceLoop+FramedWebSockets`); a refused one gets a whole
+/// HTTP/1.1 response (400, 401, 429, 503) before the socket closes.
 final class ServiceLoop: @unchecked Sendable {
     typealias Work = @Sendable (ServiceLoop) -> Void
 
@@ -48,10 +47,6 @@ final class ServiceLoop: @unchecked Sendable {
     var acceptPaused = false
     var http: [Int32: HTTPConnection] = [:]
     var nextSerial = 1
-    /// Admitted upgrades handed to libwebsockets, by descriptor, until the handshake is
-    /// confirmed; then by wsi until `ESTABLISHED`. Stale ones are released by `tick`.
-    var adopted: [Int32: (admission: Gatekeeper.Admission, at: Double)] = [:]
-    var upgrading: [UInt: Gatekeeper.Admission] = [:]
     /// Open WebSockets: their wsi and the slot they hold.
     var sockets: [Int: (wsi: OpaquePointer, admission: Gatekeeper.Admission)] = [:]
     var nextConnection = 1
@@ -65,11 +60,12 @@ final class ServiceLoop: @unchecked Sendable {
     var backlog: [Work] = []
     var backlogHead = 0
     var writeBuffer: UnsafeMutablePointer<UInt8>
-    /// TLS only: HTTP connections by their TLS wsi (`ServiceLoop+TLS`); WebSockets served on
-    /// their TLS wsi (`ServiceLoop+WSS`); the scratch buffer (LWS_PRE in front) for bytes
-    /// written through TLS.
+    /// TLS only: HTTP connections by their TLS wsi (`ServiceLoop+TLS`).
     var tlsHTTP: [UInt: HTTPConnection] = [:]
-    var wss: [UInt: TLSWebSocket] = [:]
+    /// Every WebSocket, by its wsi (`ServiceLoop+FramedWebSockets`).
+    var framed: [UInt: FramedWebSocket] = [:]
+    /// The scratch buffer (LWS_PRE in front) for bytes written whole through libwebsockets:
+    /// TLS records of HTTP answers, and WebSocket control frames.
     let tlsBuffer: UnsafeMutablePointer<UInt8>
     var draining = false
     var exitRequested = false
@@ -179,55 +175,24 @@ final class ServiceLoop: @unchecked Sendable {
         case LWS_CALLBACK_RAW_ADOPT_FILE, LWS_CALLBACK_RAW_CLOSE_FILE, LWS_CALLBACK_RAW_WRITEABLE_FILE, LWS_CALLBACK_RAW_ADOPT:
             return 0
         case LWS_CALLBACK_RAW_RX:
+            if let socket = framed[UInt(bitPattern: wsi)] { return framedReceived(socket, input, length) }
             if let connection = tlsHTTP[UInt(bitPattern: wsi)] { return tlsReceived(connection, wsi, input, length) }
-            if let socket = wss[UInt(bitPattern: wsi)] { return wssReceived(socket, input, length) }
             return -1
         case LWS_CALLBACK_RAW_WRITEABLE:
+            if let socket = framed[UInt(bitPattern: wsi)] { return framedWritable(socket) }
             if let connection = tlsHTTP[UInt(bitPattern: wsi)] {
                 flush(connection)
                 return 0
             }
-            if let socket = wss[UInt(bitPattern: wsi)] { return wssWritable(socket) }
             return -1
         case LWS_CALLBACK_RAW_CLOSE:
             tlsClosed(wsi)
-            wssClosed(wsi)
-            return 0
-        case LWS_CALLBACK_HTTP_CONFIRM_UPGRADE:
-            let fd = lws_get_socket_fd(wsi)
-            guard let entry = adopted.removeValue(forKey: fd) else { return -1 }
-            upgrading[UInt(bitPattern: wsi)] = entry.admission
-            return 0
-        case LWS_CALLBACK_ESTABLISHED:
-            return established(wsi, user)
-        case LWS_CALLBACK_RECEIVE:
-            guard let id = Self.connectionID(user) else { return -1 }
-            let final = lws_is_final_fragment(wsi) != 0 && lws_remaining_packet_payload(wsi) == 0
-            let bytes = UnsafeRawBufferPointer(start: input, count: input == nil ? 0 : length)
-            frameReceivedAt = MessageTracer.now()
-            perform(engine.received(id, bytes, final: final, binary: lws_frame_is_binary(wsi) != 0, now: Self.monotonicNow()))
-            return 0
-        case LWS_CALLBACK_RECEIVE_PONG:
-            if let id = Self.connectionID(user) {
-                let now = Self.monotonicNow()
-                engine.pongReceived(id, now: now)
-                if let rtt = engine.connection(id)?.lastRTT { metrics.heartbeatRTT.recordSeconds(rtt) }
-            }
-            return 0
-        case LWS_CALLBACK_SERVER_WRITEABLE:
-            return writable(wsi, user)
-        case LWS_CALLBACK_CLOSED:
-            closed(wsi, user)
+            framedClosed(wsi)
             return 0
         case LWS_CALLBACK_WSI_DESTROY:
             if !tlsHTTP.isEmpty { tlsClosed(wsi) }
-            if !wss.isEmpty { wssClosed(wsi) }
-            if let admission = upgrading.removeValue(forKey: UInt(bitPattern: wsi)) { gatekeeper.release(admission) }
+            if !framed.isEmpty { framedClosed(wsi) }
             return 0
-        case LWS_CALLBACK_HTTP:
-            // Only admitted upgrades reach libwebsockets; a plain request here means the
-            // handshake was not a valid WebSocket one.
-            return -1
         default:
             return lws_callback_http_dummy(wsi, reason, user, input, length)
         }
@@ -245,13 +210,9 @@ final class ServiceLoop: @unchecked Sendable {
             let fd = lws_get_socket_fd(socket.wsi)
             if fd >= 0 { engine.socketQueued(id, bytes: Int(max(0, sc_send_queue(fd))), now: now) }
         }
-        if !wss.isEmpty { wssTick(now: now) }
+        framedTick(now: now)
         perform(engine.tick(now: now, wall: Date()))
         for connection in Array(http.values) { tick(connection, now: now) }
-        for (fd, entry) in adopted where now - entry.at > configuration.headerTimeout {
-            adopted[fd] = nil
-            gatekeeper.release(entry.admission)
-        }
     }
 
     /// Graceful stop: no new connections, WebSockets flushed and closed with 1001, HTTP

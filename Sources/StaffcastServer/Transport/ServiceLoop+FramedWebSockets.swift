@@ -4,26 +4,30 @@ import Crypto
 import Foundation
 import StaffcastCore
 
-/// WebSockets over TLS on a service loop, served on the TLS wsi that carried the upgrade
-/// request (`TLSWebSocket`). Runs on the loop's thread only.
+/// The WebSockets of a service loop, ws and wss alike, served on a raw libwebsockets wsi
+/// (`FramedWebSocket`): the plain socket the HTTP front hands over at the upgrade, or the TLS
+/// wsi that carried the upgrade request. Runs on the loop's thread only.
 ///
-/// libwebsockets does the TLS (decrypted reads as `LWS_CALLBACK_RAW_RX`, `lws_write` with
-/// `LWS_WRITE_RAW` for writes, keeping what the socket does not take); staffcast does the
-/// WebSocket: the `101` answer (`WebSocketHandshake`), reading frames
-/// (`WebSocketFrameReader`) and writing them. The engine sees the same events as for a ws
-/// connection — received data, pongs, writable — and its write steps are carried out by the
-/// same `write` (frames as they are, several in one write), so heartbeats, the write-stall
-/// deadline (the socket's own kernel queue, `SIOCOUTQ`), 4401, 4008 and graceful close are the
-/// same; a drop resets the TCP socket at once.
+/// libwebsockets moves the bytes (and does the TLS: decrypted reads as `LWS_CALLBACK_RAW_RX`,
+/// `lws_write` with `LWS_WRITE_RAW` for writes, keeping what the socket does not take);
+/// staffcast does the WebSocket: the `101` answer (`WebSocketHandshake`), reading frames
+/// (`WebSocketFrameReader`) and writing them. Why not libwebsockets' own WebSockets for plain
+/// connections: the HTTP front has already read and checked the upgrade request, which
+/// libwebsockets would parse again, and its `101` would be a write of its own before `hello`;
+/// here both leave in one write (a third of a reconnect storm's sends). The engine's write
+/// steps are carried out by `write` (frames as they are, several in one write), so
+/// heartbeats, the write-stall deadline (the socket's own kernel queue, `SIOCOUTQ`), 4401,
+/// 4008 and graceful close are the same on both; a drop resets the TCP socket at once.
 extension ServiceLoop {
     /// Seconds the peer has to answer our close frame before the socket is closed anyway.
-    static let wssCloseGrace = 5.0
+    static let closeGrace = 5.0
 
-    /// An admitted upgrade on a TLS connection: its handshake fields are checked here
-    /// (libwebsockets checks them for plain WebSockets; a bad one gets 400 with a sentence), the
-    /// `101` goes out on the same wsi, which from now on is a WebSocket the engine knows; bytes
-    /// that came after the request head are its first frames.
-    func upgradeTLS(_ connection: HTTPConnection, _ wsi: OpaquePointer, _ head: HTTPRequestHead, admission: Gatekeeper.Admission) {
+    /// An admitted upgrade: its handshake fields are checked here (a bad one gets 400 with a
+    /// sentence), a plain socket goes from the HTTP front's epoll set to libwebsockets as a raw
+    /// socket (a TLS one is already there), and from now on it is a WebSocket the engine knows;
+    /// the `101` goes out in front of `hello`, and bytes that came after the request head are
+    /// its first frames.
+    func upgrade(_ connection: HTTPConnection, _ head: HTTPRequestHead, admission: Gatekeeper.Admission) {
         let accepted: WebSocketHandshake.Accepted
         switch WebSocketHandshake.check(head, subprotocol: LWSContext.subprotocol) {
         case .failure(let error):
@@ -38,30 +42,39 @@ extension ServiceLoop {
         var rest: [UInt8] = []
         if case .upgrade(_, let headLength) = HTTPRequestParser().parse(bytes), bytes.count > headLength { rest = Array(bytes[headLength...]) }
         http[connection.fd] = nil
-        tlsHTTP[UInt(bitPattern: wsi)] = nil
-        let answer = WebSocketHandshake.response(accepted) { Array(Insecure.SHA1.hash(data: $0)) }
-        guard writeRaw(wsi, answer) else {
-            gatekeeper.release(admission)
-            sc_set_linger_zero(connection.fd)
-            lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, staffcast_lws_kill_async())
-            return
+        let wsi: OpaquePointer
+        if let tls = connection.tls {
+            tlsHTTP[UInt(bitPattern: tls)] = nil
+            wsi = tls
+        } else {
+            poller?.remove(connection.fd)
+            do throws(SocketError) {
+                guard let lws else { throw SocketError(operation: "the loop is stopping", code: 0) }
+                wsi = try lws.adoptRaw(connection.fd)
+            } catch {
+                gatekeeper.release(admission)
+                logger.warning("websocket not started", metadata: ["peer": "\(connection.peer)", "error": "\(error)"])
+                return
+            }
         }
         if readPaused { lws_rx_flow_control(wsi, 1) }
-        let socket = TLSWebSocket(wsi: wsi, id: newConnectionID())
-        wss[UInt(bitPattern: wsi)] = socket
+        let answer = WebSocketHandshake.response(accepted) { Array(Insecure.SHA1.hash(data: $0)) }
+        let socket = FramedWebSocket(wsi: wsi, id: newConnectionID(), handshakeAnswer: answer)
+        framed[UInt(bitPattern: wsi)] = socket
         opened(socket.id, wsi, admission, peer: connection.peer)
+        lws_callback_on_writable(wsi) // the 101, even if the engine had nothing to say yet
         if !rest.isEmpty {
-            _ = rest.withUnsafeBytes { wssRead(socket, $0) }
+            _ = rest.withUnsafeBytes { framedRead(socket, $0) }
         }
     }
 
-    /// Decrypted bytes of a wss connection.
-    func wssReceived(_ socket: TLSWebSocket, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
+    /// Bytes of a WebSocket (decrypted, over TLS).
+    func framedReceived(_ socket: FramedWebSocket, _ input: UnsafeMutableRawPointer?, _ length: Int) -> Int32 {
         guard let input, length > 0 else { return 0 }
-        return wssRead(socket, UnsafeRawBufferPointer(start: input, count: length))
+        return framedRead(socket, UnsafeRawBufferPointer(start: input, count: length))
     }
 
-    func wssRead(_ socket: TLSWebSocket, _ bytes: UnsafeRawBufferPointer) -> Int32 {
+    func framedRead(_ socket: FramedWebSocket, _ bytes: UnsafeRawBufferPointer) -> Int32 {
         guard !socket.ended else { return 0 }
         let now = Self.monotonicNow()
         for event in socket.reader.read(bytes) {
@@ -100,18 +113,23 @@ extension ServiceLoop {
         return 0
     }
 
-    /// A wss connection can take bytes: a pong first, then a pending close, else what the
-    /// engine has; a finished connection is closed once libwebsockets holds nothing of it.
-    func wssWritable(_ socket: TLSWebSocket) -> Int32 {
+    /// A WebSocket can take bytes: the `101` first (with the engine's first frames when they
+    /// fit), a pong, then a pending close, else what the engine has; a finished connection is
+    /// closed once libwebsockets holds nothing of it.
+    func framedWritable(_ socket: FramedWebSocket) -> Int32 {
         let wsi = socket.wsi
         guard !socket.ended else { return 0 }
         if lws_partial_buffered(wsi) != 0 {
             lws_callback_on_writable(wsi)
             return 0
         }
+        if let answer = socket.handshakeAnswer, socket.pong != nil || socket.isClosing {
+            socket.handshakeAnswer = nil
+            if !writeRaw(wsi, answer) { return framedEnd(socket, reset: true) }
+        }
         if let pong = socket.pong {
             socket.pong = nil
-            if !writeRaw(wsi, pong) { return wssEnd(socket, reset: true) }
+            if !writeRaw(wsi, pong) { return framedEnd(socket, reset: true) }
             if lws_partial_buffered(wsi) != 0 {
                 lws_callback_on_writable(wsi)
                 return 0
@@ -120,21 +138,21 @@ extension ServiceLoop {
         if let close = socket.closeFrame {
             socket.closeFrame = nil
             socket.closeSentAt = Self.monotonicNow()
-            if !writeRaw(wsi, close) { return wssEnd(socket, reset: true) }
+            if !writeRaw(wsi, close) { return framedEnd(socket, reset: true) }
         }
         if socket.isClosing {
             if socket.endWhenFlushed {
-                if lws_partial_buffered(wsi) != 0 { lws_callback_on_writable(wsi) } else { return wssEnd(socket, reset: false) }
+                if lws_partial_buffered(wsi) != 0 { lws_callback_on_writable(wsi) } else { return framedEnd(socket, reset: false) }
             }
             return 0
         }
-        let result = write(engine.writable(socket.id, now: Self.monotonicNow()), socket.id, wsi, wss: socket)
-        return result < 0 ? wssEnd(socket, reset: true) : 0
+        let result = write(engine.writable(socket.id, now: Self.monotonicNow()), socket)
+        return result < 0 ? framedEnd(socket, reset: true) : 0
     }
 
-    /// The engine closes a wss connection: the close frame goes out, then the peer has
-    /// `wssCloseGrace` to answer it (`wssTick`).
-    func wssClose(_ socket: TLSWebSocket, code: UInt16, reason: String) -> Int32 {
+    /// The engine closes a WebSocket: the close frame goes out, then the peer has
+    /// `closeGrace` to answer it (`framedTick`).
+    func framedClose(_ socket: FramedWebSocket, code: UInt16, reason: String) -> Int32 {
         guard socket.closeSentAt == nil else { return 0 }
         socket.closeFrame = WebSocketControlFrame.close(code: code, reason: reason)
         lws_callback_on_writable(socket.wsi)
@@ -142,8 +160,8 @@ extension ServiceLoop {
     }
 
     /// Closes the socket (libwebsockets sends close_notify and closes it; with `reset`, a TCP
-    /// reset instead). `LWS_CALLBACK_RAW_CLOSE` then forgets the connection (`wssClosed`).
-    func wssEnd(_ socket: TLSWebSocket, reset: Bool) -> Int32 {
+    /// reset instead). `LWS_CALLBACK_RAW_CLOSE` then forgets the connection (`framedClosed`).
+    func framedEnd(_ socket: FramedWebSocket, reset: Bool) -> Int32 {
         guard !socket.ended else { return 0 }
         socket.ended = true
         if reset {
@@ -155,15 +173,15 @@ extension ServiceLoop {
     }
 
     /// Once a tick: a peer that did not answer our close in time is closed.
-    func wssTick(now: Double) {
-        for socket in wss.values where !socket.ended {
-            if let sent = socket.closeSentAt, now - sent >= Self.wssCloseGrace { _ = wssEnd(socket, reset: false) }
+    func framedTick(now: Double) {
+        for socket in framed.values where !socket.ended {
+            if let sent = socket.closeSentAt, now - sent >= Self.closeGrace { _ = framedEnd(socket, reset: false) }
         }
     }
 
-    /// libwebsockets closed a wss wsi (either side, a drop, the context's end).
-    func wssClosed(_ wsi: OpaquePointer) {
-        guard let socket = wss.removeValue(forKey: UInt(bitPattern: wsi)) else { return }
+    /// libwebsockets closed a WebSocket's wsi (either side, a drop, the context's end).
+    func framedClosed(_ wsi: OpaquePointer) {
+        guard let socket = framed.removeValue(forKey: UInt(bitPattern: wsi)) else { return }
         socket.ended = true
         forget(socket.id)
     }
