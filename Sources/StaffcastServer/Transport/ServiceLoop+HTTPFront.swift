@@ -86,11 +86,12 @@ extension ServiceLoop {
     }
 
     func read(_ connection: HTTPConnection) {
-        var chunk = [UInt8](repeating: 0, count: 16_384)
+        // Into the loop's read buffer: the machine copies what it keeps.
+        let chunk = readBuffer
         while connection.machine.wantsInput, http[connection.fd] === connection {
-            let n = chunk.withUnsafeMutableBytes { sc_read(connection.fd, $0.baseAddress, $0.count) }
+            let n = sc_read(connection.fd, chunk.baseAddress, chunk.count)
             if n > 0 {
-                perform(connection.machine.received(chunk[0..<n], now: Self.monotonicNow()), on: connection)
+                perform(connection.machine.received(UnsafeRawBufferPointer(rebasing: chunk[0..<n]), now: Self.monotonicNow()), on: connection)
                 if n < chunk.count { break }
             } else if n == 0 {
                 perform(connection.machine.peerClosed(), on: connection)

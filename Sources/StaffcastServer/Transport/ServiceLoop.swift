@@ -67,6 +67,8 @@ final class ServiceLoop: @unchecked Sendable {
     /// The scratch buffer (LWS_PRE in front) for bytes written whole through libwebsockets:
     /// TLS records of HTTP answers, and WebSocket control frames.
     let tlsBuffer: UnsafeMutablePointer<UInt8>
+    /// Where plain HTTP sockets are read into (`read`), once per loop instead of per read.
+    let readBuffer: UnsafeMutableRawBufferPointer
     var draining = false
     var exitRequested = false
     /// When the client frame being handed to the engine arrived (wall clock; `MessageTracer`).
@@ -87,11 +89,13 @@ final class ServiceLoop: @unchecked Sendable {
         self.engine = FanoutEngine(configuration: configuration.engine, publishedThrough: publishedThrough, changedThrough: changedThrough)
         writeBuffer = .allocate(capacity: OutFrame.headroom + configuration.engine.maxWriteBytes)
         tlsBuffer = .allocate(capacity: staffcast_lws_pre() + Self.tlsChunk)
+        readBuffer = .allocate(byteCount: 16_384, alignment: 16)
     }
 
     deinit {
         writeBuffer.deallocate()
         tlsBuffer.deallocate()
+        readBuffer.deallocate()
     }
 
     // MARK: any thread
