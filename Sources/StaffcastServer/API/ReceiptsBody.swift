@@ -59,12 +59,7 @@ struct ReceiptsBody: Encodable {
         JSONBytes.appendUUID(receipts.eventID, to: &out)
         JSONBytes.appendKey("message_id", to: &out)
         JSONBytes.appendUUID(receipts.messageID, to: &out)
-        JSONBytes.appendKey("read_by", to: &out)
-        Self.append(receipts.readBy, to: &out)
-        if let page {
-            JSONBytes.appendKey("read_by_left_out", to: &out)
-            JSONBytes.appendInt(page.readLeftOut, to: &out)
-        }
+        Self.appendList("read_by", receipts.readBy, leftOutKey: "read_by_left_out", leftOut: page?.readLeftOut, to: &out)
         JSONBytes.appendKey("read_count", to: &out)
         JSONBytes.appendInt(readCount, to: &out)
         JSONBytes.appendKey("totals", to: &out)
@@ -75,16 +70,25 @@ struct ReceiptsBody: Encodable {
             JSONBytes.appendInt(count, to: &out)
         }
         out.append(UInt8(ascii: "}"))
-        JSONBytes.appendKey("unread_by", to: &out)
-        Self.append(receipts.unreadBy, to: &out)
+        Self.appendList("unread_by", receipts.unreadBy, leftOutKey: "unread_by_left_out", leftOut: page?.unreadLeftOut, to: &out)
         if let page {
-            JSONBytes.appendKey("unread_by_left_out", to: &out)
-            JSONBytes.appendInt(page.unreadLeftOut, to: &out)
             JSONBytes.appendKey("unread_count", to: &out)
             JSONBytes.appendInt(page.unreadCount, to: &out)
         }
         out += Array("}\n".utf8)
         return out
+    }
+
+    /// One of the two lists, then (on a page) how many of it the page left out: `<list>_left_out`
+    /// sorts right after `<list>`, so the two are written together.
+    private static func appendList(_ key: StaticString, _ people: [Receipts.Person], leftOutKey: StaticString, leftOut: Int?,
+                                   to out: inout [UInt8]) {
+        JSONBytes.appendKey(key, to: &out)
+        append(people, to: &out)
+        if let leftOut {
+            JSONBytes.appendKey(leftOutKey, to: &out)
+            JSONBytes.appendInt(leftOut, to: &out)
+        }
     }
 
     private static func append(_ people: [Receipts.Person], to out: inout [UInt8]) {
