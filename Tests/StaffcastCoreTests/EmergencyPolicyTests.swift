@@ -83,6 +83,11 @@ final class EmergencyPolicyTests: XCTestCase {
         let m = StaffMessage(id: UUID(), seq: 4, eventID: event, senderID: UUID(), senderName: "Olivia", message: "Evacuate",
                              messageType: .emergency, priority: .urgent, sentAt: Date(timeIntervalSince1970: 1_800_000_000),
                              expiresAt: nil, read: false, readCount: 0, escalateAfterMinutes: 5)
+        let marked = ServerFrame.markedRead(eventID: event, messageIDs: [r.messageID, UUID()])
+        let markedObject = try XCTUnwrap(try JSONSerialization.jsonObject(with: Data(marked.encoded())) as? [String: Any])
+        XCTAssertEqual(Set(markedObject.keys), ["op", "event_id", "message_ids"])
+        XCTAssertEqual(markedObject["op"] as? String, "marked_read")
+        XCTAssertEqual(try ServerFrame.decode(marked.encoded()), marked)
         let reminder = ServerFrame.reminder(message: m, round: 2)
         XCTAssertEqual(try ServerFrame.decode(reminder.encoded()), reminder)
         let text = String(decoding: reminder.encoded(), as: UTF8.self)

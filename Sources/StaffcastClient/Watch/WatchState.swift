@@ -226,6 +226,23 @@ public struct WatchState: Equatable {
         counted(unreadCount, through: countedThroughSeq, now: now)
     }
 
+    /// `marked_read`: this person read these messages, here or on another device. Each is read
+    /// now and its alarm stops; the count drops by the ones it held as unread (a read asked for
+    /// here is settled again by its own reply, which carries the server's count).
+    public mutating func markedRead(eventID: UUID, messageIDs: [UUID], now: Date = Date()) {
+        guard eventID == self.eventID else { return }
+        for id in messageIDs {
+            alarms.removeAll { $0.messageID == id }
+            guard let i = messages.firstIndex(where: { $0.id == id }), !messages[i].read else { continue }
+            messages[i].read = true
+            messages[i].readCount += 1
+            let counted = restoredUncounted.remove(id) == nil
+            if counted, messages[i].senderID != user?.userID, !messages[i].isExpired(at: now) {
+                unreadCount = max(0, unreadCount - 1)
+            }
+        }
+    }
+
     /// A reply's count, with the unread messages held that its snapshot could not see.
     private mutating func counted(_ reply: Int, through: Int64?, now: Date) {
         unreadCount = CountedUnread.count(reply: reply, countedThroughSeq: through, held: messages, user: user?.userID, now: now)

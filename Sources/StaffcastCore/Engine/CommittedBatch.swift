@@ -75,6 +75,16 @@ public struct CommittedBatch<Frame: WireFrame>: Sendable {
         public init(eventID: UUID, users: [UUID], frame: Frame) { self.eventID = eventID; self.users = users; self.frame = frame }
     }
 
+    /// Someone read messages of an event, on one of their devices: the `marked_read` frame goes
+    /// to all their connections subscribed to it, so a second device stops counting (and
+    /// ringing for) what was read on the first.
+    public struct MarkedRead: Sendable {
+        public var userID: UUID
+        public var eventID: UUID
+        public var frame: Frame
+        public init(userID: UUID, eventID: UUID, frame: Frame) { self.userID = userID; self.eventID = eventID; self.frame = frame }
+    }
+
     /// Tokens that stopped being valid: their open WebSockets are closed with 4401.
     public var revokedTokens: Set<TokenDigest>
     public var access: [Access]
@@ -84,17 +94,19 @@ public struct CommittedBatch<Frame: WireFrame>: Sendable {
     public var eventFrames: [EventFrame]
     public var receipts: [Receipt]
     public var reminders: [Reminder]
+    public var markedRead: [MarkedRead]
 
     /// Nothing for a loop to do.
     public var isEmpty: Bool {
         revokedTokens.isEmpty && access.isEmpty && messages.isEmpty && notifications.isEmpty && eventFrames.isEmpty
-            && receipts.isEmpty && reminders.isEmpty
+            && receipts.isEmpty && reminders.isEmpty && markedRead.isEmpty
     }
 
     public init(revokedTokens: Set<TokenDigest> = [], access: [Access] = [], messages: [Message] = [],
                 notifications: [Notification] = [], eventFrames: [EventFrame] = [], receipts: [Receipt] = [],
-                reminders: [Reminder] = []) {
+                reminders: [Reminder] = [], markedRead: [MarkedRead] = []) {
         self.eventFrames = eventFrames
+        self.markedRead = markedRead
         self.receipts = receipts
         self.reminders = reminders
         self.revokedTokens = revokedTokens

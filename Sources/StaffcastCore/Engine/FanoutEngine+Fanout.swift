@@ -81,6 +81,11 @@ extension FanoutEngine {
                 if let connection = connections[id] { enqueue(connection, reminder.frame, now: now, into: &actions) }
             }
         }
+        for read in batch.markedRead {
+            for id in reminderAudience(users: [read.userID], event: read.eventID) {
+                if let connection = connections[id] { enqueue(connection, read.frame, now: now, into: &actions) }
+            }
+        }
         return actions
     }
 

@@ -31,6 +31,9 @@ public enum ServerFrame: Sendable, Equatable {
     case accessRevoked(eventID: UUID)
     /// Someone read a message of the event (to its admins and owners).
     case receipt(ReadReceipt)
+    /// The user read these messages of the event, on this device or another (to all their
+    /// connections subscribed to it): each is read now, whatever this device knew.
+    case markedRead(eventID: UUID, messageIDs: [UUID])
     /// A message the user has not read, again (escalation round `round`, from 1).
     case reminder(message: StaffMessage, round: Int)
     case events(ref: String?, events: [EventSummary])
@@ -59,6 +62,7 @@ public enum ServerFrame: Sendable, Equatable {
         case .notificationRead: return "notification_read"
         case .accessRevoked: return "access_revoked"
         case .receipt: return "receipt"
+        case .markedRead: return "marked_read"
         case .reminder: return "reminder"
         case .events: return "events"
         case .pong: return "pong"
@@ -74,7 +78,7 @@ public enum ServerFrame: Sendable, Equatable {
              .history(let ref, _, _, _), .notificationRead(let ref, _), .events(let ref, _), .pong(let ref),
              .error(let ref, _), .answered(let ref, _, _):
             return ref
-        case .hello, .message, .notification, .accessRevoked, .reply, .receipt, .reminder, .pollTally:
+        case .hello, .message, .notification, .accessRevoked, .reply, .receipt, .markedRead, .reminder, .pollTally:
             return nil
         }
     }
@@ -200,6 +204,9 @@ extension ServerFrame: Codable {
             try c.encode(Self.id(r.userID), forKey: Key("user_id"))
             try c.encode(r.displayName, forKey: Key("display_name"))
             try c.encode(r.readCount, forKey: Key("read_count"))
+        case .markedRead(let eventID, let messageIDs):
+            try c.encode(Self.id(eventID), forKey: Key("event_id"))
+            try c.encode(messageIDs.map(Self.id), forKey: Key("message_ids"))
         case .reminder(let m, let round):
             try c.encode(m, forKey: Key("message"))
             try c.encode(round, forKey: Key("round"))
@@ -269,6 +276,8 @@ extension ServerFrame: Codable {
                                         userID: try uuid("user_id"),
                                         displayName: try c.decode(String.self, forKey: Key("display_name")),
                                         readCount: try c.decode(Int.self, forKey: Key("read_count"))))
+        case "marked_read":
+            self = .markedRead(eventID: try uuid("event_id"), messageIDs: try c.decode([UUID].self, forKey: Key("message_ids")))
         case "reminder":
             self = .reminder(message: try c.decode(StaffMessage.self, forKey: Key("message")),
                              round: try c.decode(Int.self, forKey: Key("round")))

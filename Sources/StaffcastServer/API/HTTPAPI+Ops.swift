@@ -30,25 +30,24 @@ extension HTTPAPI {
                 opsStatus(respond)
                 return
             }
+            // (allowOpsToken: the refusal of a missing token names both kinds.)
             runOnWorker(token, allowOpsToken: true, respond) { [loops, reports, workers] store, identity, done in
-                // An owner sees only their own events; the ops token sees every event.
-                let visible: Set<UUID>? = try identity.map { identity in
-                    let owned = try store.ownedEvents(identity.userID)
-                    guard !owned.isEmpty else { throw StaffcastError.forbidden("Status is for owners of an event or the ops token.") }
-                    return owned
-                }
+                // An owner sees only their own events (the ops token, which sees every event, was
+                // answered above without a worker).
+                guard let identity else { throw StaffcastError.forbidden("Status is for owners of an event or the ops token.") }
+                let owned = try store.ownedEvents(identity.userID)
+                guard !owned.isEmpty else { throw StaffcastError.forbidden("Status is for owners of an event or the ops token.") }
                 let latency = try store.ping()
                 loops.collect { all in
-                    let loops = visible.map { only in all.map { $0.restricted(to: only) } } ?? all
+                    let loops = all.map { $0.restricted(to: owned) }
                     // Back to a worker for the events' facts: never query on a loop's thread.
                     let events = Array(Set(loops.flatMap { $0.subscribers.keys }))
                     let queued = workers.submit { session in
                         let facts = (try? session.store().eventFacts(events)) ?? []
-                        done(.json(200, reports.statusSnapshot(loops, facts: facts, databaseLatency: latency,
-                                                              serverWide: visible == nil)))
+                        done(.json(200, reports.statusSnapshot(loops, facts: facts, databaseLatency: latency, serverWide: false)))
                     }
                     if !queued {
-                        done(.json(200, reports.statusSnapshot(loops, facts: [], databaseLatency: latency, serverWide: visible == nil)))
+                        done(.json(200, reports.statusSnapshot(loops, facts: [], databaseLatency: latency, serverWide: false)))
                     }
                 }
             }

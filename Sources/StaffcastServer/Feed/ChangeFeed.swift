@@ -121,7 +121,8 @@ final class ChangeFeed: Sendable {
             reminders: batch.reminders.map { r in
                 .init(eventID: r.message.eventID, users: r.unread,
                       frame: OutFrame(text: ServerFrame.reminder(message: r.message, round: r.round).encoded()))
-            })
+            },
+            markedRead: Self.markedRead(batch.receipts))
         metrics.listenerBatches.increment()
         // A traced message (`MessageTracer`): its wake-up, read and encode stages, and the
         // loops' own from here.
@@ -194,6 +195,23 @@ final class ChangeFeed: Sendable {
     // MARK: posting
 
     /// A live message, its frame encoded once for every loop.
+    /// One `marked_read` per reader and event of the batch, listing what they read in it (a
+    /// `mark_all_read` is one frame, not one per message), in log order.
+    static func markedRead(_ reads: [ReadReceipt]) -> [CommittedBatch<OutFrame>.MarkedRead] {
+        struct Reader: Hashable { var user: UUID; var event: UUID }
+        var order: [Reader] = []
+        var read: [Reader: [UUID]] = [:]
+        for receipt in reads {
+            let reader = Reader(user: receipt.userID, event: receipt.eventID)
+            if read[reader] == nil { order.append(reader) }
+            read[reader, default: []].append(receipt.messageID)
+        }
+        return order.map { reader in
+            .init(userID: reader.user, eventID: reader.event,
+                  frame: OutFrame(text: ServerFrame.markedRead(eventID: reader.event, messageIDs: read[reader] ?? []).encoded()))
+        }
+    }
+
     private static func live(_ m: StaffMessage, audience: Set<UUID>?) -> CommittedBatch<OutFrame>.Message {
         .init(seq: m.seq, eventID: m.eventID, expiresAt: m.expiresAt, frame: OutFrame(text: ServerFrame.message(m).encoded()),
               audience: audience)

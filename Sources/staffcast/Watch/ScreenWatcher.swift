@@ -109,6 +109,7 @@ struct ScreenWatcher {
                     state.read(messageID: id, eventID: event, unreadCount: unread, countedThroughSeq: counted, now: now)
                 case .readAll(_, let event, let through, let marked, let unread, let counted):
                     state.readAll(eventID: event, throughSeq: through, marked: marked, unreadCount: unread, countedThroughSeq: counted, now: now)
+                case .markedRead(let event, let ids): state.markedRead(eventID: event, messageIDs: ids, now: now)
                 case .notification(let n): state.notification(n); screen.bell()
                 case .notificationRead(_, let id): state.notificationRead(id)
                 case .events(_, let events): state.events = events

@@ -95,4 +95,24 @@ final class FanoutEngineEmergencyTests: FanoutEngineTestCase {
         XCTAssertEqual(ops(flush(engine, 2)), [])
         XCTAssertEqual(ops(flush(engine, 3)), [])
     }
+
+    /// What someone read reaches every connection of theirs on that event's screen (their other
+    /// devices stop counting and ringing), and nobody else's.
+    func testMarkedReadGoesToTheReadersConnectionsSubscribedToTheEvent() {
+        let engine = makeEngine()
+        readyAs(engine, 1, alice, level: .staff, events: [event]) // the phone that read it
+        readyAs(engine, 2, alice, level: .staff, events: [event]) // her terminal
+        readyAs(engine, 3, alice, level: .staff, events: [other]) // a screen on another event
+        readyAs(engine, 4, bob, level: .staff, events: [event])
+        readyAs(engine, 5, carol, level: .owner, events: [event])
+        let read = [UUID(), UUID()]
+        let frame = TestFrame(text: ServerFrame.markedRead(eventID: event, messageIDs: read).encoded())
+        _ = engine.committed(CommittedBatch(markedRead: [.init(userID: alice.userID, eventID: event, frame: frame)]), now: 0, wall: wall(0))
+        for id in [1, 2] {
+            let written = flush(engine, id)
+            XCTAssertEqual(ops(written), ["marked_read"], "connection \(id)")
+            XCTAssertEqual(decode(written.frames[0]), .markedRead(eventID: event, messageIDs: read))
+        }
+        for id in [3, 4, 5] { XCTAssertEqual(ops(flush(engine, id)), [], "connection \(id)") }
+    }
 }

@@ -133,6 +133,22 @@ function onFrame(f) {
       if (S.acking === f.message_id) S.acking = null;
       if (S.banner === f.message_id) hideBanner();
       render(); saveCache(); break; }
+    case "marked_read": {
+      // Read on this phone or on another device of the same person: no longer unread here, and
+      // its alarm stops. A read this phone asked for itself is counted by its own reply.
+      const here = f.event_id === S.eventId;
+      for (const id of f.message_ids || []) {
+        const m = S.msgs.get(id);
+        if (m && !m.read) {
+          if (here && m.sender_id !== S.userId && !S.pendingReads.has(id) && !expired(m) && typeof S.unread === "number") {
+            S.unread = Math.max(0, S.unread - 1);
+          }
+          m.read = true;
+        }
+        S.alarms = S.alarms.filter((a) => a !== id);
+        if (S.banner === id) hideBanner();
+      }
+      render(); saveCache(); break; }
     case "reminder": {
       const m = f.message;
       if (!m || m.event_id !== S.eventId) break;
