@@ -132,7 +132,7 @@ final class PollTests: IntegrationTestCase {
         func rows(_ data: Data) throws -> [[String]] {
             let p = Process()
             p.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            p.arguments = ["python3", "-c", "import csv,io,json,sys; print(json.dumps(list(csv.reader(io.StringIO(sys.stdin.buffer.read().decode('utf-8'), newline='')))))"]
+            p.arguments = ["python3", "-c", "import csv,io,json,sys; print(json.dumps(list(csv.reader(io.StringIO(sys.stdin.buffer.read().decode('utf-8-sig'), newline='')))))"]
             let input = Pipe(), output = Pipe()
             p.standardInput = input
             p.standardOutput = output
@@ -144,7 +144,9 @@ final class PollTests: IntegrationTestCase {
             XCTAssertEqual(p.terminationStatus, 0)
             return try JSONDecoder().decode([[String]].self, from: out)
         }
-        let answers = try rows(try api.csv("/v1/messages/\(id)/answers"))
+        let answersBytes = try api.csv("/v1/messages/\(id)/answers")
+        XCTAssertEqual(Array(answersBytes.prefix(3)), [0xEF, 0xBB, 0xBF], "a byte order mark, so that Excel reads UTF-8")
+        let answers = try rows(answersBytes)
         XCTAssertEqual(answers.first, ["user_id", "display_name", "option", "option_text", "answered_at"])
         let liRow = try XCTUnwrap(answers.first { $0.first == self.li.uuidString.lowercased() })
         XCTAssertEqual(liRow[1], "'=cmd()", "a formula name is neutralised")
@@ -166,6 +168,14 @@ final class PollTests: IntegrationTestCase {
         let audit = try rows(try api.csv("/v1/events/\(fixture.event.uuidString.lowercased())/audit"))
         XCTAssertEqual(audit.first, ["at", "actor", "action", "event_id", "user_id", "detail"])
         XCTAssertTrue(audit.contains { $0[2] == "message_send" })
+        // A cut log says so: `more` when older entries were left out.
+        let auditPath = "/v1/events/\(fixture.event.uuidString.lowercased())/audit"
+        for (limit, more) in [("1", true), ("100000", false)] {
+            let page = try api.raw("GET", auditPath, query: ["limit": limit])
+            let object = try XCTUnwrap(try JSONSerialization.jsonObject(with: page.body) as? [String: Any])
+            XCTAssertEqual(object["more"] as? Bool, more, "limit \(limit)")
+            if limit == "1" { XCTAssertEqual((object["entries"] as? [Any])?.count, 1) }
+        }
         XCTAssertEqual(try server.api(fixture.staffToken).raw("GET", "/v1/events/\(fixture.event.uuidString.lowercased())/audit").status, 403)
 
         // The command line's --csv.

@@ -12,8 +12,12 @@ enum CSVReports {
         return (head.header("accept") ?? "").lowercased().contains("text/csv")
     }
 
+    /// The UTF-8 byte order mark in front of every CSV: without it Excel reads a double-clicked
+    /// file in the machine's legacy code page, and "Çağrı" comes out as mojibake.
+    static let byteOrderMark: [UInt8] = [0xEF, 0xBB, 0xBF]
+
     static func response(_ csv: CSVWriter, name: String) -> HTTPResponse {
-        var r = HTTPResponse(status: 200, contentType: "text/csv; charset=utf-8; header=present", body: csv.bytes)
+        var r = HTTPResponse(status: 200, contentType: "text/csv; charset=utf-8; header=present", body: byteOrderMark + csv.bytes)
         r.headers.append((name: "content-disposition", value: "attachment; filename=\"\(name).csv\""))
         return r
     }

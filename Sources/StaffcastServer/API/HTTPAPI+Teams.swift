@@ -69,8 +69,13 @@ extension HTTPAPI {
                 return
             }
             runAsUser(token, respond) { store, identity in
-                let entries = try store.eventAudit(as: identity.userID, event: eventID, limit: limit)
-                return csv ? CSVReports.audit(entries, eventID: eventID) : .json(200, ["entries": entries])
+                // One more than asked: whether the log goes on past what is shown.
+                var entries = try store.eventAudit(as: identity.userID, event: eventID, limit: limit + 1)
+                let more = entries.count > limit
+                if more { entries.removeLast(entries.count - limit) }
+                var answer = csv ? CSVReports.audit(entries, eventID: eventID) : .json(200, AuditBody(entries: entries, more: more))
+                answer.headers.append((name: "x-more-entries", value: more ? "true" : "false"))
+                return answer
             }
         default:
             respond(.error(.notFound("There is no such route.")))

@@ -329,11 +329,16 @@ struct AuditCommand: ParsableCommand {
                 let e = try UUID(option: "--event", event)
                 eventID = e
             }
-            let entries = try AdminCommand.withStore(database) { try $0.auditLog(limit: limit, event: eventID) }
+            // One more than asked: whether the log goes on past what is printed (said on stderr).
+            var entries = try AdminCommand.withStore(database) { try $0.auditLog(limit: limit + 1, event: eventID) }
+            if entries.count > limit {
+                entries.removeLast(entries.count - limit)
+                FileHandle.standardError.write(Data("staffcast: only the newest \(limit) entries; there are older ones (raise --limit to see them)\n".utf8))
+            }
             if csv {
                 var out = CSVWriter(header: ["at", "actor", "action", "event_id", "user_id", "detail"])
                 for e in entries { out.append([e.at, e.actor, e.action, e.eventID ?? "", e.userID ?? "", e.detail ?? ""]) }
-                FileHandle.standardOutput.write(Data(out.bytes))
+                FileHandle.standardOutput.write(Data([0xEF, 0xBB, 0xBF] + out.bytes)) // the BOM, as over HTTP (CSVReports)
                 return
             }
             if json { return try JSONOutput.print(entries) }
