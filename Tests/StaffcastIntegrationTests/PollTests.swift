@@ -119,7 +119,11 @@ final class PollTests: IntegrationTestCase {
     }
 
     func testReportsAsCSVParseWithPythonAndNeutraliseFormulas() throws {
+        // Staff on a screen for the event, seen by presence (refreshed every 3 s): reached live.
+        let watching = try server.subscriber(fixture.staffToken, fixture.event)
+        XCTAssertTrue(try waitUntil(15) { try self.fixture.count("SELECT count(*) FROM presence WHERE user_id = '\(self.fixture.staff)'") > 0 })
         let r = try send(["message": "Shift ok?", "poll": ["options": ["Yes", "=2+2"]]])
+        _ = try watching.expect("message", timeout: 10)
         let poll = try JSONDecoder().decode(StaffMessage.self, from: r.body)
         try server.api(liToken).answer(message: poll.id, option: 1)
         let api = try server.api(fixture.ownerToken)
@@ -153,9 +157,23 @@ final class PollTests: IntegrationTestCase {
         XCTAssertEqual(liRow[3], "'=2+2")
         XCTAssertEqual(answers.count, 1 + 3, "header, Li, and the two who have not answered")
 
+        XCTAssertTrue(try waitUntil(15) {
+            String(decoding: try api.raw("GET", "/v1/messages/\(id)/receipts").body, as: UTF8.self).contains(#""via":"live""#)
+        }, "the funnel records the live reach")
         let receipts = try rows(try api.csv("/v1/messages/\(id)/receipts"))
-        XCTAssertEqual(receipts.first, ["user_id", "display_name", "read", "read_at", "reply_status", "reply_text"])
+        XCTAssertEqual(receipts.first, ["user_id", "display_name", "read", "read_at", "reply_status", "reply_text",
+                                        "reached_live_at", "reached_push_at", "reached_email_at"])
         XCTAssertEqual(receipts.first { $0.first == self.li.uuidString.lowercased() }?[2], "true")
+        // The funnel columns say what the JSON says: who was reached, by which way.
+        let json = try XCTUnwrap(try JSONSerialization.jsonObject(with: try api.raw("GET", "/v1/messages/\(id)/receipts").body) as? [String: Any])
+        let people = ((json["read_by"] as? [[String: Any]]) ?? []) + ((json["unread_by"] as? [[String: Any]]) ?? [])
+        for (column, way) in [(6, "live"), (7, "push"), (8, "email")] {
+            let inJSON = Set(people.filter { (($0["reached"] as? [[String: Any]]) ?? []).contains { $0["via"] as? String == way } }
+                .compactMap { $0["user_id"] as? String })
+            let inCSV = Set(receipts.dropFirst().filter { !$0[column].isEmpty }.map { $0[0] })
+            XCTAssertEqual(inCSV, inJSON, way)
+            if way == "live" { XCTAssertFalse(inCSV.isEmpty, "someone was reached live") }
+        }
         XCTAssertEqual(receipts.first { $0.first == self.li.uuidString.lowercased() }?[5], "'@SUM(A1) , \"quoted\"")
 
         // Accept: text/csv works too.

@@ -23,10 +23,14 @@ enum CSVReports {
     }
 
     static func receipts(_ r: Receipts) -> HTTPResponse {
-        var csv = CSVWriter(header: ["user_id", "display_name", "read", "read_at", "reply_status", "reply_text"])
+        // The delivery funnel as one column per way (when it first reached the person), after
+        // the columns of earlier versions.
+        var csv = CSVWriter(header: ["user_id", "display_name", "read", "read_at", "reply_status", "reply_text"]
+            + Reached.channels.map { "reached_\($0)_at" })
         for (person, read) in r.readBy.map({ ($0, true) }) + r.unreadBy.map({ ($0, false) }) {
+            let reached = Reached.channels.map { way in person.reached.filter { $0.via == way }.map(\.at).min().map(RFC3339.format) ?? "" }
             csv.append([id(person.userID), person.displayName, read ? "true" : "false", person.readAt.map(RFC3339.format) ?? "",
-                        person.reply?.status.rawValue ?? "", person.reply?.text ?? ""])
+                        person.reply?.status.rawValue ?? "", person.reply?.text ?? ""] + reached)
         }
         return response(csv, name: "receipts-\(id(r.messageID))")
     }
