@@ -6,7 +6,8 @@ started; the Swift test sends the messages and checks the organiser's side over 
 Opens the invite link, joins as "Pat Phone" and lands in /app signed in; sees a live message as
 a banner coloured by its priority with the unread count in the title, marks it read and replies
 (prints READ_AND_REPLIED), answers a poll (ANSWERED); an emergency takes the screen and vibrates until acknowledged
-(ACKNOWLEDGED); then, with the server stopped (GO_OFFLINE), reloads the app from the service
+(ACKNOWLEDGED); a second emergency read on the same person's other device stops ringing here too
+(READ_ELSEWHERE); then, with the server stopped (GO_OFFLINE), reloads the app from the service
 worker's cache with its saved messages (RELOADED_OFFLINE) and, once the server is back
 (BACK_ONLINE), finds every missed message once, in order, plus the one sent after (CAUGHT_UP).
 Then the phone changes hands: it sees a message to its zone only, someone else joins on it with
@@ -153,6 +154,35 @@ try:
         fail("the acknowledged emergency is still unread")
     step("acknowledged: the screen is back, the vibration stopped, the emergency is read")
     marker("ACKNOWLEDGED")
+
+    # 3b. Another emergency, acknowledged on Pat's other device (a second WebSocket with the same
+    # token, as a terminal would hold): this phone stops ringing and counts it read (marked_read).
+    second_alarm = "Shelter in place in hall C"
+    wait(lambda: driver.find_element(By.ID, "alarm").is_displayed() and second_alarm in driver.find_element(By.ID, "alarm").text, "the second emergency screen")
+    wait(lambda: driver.title.startswith("(1) "), "the second emergency counted unread")
+    js("""const text = arguments[0], saved = JSON.parse(localStorage.getItem("staffcast.app"));
+        const url = location.origin.replace(/^http/, "ws") + "/v1/ws";
+        const other = new WebSocket(url, ["staffcast.v1", "staffcast.bearer." + saved.token]);
+        window.__otherDevice = [];
+        other.onmessage = (e) => {
+          const f = JSON.parse(e.data); window.__otherDevice.push(f.op);
+          if (f.op === "hello") other.send(JSON.stringify({ op: "subscribe", event_id: saved.event_id, ref: "s" }));
+          if (f.op === "subscribed") {
+            const m = f.history.find((x) => x.message === text);
+            other.send(JSON.stringify({ op: "mark_read", message_id: m.id, ref: "r" }));
+          }
+        };""", second_alarm)
+    wait(lambda: "read" in js("return window.__otherDevice"), "the other device's read to be answered")
+    wait(lambda: not driver.find_element(By.ID, "alarm").is_displayed(), "the emergency screen to go once read on the other device")
+    wait(lambda: not driver.title.startswith("("), "the title without an unread count")
+    if "unread" in item(second_alarm)["cls"]:
+        fail("the emergency read on the other device is still unread here")
+    n = len(js("return window.__vibrations"))
+    time.sleep(3.5)  # one ring interval: nothing may ring any more
+    if len(js("return window.__vibrations")) != n:
+        fail("still vibrating after the read on the other device")
+    step("read on the other device: this phone stopped ringing and counts it read")
+    marker("READ_ELSEWHERE")
 
     # 4. Turkish, and back. Both catalogues have every sentence with the same placeholders.
     mismatch = js("""const T = window.STAFFCAST_TEXT, ph = (s) => (s.match(/\\{[a-z]+\\}/g) || []).sort().join();

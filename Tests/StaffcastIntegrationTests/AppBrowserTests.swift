@@ -83,6 +83,13 @@ final class AppBrowserTests: IntegrationTestCase {
         XCTAssertTrue(try waitFor("the emergency's receipt") {
             try self.names(owner, "/v1/messages/\(emergency.id.uuidString.lowercased())/receipts", "read_by").contains("Pat Phone")
         })
+        // Another emergency, read on Pat's other device: the phone stops ringing (marked_read).
+        let shelter = try owner.sendMessage(event: fixture.event, message: "Shelter in place in hall C",
+                                           type: "emergency", priority: "urgent", expiresInMinutes: nil)
+        guard reached("READ_ELSEWHERE") else { return }
+        XCTAssertTrue(try waitFor("the second emergency's receipt") {
+            try self.names(owner, "/v1/messages/\(shelter.id.uuidString.lowercased())/receipts", "read_by").contains("Pat Phone")
+        })
 
         // Offline: the server goes away; messages are stored meanwhile; it comes back.
         guard reached("GO_OFFLINE") else { return }
