@@ -83,8 +83,11 @@ let package = Package(
             "StaffcastCore", crypto, // SHA-1 for the WebSocket handshake's tests
         ]),
         .testTarget(name: "StaffcastClientTests", dependencies: ["StaffcastCore", "StaffcastClient", "StaffcastQR"]),
+        // Tests only: each test process closes the pipes and sockets it inherited from
+        // `swift test --parallel` as it starts (CloseInheritedDescriptors.c says why).
+        .target(name: "CTestDescriptors", path: "Tests/CTestDescriptors"),
         .testTarget(name: "StaffcastIntegrationTests", dependencies: [
-            "StaffcastCore", "StaffcastPostgres", "StaffcastServer", "StaffcastClient", crypto,
+            "StaffcastCore", "StaffcastPostgres", "StaffcastServer", "StaffcastClient", "CTestDescriptors", crypto,
         ]),
     ]
 )

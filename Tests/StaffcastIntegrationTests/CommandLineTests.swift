@@ -213,11 +213,16 @@ final class CommandLineTests: XCTestCase {
         p.standardOutput = out
         p.standardError = out
         p.standardInput = Pipe()
+        let output = OutputCollector()
+        out.fileHandleForReading.readabilityHandler = { h in output.append(h.availableData) }
         try p.run()
-        Thread.sleep(forTimeInterval: 2.5) // long enough for the first reconnect line
+        // Until the first reconnect line (it came within 2.5 s), then what is left.
+        waitUntil(30) { output.text.contains("cannot reach the server") }
         p.terminate()
-        let text = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         p.waitUntilExit()
+        out.fileHandleForReading.readabilityHandler = nil
+        output.append(out.fileHandleForReading.readDataToEndOfFile())
+        let text = output.text
         XCTAssertFalse(text.contains("Error opening terminal"), text)
         XCTAssertTrue(text.contains("does not know the terminal type 'no-such-terminal'"), text)
         XCTAssertTrue(text.contains("cannot reach the server"), "watch goes on in line mode: \(text)")
