@@ -127,10 +127,13 @@ final class TestSocket {
         return (got, false)
     }
 
-    /// Asserts that nothing arrives for `seconds`.
-    func expectSilence(_ seconds: TimeInterval, file: StaticString = #filePath, line: UInt = #line) throws {
-        if let frame = try nextOrNil(timeout: seconds) {
+    /// Asserts that nothing arrives for `seconds` (apart from frames whose op is in `except`).
+    func expectSilence(_ seconds: TimeInterval, except: Set<String> = [], file: StaticString = #filePath, line: UInt = #line) throws {
+        let deadline = Date().addingTimeInterval(seconds)
+        while let frame = try nextOrNil(timeout: max(0, deadline.timeIntervalSinceNow)) {
+            if except.contains(frame.op) { continue }
             XCTFail("expected nothing, got \(frame)", file: file, line: line)
+            return
         }
     }
 
