@@ -215,6 +215,30 @@ final class AudienceTests: IntegrationTestCase {
         XCTAssertTrue(bad.stderr.contains("no team or zone named 'Nope'"), bad.stderr)
         XCTAssertEqual(try messages(otherToken).map(\.message), [])
     }
+
+    /// `teams` absent: the template's audience; `teams: []` given: the whole event, over the
+    /// template's teams (HTTP JSON, WebSocket, plain text alike). It used to go to the template's.
+    func testAnExplicitWholeEventOverridesTheTemplatesTeams() throws {
+        var r = try server.api(fixture.ownerToken).raw("POST", base + "/templates", body: try JSONSerialization.data(withJSONObject:
+            ["name": "sec", "message": "Radio check, Security", "teams": ["Security"]]), contentType: "application/json")
+        XCTAssertEqual(r.status, 201, String(decoding: r.body, as: UTF8.self))
+        r = try sendHTTP(fixture.ownerToken, ["template": "sec", "teams": [String](), "force": true])
+        XCTAssertEqual(r.status, 201, String(decoding: r.body, as: UTF8.self))
+        XCTAssertEqual(try JSONDecoder().decode(StaffMessage.self, from: r.body).teams, [], "an explicit whole event")
+        let owner = try server.connect(fixture.ownerToken)
+        try owner.send(["op": "send", "event_id": fixture.event.uuidString, "template": "sec", "teams": [String](), "force": true])
+        guard case .sent(_, let viaSocket) = try owner.expect("sent") else { return XCTFail() }
+        XCTAssertEqual(viaSocket.teams, [])
+        let plain = try server.api(fixture.ownerToken).raw("POST", base + "/messages", query: ["template": "sec", "teams": "", "force": "true"],
+                                                           body: Data(), contentType: "text/plain")
+        XCTAssertEqual(plain.status, 201, String(decoding: plain.body, as: UTF8.self))
+        XCTAssertEqual(try JSONDecoder().decode(StaffMessage.self, from: plain.body).teams, [])
+        XCTAssertEqual(try messages(otherToken).count, 3, "Nora, outside Security, has all three")
+        // Absent: the template's teams.
+        r = try sendHTTP(fixture.ownerToken, ["template": "sec", "force": true])
+        XCTAssertEqual(try JSONDecoder().decode(StaffMessage.self, from: r.body).teams, ["Security"])
+        XCTAssertEqual(try messages(otherToken).count, 3)
+    }
 }
 
 extension Store {
