@@ -125,7 +125,9 @@ extension Store {
                       -- a send with an unknown one is left out, and its retry alone says which.
                       AND (cardinality(x.teams) = 0
                            OR (SELECT count(*) FROM teams tt WHERE tt.event_id = x.event_id AND tt.name = ANY (x.teams))
-                              = cardinality(x.teams))),
+                              = cardinality(x.teams))
+                      -- and hold someone besides the sender (AudienceCheck): else left out, and its retry says so.
+                      AND (cardinality(x.teams) = 0 OR \(Self.someoneIn(teams: "x.teams", event: "x.event_id", besides: "$2::uuid")))),
                 m AS (
                     INSERT INTO staff_messages (id, event_id, sender_id, message, message_type, priority, expires_at,
                                                 escalate_after_minutes, teams, poll_options)

@@ -165,6 +165,21 @@ extension Store {
         }
     }
 
+    /// Throws `conflict` (`AudienceCheck.emptyRefusal`) when `names` (teams and zones of
+    /// `event` that exist) hold no one apart from `sender` (read in `tx`, as an organiser).
+    func requireAudience(_ names: [String], event: UUID, sender: UUID, in tx: PGConnection) throws {
+        guard !names.isEmpty else { return }
+        let r = try tx.query("SELECT \(Self.someoneIn(teams: "$2::text[]", event: "$1::uuid", besides: "$3::uuid"))",
+                             [Self.id(event), Self.textArray(names), Self.id(sender)])
+        if r.bool(0, 0) != true { throw AudienceCheck.emptyRefusal(names) }
+    }
+
+    /// SQL that is true when the teams and zones `teams` of `event` hold someone other than
+    /// `besides` (members have access to the event: sql/011's foreign key).
+    static func someoneIn(teams: String, event: String, besides: String) -> String {
+        "EXISTS (SELECT 1 FROM team_members tm WHERE tm.event_id = \(event) AND tm.team_name = ANY (\(teams)) AND tm.user_id <> \(besides))"
+    }
+
     /// SQL: message `m` is for `user` (whose level on its event is `level`, a column that may
     /// be NULL): sent to the whole event, or `user` is in its audience, or is an admin or owner
     /// now. The predicate of row-level security (sql/011) for paths that run as the server's
