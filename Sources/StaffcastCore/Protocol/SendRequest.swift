@@ -37,11 +37,14 @@ public struct SendRequest: Sendable, Equatable {
         return copy
     }
 
-    /// `self` addressed to `names` (each a valid team name; repeats dropped, order kept).
+    /// `self` addressed to `names` (each a valid team name once normalized, `TeamName`; repeats
+    /// dropped, order kept).
     public func withTeams(_ names: [String]) throws(StaffcastError) -> SendRequest {
         var copy = self
         copy.teams = []
-        for name in names {
+        for raw in names {
+            // Any spelling of a name finds its team (TeamName): "Gate\u{A0}3" is "Gate 3".
+            let name = TeamName.normalize(raw)
             try Team.validateName(name)
             if !copy.teams.contains(name) { copy.teams.append(name) }
         }
