@@ -138,7 +138,7 @@ final class EditRetractTests: IntegrationTestCase {
     /// retracted one) over the WebSocket and HTTP, nothing changes and no subscriber hears of it.
     func testAnExpiredMessageCannotBeEditedAndNobodyHearsOfIt() throws {
         let m = try send("Shuttle at gate 2")
-        try fixture.store.conn.execute("UPDATE staff_messages SET expires_at = now() - interval '1 minute' WHERE id = '\(m.id.uuidString)'")
+        try fixture.expire(m.id)
         let staff = try server.subscriber(fixture.staffToken, fixture.event)
         let admin = try server.connect(fixture.adminToken)
         let e = try admin.expectError(["op": "edit", "message_id": m.id.uuidString, "message": "Shuttle at gate 5"])

@@ -175,7 +175,7 @@ extension Store {
                                  WHERE NOT EXISTS (SELECT 1 FROM teams t WHERE t.event_id = $1 AND t.name = n)))::text,
                    \(Self.someoneIn(teams: "$2::text[]", event: "$1::uuid", besides: "$3::uuid"))
             """, [Self.id(row.eventID), Self.textArray(row.teams), Self.id(row.senderID)])
-        return AudienceCheck.scheduledNote(teams: row.teams, missing: jsonStrings(r.string(0, 0)), anyoneThere: r.bool(0, 1) == true)
+        return AudienceCheck.scheduledNote(teams: row.teams, missing: Self.jsonStrings(r.string(0, 0)), anyoneThere: r.bool(0, 1) == true)
     }
 
     /// Marks the due `row` cancelled by the scheduler with `note`.
