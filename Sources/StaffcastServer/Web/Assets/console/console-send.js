@@ -45,7 +45,8 @@ export function sendFailed(ref, why, code) {
   if (!ref || !S.pending.has(ref)) return;
   const p = S.pending.get(ref); S.pending.delete(ref); clearTimeout(p.timer);
   $("send-button").disabled = false;
-  if (code === "conflict") {
+  // A duplicate (its sentence offers force) may go anyway; a send to empty teams may not.
+  if (code === "conflict" && /Send it with force/.test(why)) {
     const again = Object.assign({}, p.frame, { force: true });
     // The server's sentence ends with the command-line way to force; here it is the button.
     showSendError("Not sent: " + why.replace(/\s*Send it with force[^]*$/, "") + " Press “Send anyway” if it really should go out twice.", again);
