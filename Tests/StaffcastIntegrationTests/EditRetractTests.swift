@@ -52,6 +52,8 @@ final class EditRetractTests: IntegrationTestCase {
         let edited = try send("Meet at gate 7")
         let retracted = try send("Evacuate hall B")
         _ = try fixture.store.createTeam(as: fixture.owner, event: fixture.event, name: "Security", kind: .team)
+        // Someone besides the sender, not the staff member (a send to an empty team is refused).
+        try fixture.store.addTeamMember(as: fixture.owner, event: fixture.event, team: "Security", member: fixture.owner)
         let hidden = try fixture.store.send(as: fixture.admin, SendRequest(eventID: fixture.event, message: "Security only")
             .withTeams(["Security"]))
         let cursor = hidden.seq // the last message the phone had seen
