@@ -284,14 +284,22 @@ try:
     Select(driver.find_element(By.ID, "template")).select_by_value("evacuate")
     if value("type") != "emergency" or value("priority") != "urgent":
         fail("picking the evacuate template shows %s/%s, not emergency/urgent" % (value("type"), value("priority")))
+    # Its audience too (the template is for Security): "To" shows what the send carries. It
+    # used to stay at "Whole event" while the send went to the template's teams.
+    if checked("#to-all") or not checked(team_box):
+        fail("picking the evacuate template (teams Security) left the To control at the whole event")
     driver.find_element(By.ID, "send-button").click()
     wait(lambda: driver.execute_script("return document.getElementById('confirm-emergency').open"), "the confirmation for the emergency template")
+    if "everyone in Security" not in driver.find_element(By.ID, "confirm-text").text:
+        fail("the confirmation of the evacuate template does not name Security: " + driver.find_element(By.ID, "confirm-text").text)
     driver.find_element(By.ID, "confirm-cancel").click()
     wait(lambda: not driver.execute_script("return document.getElementById('confirm-emergency').open"), "the confirmation to close")
     Select(driver.find_element(By.ID, "template")).select_by_value("")
+    if checked("#to-all") is not True or checked(team_box):
+        fail("back to no template, the To control is not back at the whole event")
     Select(driver.find_element(By.ID, "type")).select_by_visible_text("broadcast")
     Select(driver.find_element(By.ID, "priority")).select_by_visible_text("normal")
-    step("a template shows its type and priority; an emergency template asks first")
+    step("a template shows its type, priority and teams; an emergency template asks first")
     step("an emergency is sent only after confirming; the form is back to broadcast")
 
     # An invite with its QR code, drawn by the server (no script from elsewhere).

@@ -137,11 +137,12 @@ final class AudienceTests: IntegrationTestCase {
         }
         try server.api(fixture.staffToken).checkIn(event: fixture.event, zone: "Gate 1")
         let staff = try server.subscriber(fixture.staffToken, fixture.event)
-        XCTAssertEqual(try sendHTTP(fixture.ownerToken, ["message": "Queue at gate 2", "teams": ["Gate 2"]]).status, 201)
+        // Gate 2 is empty: refused (AudienceCheck; it used to go out to no one).
+        XCTAssertEqual(try sendHTTP(fixture.ownerToken, ["message": "Queue at gate 2", "teams": ["Gate 2"]]).status, 409)
         XCTAssertEqual(try sendHTTP(fixture.ownerToken, ["message": "Gate 1: water arrives", "teams": ["Gate 1"]]).status, 201)
         XCTAssertEqual(try staff.expect("message").message?.message, "Gate 1: water arrives", "not the Gate 2 message")
         try server.api(fixture.staffToken).checkIn(event: fixture.event, zone: "Gate 2")
-        XCTAssertEqual(try sendHTTP(fixture.ownerToken, ["message": "Gate 1 again", "teams": ["Gate 1"]]).status, 201)
+        XCTAssertEqual(try sendHTTP(fixture.ownerToken, ["message": "Gate 1 again", "teams": ["Gate 1"]]).status, 409, "Gate 1 is empty now")
         XCTAssertEqual(try sendHTTP(fixture.ownerToken, ["message": "Gate 2: open lane 4", "teams": ["Gate 2"]]).status, 201)
         XCTAssertEqual(try staff.expect("message").message?.message, "Gate 2: open lane 4", "the next zone message follows them")
         XCTAssertEqual(try messages(fixture.staffToken).map(\.message), ["Gate 1: water arrives", "Gate 2: open lane 4"])
@@ -214,6 +215,58 @@ final class AudienceTests: IntegrationTestCase {
         XCTAssertEqual(bad.status, 2, "not found: exit 2 (the CLI convention)")
         XCTAssertTrue(bad.stderr.contains("no team or zone named 'Nope'"), bad.stderr)
         XCTAssertEqual(try messages(otherToken).map(\.message), [])
+    }
+
+    /// A send to teams with no one in them apart from the sender is refused (conflict, naming
+    /// them; nothing stored) over HTTP, the WebSocket (alone in a batch) and the CLI. It used to
+    /// go out as a success reaching nobody ("delivered live to 0 of 0 recipients").
+    func testASendToEmptyTeamsIsRefused() throws {
+        let before = fixture.messageCount
+        _ = try fixture.store.createTeam(as: fixture.owner, event: fixture.event, name: "Medics", kind: .team)
+        _ = try fixture.store.createTeam(as: fixture.owner, event: fixture.event, name: "Gate 9", kind: .zone)
+        try fixture.store.addTeamMember(as: fixture.owner, event: fixture.event, team: "Medics", member: fixture.owner) // the sender only
+        let r = try sendHTTP(fixture.ownerToken, ["message": "EVACUATE medic tent", "teams": ["Medics", "Gate 9"],
+                                                  "message_type": "emergency"])
+        XCTAssertEqual(r.status, 409, String(decoding: r.body, as: UTF8.self))
+        XCTAssertTrue(String(decoding: r.body, as: UTF8.self).contains("No one is in 'Medics' or 'Gate 9' apart from you"),
+                      String(decoding: r.body, as: UTF8.self))
+        let owner = try server.connect(fixture.ownerToken)
+        let (sent, refused) = try owner.sendBatch([["Medics"], ["Security"], ["Medics", "Security"]].enumerated().map { i, teams in
+            ["op": "send", "ref": "e\(i)", "event_id": fixture.event.uuidString, "message": "batch \(i)", "teams": teams]
+        })
+        XCTAssertEqual(sent, ["e1", "e2"], "a team with someone in it makes the audience")
+        XCTAssertEqual(refused, ["e0": .conflict])
+        XCTAssertEqual(fixture.messageCount, before + 2)
+        let cli = try CommandLineTests.execute(["send", "--event", fixture.event.uuidString.lowercased(), "--team", "Medics", "Anyone?"],
+                                               env: ["STAFFCAST_SERVER": server.http, "STAFFCAST_TOKEN": fixture.ownerToken,
+                                                     "HOME": NSTemporaryDirectory()])
+        XCTAssertNotEqual(cli.status, 0)
+        XCTAssertTrue(cli.stderr.contains("No one is in 'Medics'"), cli.stderr)
+        XCTAssertEqual(fixture.messageCount, before + 2)
+    }
+
+    /// `teams` absent: the template's audience; `teams: []` given: the whole event, over the
+    /// template's teams (HTTP JSON, WebSocket, plain text alike). It used to go to the template's.
+    func testAnExplicitWholeEventOverridesTheTemplatesTeams() throws {
+        var r = try server.api(fixture.ownerToken).raw("POST", base + "/templates", body: try JSONSerialization.data(withJSONObject:
+            ["name": "sec", "message": "Radio check, Security", "teams": ["Security"]]), contentType: "application/json")
+        XCTAssertEqual(r.status, 201, String(decoding: r.body, as: UTF8.self))
+        r = try sendHTTP(fixture.ownerToken, ["template": "sec", "teams": [String](), "force": true])
+        XCTAssertEqual(r.status, 201, String(decoding: r.body, as: UTF8.self))
+        XCTAssertEqual(try JSONDecoder().decode(StaffMessage.self, from: r.body).teams, [], "an explicit whole event")
+        let owner = try server.connect(fixture.ownerToken)
+        try owner.send(["op": "send", "event_id": fixture.event.uuidString, "template": "sec", "teams": [String](), "force": true])
+        guard case .sent(_, let viaSocket) = try owner.expect("sent") else { return XCTFail() }
+        XCTAssertEqual(viaSocket.teams, [])
+        let plain = try server.api(fixture.ownerToken).raw("POST", base + "/messages", query: ["template": "sec", "teams": "", "force": "true"],
+                                                           body: Data(), contentType: "text/plain")
+        XCTAssertEqual(plain.status, 201, String(decoding: plain.body, as: UTF8.self))
+        XCTAssertEqual(try JSONDecoder().decode(StaffMessage.self, from: plain.body).teams, [])
+        XCTAssertEqual(try messages(otherToken).count, 3, "Nora, outside Security, has all three")
+        // Absent: the template's teams.
+        r = try sendHTTP(fixture.ownerToken, ["template": "sec", "force": true])
+        XCTAssertEqual(try JSONDecoder().decode(StaffMessage.self, from: r.body).teams, ["Security"])
+        XCTAssertEqual(try messages(otherToken).count, 3)
     }
 }
 

@@ -24,9 +24,11 @@ final class ConsoleBrowserTests: IntegrationTestCase {
         let made = try owner.raw("POST", base + "/teams", body: Data(#"{"name":"Security"}"#.utf8), contentType: "application/json")
         XCTAssertEqual(made.status, 201, String(decoding: made.body, as: UTF8.self))
         XCTAssertEqual(try owner.raw("PUT", base + "/teams/Security/members/\(fixture.staff.uuidString.lowercased())").status, 201)
-        // A template that is an emergency: picking it in the page must carry its type.
+        // A template that is an emergency for Security: picking it in the page must carry its
+        // type, and show its team in "To".
         _ = try fixture.store.createTemplate(as: fixture.owner, name: "evacuate", SendRequest(
-            eventID: fixture.event, message: "Evacuate now by the nearest exit", messageType: "emergency", priority: "urgent"))
+            eventID: fixture.event, message: "Evacuate now by the nearest exit", messageType: "emergency", priority: "urgent")
+            .withTeams(["Security"]))
         let staff = try server.connect(fixture.staffToken)
         defer { staff.close() }
         _ = try staff.subscribe(fixture.event)

@@ -52,6 +52,8 @@ final class EditRetractTests: IntegrationTestCase {
         let edited = try send("Meet at gate 7")
         let retracted = try send("Evacuate hall B")
         _ = try fixture.store.createTeam(as: fixture.owner, event: fixture.event, name: "Security", kind: .team)
+        // Someone besides the sender, not the staff member (a send to an empty team is refused).
+        try fixture.store.addTeamMember(as: fixture.owner, event: fixture.event, team: "Security", member: fixture.owner)
         let hidden = try fixture.store.send(as: fixture.admin, SendRequest(eventID: fixture.event, message: "Security only")
             .withTeams(["Security"]))
         let cursor = hidden.seq // the last message the phone had seen
@@ -138,7 +140,7 @@ final class EditRetractTests: IntegrationTestCase {
     /// retracted one) over the WebSocket and HTTP, nothing changes and no subscriber hears of it.
     func testAnExpiredMessageCannotBeEditedAndNobodyHearsOfIt() throws {
         let m = try send("Shuttle at gate 2")
-        try fixture.store.conn.execute("UPDATE staff_messages SET expires_at = now() - interval '1 minute' WHERE id = '\(m.id.uuidString)'")
+        try fixture.expire(m.id)
         let staff = try server.subscriber(fixture.staffToken, fixture.event)
         let admin = try server.connect(fixture.adminToken)
         let e = try admin.expectError(["op": "edit", "message_id": m.id.uuidString, "message": "Shuttle at gate 5"])

@@ -135,6 +135,20 @@ final class RepliesTests: IntegrationTestCase {
         XCTAssertEqual(try fixture.count("SELECT count(*) FROM message_replies"), 0)
     }
 
+    /// An expired message takes no replies, as its poll takes no answers (`invalid`, saying so);
+    /// it used to answer `replied` and tell the organisers live.
+    func testAnExpiredMessageTakesNoReplies() throws {
+        let organiser = try server.subscriber(fixture.adminToken, fixture.event) // not the sender: hears the message
+        let m = try send("Gates open")
+        _ = try organiser.expect("message")
+        try fixture.expire(m.id)
+        let refusal = try server.connect(fixture.staffToken).expectError(["op": "reply", "message_id": m.id.uuidString, "status": "done"])
+        XCTAssertEqual(refusal.code, .invalid)
+        XCTAssertTrue(refusal.message.contains("has expired"), refusal.message)
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM message_replies"), 0)
+        try organiser.expectSilence(0.3)
+    }
+
     /// The rules directly in SQL, as the server acts for each user.
     func testRowLevelSecurityOfReplies() throws {
         let m = try send("Gates open")

@@ -189,4 +189,47 @@ final class ScheduledSendTests: IntegrationTestCase {
         })
         XCTAssertEqual(fixture.messageCount, 0)
     }
+
+    /// A scheduled send whose team was deleted (even if one of that name was made again, empty)
+    /// or emptied before its time is cancelled with a note naming it; it used to be marked sent,
+    /// reaching nobody. One whose team still holds someone goes out.
+    func testAScheduledSendToADeletedOrEmptiedTeamIsCancelledWithANote() throws {
+        let server = try start()
+        for name in ["Later", "Gone", "Keep"] {
+            _ = try fixture.store.createTeam(as: fixture.owner, event: fixture.event, name: name, kind: .team)
+            try fixture.store.addTeamMember(as: fixture.owner, event: fixture.event, team: name, member: fixture.staff)
+        }
+        for (text, team) in [("To Later", "Later"), ("To Gone", "Gone"), ("To Keep", "Keep")] {
+            XCTAssertEqual(try post(server, fixture.ownerToken, ["message": text, "teams": [team], "send_at": inSeconds(3600)]).status, 202)
+        }
+        try fixture.store.deleteTeam(as: fixture.owner, event: fixture.event, name: "Later")
+        _ = try fixture.store.createTeam(as: fixture.owner, event: fixture.event, name: "Later", kind: .team) // same name, empty
+        try fixture.store.removeTeamMember(as: fixture.owner, event: fixture.event, team: "Gone", member: fixture.staff)
+        try fixture.store.conn.query("UPDATE scheduled_messages SET send_at = now() - interval '1 second'")
+        _ = try fixture.store.dispatchDueScheduled() // (or the server's scheduler, whichever claims them first)
+        XCTAssertTrue(try waitUntil(10) { try fixture.count("SELECT count(*) FROM scheduled_messages WHERE status = 'pending'") == 0 })
+        let listed = try server.api(fixture.ownerToken).scheduled(event: fixture.event)
+        let byText = Dictionary(uniqueKeysWithValues: listed.map { ($0.message, $0) })
+        XCTAssertEqual(byText["To Later"]?.status, .cancelled)
+        XCTAssertEqual(byText["To Later"]?.note, "not sent: no one was in 'Later' apart from the sender at its time")
+        XCTAssertEqual(byText["To Gone"]?.status, .cancelled)
+        XCTAssertEqual(byText["To Gone"]?.note, "not sent: no one was in 'Gone' apart from the sender at its time")
+        XCTAssertNil(byText["To Gone"]?.messageID)
+        XCTAssertEqual(byText["To Keep"]?.status, .sent)
+        XCTAssertEqual(fixture.messageCount, 1)
+        // A deleted team (none of that name now): the note says so; `staffcast scheduled list` shows it.
+        XCTAssertEqual(try post(server, fixture.ownerToken, ["message": "To Keep again", "teams": ["Keep"], "send_at": inSeconds(3600)]).status, 202)
+        try fixture.store.deleteTeam(as: fixture.owner, event: fixture.event, name: "Keep")
+        try fixture.store.conn.query("UPDATE scheduled_messages SET send_at = now() - interval '1 second' WHERE status = 'pending'")
+        _ = try fixture.store.dispatchDueScheduled()
+        XCTAssertTrue(try waitUntil(10) { try fixture.count("SELECT count(*) FROM scheduled_messages WHERE status = 'pending'") == 0 })
+        XCTAssertEqual(try server.api(fixture.ownerToken).scheduled(event: fixture.event).first { $0.message == "To Keep again" }?.note,
+                       "not sent: 'Keep' no longer exists in this event")
+        let cli = try CommandLineTests.execute(["scheduled", "list", "--event", eventID],
+                                               env: ["STAFFCAST_SERVER": server.http, "STAFFCAST_TOKEN": fixture.ownerToken,
+                                                     "HOME": NSTemporaryDirectory()])
+        XCTAssertEqual(cli.status, 0, cli.stderr)
+        XCTAssertTrue(cli.stdout.contains("'Keep' no longer exists"), cli.stdout)
+        XCTAssertEqual(fixture.messageCount, 1)
+    }
 }

@@ -48,7 +48,7 @@ final class SendRowsTests: XCTestCase {
                 teams: [], poll: ["Yes", "No", "Later ⏰"]),
             Row(ord: 2, id: sends[2].id, event_id: event, message: nil, message_type: "emergency", priority: nil,
                 expires_in: nil, force: false, escalate_after: nil, template: "gates", emergency_default: 10,
-                teams: [], poll: nil),
+                teams: nil, poll: nil), // null: the template's teams (`teams` absent; TemplateUse.ownTeams)
         ])
         // And the reference encoding of those rows reads back the same (the two agree both ways).
         XCTAssertEqual(try JSONDecoder().decode([Row].self, from: JSONEncoder().encode(rows)), rows)

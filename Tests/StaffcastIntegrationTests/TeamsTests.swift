@@ -109,6 +109,40 @@ final class TeamsTests: IntegrationTestCase {
         XCTAssertEqual(actions.filter { $0 == "zone_checkin" }.count, 2, "\(actions)")
     }
 
+    /// Look-alike names are one name (normalized, compared ignoring case) or refused; any
+    /// spelling finds the team. They used to be separate teams.
+    func testLookAlikeNamesAreOneTeamOrRefused() throws {
+        func create(_ name: String, kind: String = "team") throws -> APIClient.Response {
+            try post(fixture.ownerToken, "/teams", ["name": name, "kind": kind])
+        }
+        var r = try create("Caf\u{E9}")
+        XCTAssertEqual(r.status, 201, String(decoding: r.body, as: UTF8.self))
+        XCTAssertEqual(try create("Security").status, 201)
+        XCTAssertEqual(try create("Gate 3", kind: "zone").status, 201)
+        for (name, existing) in [("Cafe\u{301}", "Caf\u{E9}"), ("security", "Security"), ("Gate\u{A0}3", "Gate 3"),
+                                 (" SECURITY  ", "Security"), ("gate  3", "Gate 3")] {
+            r = try create(name)
+            XCTAssertEqual(r.status, 409, name)
+            XCTAssertTrue(String(decoding: r.body, as: UTF8.self).contains("named '\(existing)'"), String(decoding: r.body, as: UTF8.self))
+        }
+        r = try create("Secu\u{200B}rity")
+        XCTAssertEqual(r.status, 400)
+        XCTAssertTrue(String(decoding: r.body, as: UTF8.self).contains("U+200B"), String(decoding: r.body, as: UTF8.self))
+        XCTAssertEqual(try create("\u{405}ecurity").status, 201, "Cyrillic is a script of its own, not a look-alike trick to refuse")
+        r = try create("  Medics\u{A0}Tent ")
+        XCTAssertEqual(try JSONDecoder().decode(Team.self, from: r.body).name, "Medics Tent", "stored normalized")
+        XCTAssertEqual(try server.api(fixture.ownerToken).teams(event: fixture.event).count, 5)
+        // Any spelling finds the team: member add, send, check-in.
+        XCTAssertEqual(try member("PUT", fixture.ownerToken, team: "Cafe\u{301}", user: fixture.staff), 201)
+        XCTAssertEqual(try server.api(fixture.ownerToken).teamMembers(event: fixture.event, team: "Caf\u{E9}").map(\.userID), [fixture.staff])
+        let sent = try server.api(fixture.ownerToken).raw("POST", base + "/messages", body: try JSONSerialization.data(withJSONObject:
+            ["message": "Coffee is ready", "teams": ["Cafe\u{301}"]]), contentType: "application/json")
+        XCTAssertEqual(sent.status, 201, String(decoding: sent.body, as: UTF8.self))
+        XCTAssertEqual(try JSONDecoder().decode(StaffMessage.self, from: sent.body).teams, ["Caf\u{E9}"])
+        try server.api(fixture.staffToken).checkIn(event: fixture.event, zone: "Gate\u{A0}3")
+        XCTAssertEqual(try server.api(fixture.ownerToken).teamMembers(event: fixture.event, team: "Gate 3").map(\.userID), [fixture.staff])
+    }
+
     func testCommandLine() throws {
         let id = fixture.event.uuidString.lowercased()
         func run(_ args: [String], token: String? = nil) throws -> CommandLineTests.Outcome {

@@ -21,8 +21,8 @@ public struct TeamRequest: Sendable, Equatable, Codable {
     public static func decode(_ body: [UInt8]) throws(StaffcastError) -> (name: String, kind: Team.Kind) {
         let r = try WireJSON.decode(TeamRequest.self, from: body,
                                     notAnObject: "The body must be a JSON object {\"name\": \"…\", \"kind\": \"team\" or \"zone\"}.")
-        guard let name = r.name else { throw .invalid("The JSON body needs a \"name\".") }
-        try Team.validateName(name)
+        guard let raw = r.name else { throw .invalid("The JSON body needs a \"name\".") }
+        let name = try TeamName.validatedNew(raw)
         var kind = Team.Kind.team
         if let raw = r.kind {
             guard let k = Team.Kind(rawValue: raw) else { throw .invalid("kind must be \"team\" or \"zone\"; got '\(raw.prefix(20))'.") }

@@ -45,6 +45,8 @@ public struct SendBody: Sendable, Equatable, Codable {
             self.init(template: use.name, messageType: use.messageType?.rawValue, priority: use.priority?.rawValue,
                       expiresInMinutes: use.expiresInMinutes, escalateAfterMinutes: send.escalateAfterMinutes,
                       sendAt: schedule.at, beforeStart: schedule.before, force: send.force, teams: send.teams, poll: send.poll)
+            // `teams: []` said aloud: the whole event, not the template's teams.
+            if use.ownTeams && send.teams.isEmpty { self.teams = [] }
         } else {
             self.init(message: send.message, messageType: send.messageType.rawValue, priority: send.priority.rawValue,
                       expiresInMinutes: send.expiresInMinutes, escalateAfterMinutes: send.escalateAfterMinutes,
@@ -105,6 +107,6 @@ public struct SendBody: Sendable, Equatable, Codable {
         send.schedule = try SendSchedule.from(sendAt: sendAt, beforeStart: beforeStart)
         send.force = force ?? false
         send.poll = poll
-        return try send.withTeams(teams ?? [])
+        return try send.addressed(to: teams)
     }
 }

@@ -28,11 +28,23 @@ public struct SendRequest: Sendable, Equatable {
     /// At most this many team names on one send.
     public static let maxTeams = 20
 
-    /// `self` addressed to `names` (each a valid team name; repeats dropped, order kept).
+    /// `self` addressed as a send's `teams` field says: absent (nil), the whole event, or for
+    /// a send by template the template's teams; given, exactly those, and `[]` the whole event
+    /// even when the template names teams (what an organiser picked is what is sent).
+    public func addressed(to names: [String]?) throws(StaffcastError) -> SendRequest {
+        var copy = try withTeams(names ?? [])
+        if names != nil { copy.template?.ownTeams = true }
+        return copy
+    }
+
+    /// `self` addressed to `names` (each a valid team name once normalized, `TeamName`; repeats
+    /// dropped, order kept).
     public func withTeams(_ names: [String]) throws(StaffcastError) -> SendRequest {
         var copy = self
         copy.teams = []
-        for name in names {
+        for raw in names {
+            // Any spelling of a name finds its team (TeamName): "Gate\u{A0}3" is "Gate 3".
+            let name = TeamName.normalize(raw)
             try Team.validateName(name)
             if !copy.teams.contains(name) { copy.teams.append(name) }
         }

@@ -10,6 +10,9 @@ public struct TemplateUse: Sendable, Equatable {
     /// The server's `escalate_after_minutes` for emergencies (`EscalationPolicy`), applied when
     /// the template makes the send an emergency and the send names no escalation itself.
     public var emergencyEscalationDefault: Int?
+    /// The send names its own audience (`teams` given, even empty: the whole event), which
+    /// then overrides the template's teams; false: `teams` absent, the template's audience.
+    public var ownTeams = false
 
     public init(name: String, messageType: MessageType? = nil, priority: Priority? = nil, expiresInMinutes: Int? = nil) {
         self.name = name
@@ -26,7 +29,7 @@ public struct TemplateUse: Sendable, Equatable {
         r.priority = priority ?? template.priority
         r.expiresInMinutes = expiresInMinutes ?? template.expiresInMinutes
         if r.escalateAfterMinutes == nil && r.messageType == .emergency { r.escalateAfterMinutes = emergencyEscalationDefault }
-        if r.teams.isEmpty { r.teams = template.teams }
+        if !ownTeams && r.teams.isEmpty { r.teams = template.teams }
         r.template = nil
         return r
     }

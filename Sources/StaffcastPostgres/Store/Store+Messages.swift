@@ -83,6 +83,7 @@ extension Store {
             }
             let request = try resolvingTemplate(asked, in: tx)
             try requireTeams(request.teams, event: request.eventID, in: tx)
+            try requireAudience(request.teams, event: request.eventID, sender: user, in: tx)
             if duplicateWindowMinutes > 0 && !request.force {
                 try tx.query("SELECT pg_advisory_xact_lock(\(Self.messageLogLock.0), \(Self.messageLogLock.1))")
                 let dup = try tx.query("SELECT \(Self.duplicateExists(event: "$1::uuid", text: "$2::text", window: "$3::int"))",

@@ -19,12 +19,19 @@ extension Store {
     }
 
     /// Stores `user`'s reply to a message of an event they have access to (any level); the
-    /// reply as stored. A message one cannot see, or one retracted, is not_found.
+    /// reply as stored. A message one cannot see, or one retracted, is not_found; one expired is
+    /// `invalid`, as an answer to its poll is (organisers got a live reply to a message staff no
+    /// longer see).
     public func reply(as user: UUID, _ request: ReplyRequest) throws -> Reply {
         try conn.transaction(asUser: user) { tx in
-            let found = try tx.query("SELECT event_id FROM staff_messages WHERE id = $1 AND retracted_at IS NULL",
-                                     [Self.id(request.messageID)])
+            let found = try tx.query("""
+                SELECT event_id, expires_at IS NOT NULL AND expires_at <= now()
+                FROM staff_messages WHERE id = $1 AND retracted_at IS NULL
+                """, [Self.id(request.messageID)])
             guard let event = found.uuid(0, 0) else { throw StaffcastError.noSuchMessage(request.messageID) }
+            guard found.bool(0, 1) != true else {
+                throw StaffcastError.invalid("This message has expired, so it takes no more replies. Nothing was stored.")
+            }
             let r = try tx.query("""
                 WITH r AS (
                     INSERT INTO message_replies (message_id, event_id, user_id, status, text)

@@ -105,7 +105,8 @@ extension Store {
     /// What one pass of a server's scheduler did.
     public struct DispatchResult: Sendable {
         public var sent: [ScheduledMessage] = []
-        /// Cancelled because their sender may no longer send to the event.
+        /// Cancelled with a note: their sender may no longer send to the event, or their teams
+        /// were deleted or emptied since (`AudienceCheck`).
         public var dropped: [ScheduledMessage] = []
         /// More due rows may wait (the pass took its limit).
         public var more = false
@@ -131,6 +132,11 @@ extension Store {
                 throw PostgresError(.unexpectedResult, "the database's clock could not be read")
             }
             for row in due {
+                // Its teams deleted or emptied since it was scheduled: cancelled, saying why (AudienceCheck).
+                if let note = try audienceNote(row, in: tx) {
+                    result.dropped.append(contentsOf: try cancelDue(row, note: note, in: tx))
+                    continue
+                }
                 try tx.query("SET LOCAL ROLE staffcast_app")
                 try tx.query("SELECT set_config('staffcast.user_id', $1, true)", [Self.id(row.senderID)])
                 let inserted = try tx.query("""
@@ -154,15 +160,29 @@ extension Store {
                         """, [Self.id(row.id), Self.id(messageID), late ? "true" : "false"]))
                     result.sent.append(contentsOf: done)
                 } else {
-                    let done = try Self.scheduled(tx.query("""
-                        UPDATE scheduled_messages s SET status = 'cancelled', done_at = now(),
-                            note = 'the sender may no longer send to this event'
-                        WHERE s.id = $1 RETURNING \(Self.scheduledColumns)
-                        """, [Self.id(row.id)]))
-                    result.dropped.append(contentsOf: done)
+                    result.dropped.append(contentsOf: try cancelDue(row, note: "the sender may no longer send to this event", in: tx))
                 }
             }
             return result
         }
+    }
+
+    /// Why the due `row` may not go (`AudienceCheck.scheduledNote`), read as the server's login.
+    private func audienceNote(_ row: ScheduledMessage, in tx: PGConnection) throws -> String? {
+        guard !row.teams.isEmpty else { return nil }
+        let r = try tx.query("""
+            SELECT to_json(ARRAY(SELECT n FROM unnest($2::text[]) n
+                                 WHERE NOT EXISTS (SELECT 1 FROM teams t WHERE t.event_id = $1 AND t.name = n)))::text,
+                   \(Self.someoneIn(teams: "$2::text[]", event: "$1::uuid", besides: "$3::uuid"))
+            """, [Self.id(row.eventID), Self.textArray(row.teams), Self.id(row.senderID)])
+        return AudienceCheck.scheduledNote(teams: row.teams, missing: Self.jsonStrings(r.string(0, 0)), anyoneThere: r.bool(0, 1) == true)
+    }
+
+    /// Marks the due `row` cancelled by the scheduler with `note`.
+    private func cancelDue(_ row: ScheduledMessage, note: String, in tx: PGConnection) throws -> [ScheduledMessage] {
+        try Self.scheduled(tx.query("""
+            UPDATE scheduled_messages s SET status = 'cancelled', done_at = now(), note = $2
+            WHERE s.id = $1 RETURNING \(Self.scheduledColumns)
+            """, [Self.id(row.id), note]))
     }
 }

@@ -106,7 +106,7 @@ extension Store {
                            CASE WHEN x.template IS NULL THEN x.escalate_after
                                 ELSE coalesce(x.escalate_after, CASE WHEN coalesce(x.message_type, t.message_type) = 'emergency'
                                                                      THEN x.emergency_default END) END AS escalate_after,
-                           CASE WHEN cardinality(x.teams) = 0 AND x.template IS NOT NULL THEN t.teams
+                           CASE WHEN x.teams IS NULL AND x.template IS NOT NULL THEN t.teams
                                 ELSE coalesce(x.teams, '{}') END AS teams,
                            x.poll
                     FROM x LEFT JOIN message_templates t ON x.template IS NOT NULL AND t.event_id = x.event_id AND t.name = x.template
@@ -125,7 +125,9 @@ extension Store {
                       -- a send with an unknown one is left out, and its retry alone says which.
                       AND (cardinality(x.teams) = 0
                            OR (SELECT count(*) FROM teams tt WHERE tt.event_id = x.event_id AND tt.name = ANY (x.teams))
-                              = cardinality(x.teams))),
+                              = cardinality(x.teams))
+                      -- and hold someone besides the sender (AudienceCheck): else left out, and its retry says so.
+                      AND (cardinality(x.teams) = 0 OR \(Self.someoneIn(teams: "x.teams", event: "x.event_id", besides: "$2::uuid")))),
                 m AS (
                     INSERT INTO staff_messages (id, event_id, sender_id, message, message_type, priority, expires_at,
                                                 escalate_after_minutes, teams, poll_options)
@@ -187,7 +189,8 @@ extension Store {
             key("id"); JSONBytes.appendUUID(s.id, to: &out)
             key("event_id"); JSONBytes.appendUUID(r.eventID, to: &out)
             key("force"); out += Array((r.force ? "true" : "false").utf8)
-            key("teams"); strings(r.teams)
+            // null: the template's teams (`teams` absent from a send by template; TemplateUse.ownTeams).
+            key("teams"); strings(r.template.map { !$0.ownTeams && r.teams.isEmpty } == true ? nil : r.teams)
             key("poll"); strings(r.poll?.options)
             key("escalate_after"); int(r.escalateAfterMinutes)
             if let use = r.template {

@@ -18,6 +18,10 @@ extension Store {
         }
     }
 
+    /// The first key of the advisory lock that serialises the creation of an event's teams
+    /// (the second: a hash of the event's id).
+    static let teamNamesLock = 7_354_002
+
     static func noSuchTeam(_ name: String) -> StaffcastError {
         .notFound("There is no team or zone named '\(name.prefix(100))' in this event; staffcast team list shows them.")
     }
@@ -28,11 +32,19 @@ extension Store {
         }
     }
 
-    /// Creates a team or zone (admins and owners); a name already taken is `conflict`.
-    public func createTeam(as user: UUID, event: UUID, name: String, kind: Team.Kind) throws -> Team {
-        try Team.validateName(name)
+    /// Creates a team or zone (admins and owners) under its normalized name (`TeamName`); a
+    /// name already taken by a team or zone of the event, but for case, is `conflict` naming it.
+    public func createTeam(as user: UUID, event: UUID, name raw: String, kind: Team.Kind) throws -> Team {
+        let name = try TeamName.validatedNew(raw)
         return try withAccess(user, event) { tx, summary in
             try requireOrganiser(summary, "create teams")
+            // One create per event at a time, so "Security" and "security" cannot both pass the check.
+            try tx.query("SELECT pg_advisory_xact_lock(\(Self.teamNamesLock), hashtext($1))", [Self.id(event)])
+            let existing = try tx.query("SELECT name, kind FROM teams WHERE event_id = $1", [Self.id(event)])
+            for i in 0..<existing.rowCount {
+                guard let other = existing.string(i, 0), TeamName.clashes(other, name) else { continue }
+                throw StaffcastError(.conflict, "This event already has a \(existing.string(i, 1) ?? "team") named '\(other.prefix(100))'; names that differ only in case, spaces or accents' encoding are the same. Use it, or pick another name.")
+            }
             return try Self.insertOne(tx, """
                 INSERT INTO teams AS t (event_id, name, kind, created_by) VALUES ($1, $2, $3, $4)
                 RETURNING \(Self.teamColumns)
@@ -53,7 +65,8 @@ extension Store {
 
     /// Deletes a team or zone and its memberships (admins and owners). Messages already sent
     /// to it keep their audience.
-    public func deleteTeam(as user: UUID, event: UUID, name: String) throws {
+    public func deleteTeam(as user: UUID, event: UUID, name raw: String) throws {
+        let name = TeamName.normalize(raw)
         try withAccess(user, event) { tx, summary in
             try requireOrganiser(summary, "delete teams")
             let r = try tx.query("DELETE FROM teams WHERE event_id = $1 AND name = $2", [Self.id(event), name])
@@ -64,8 +77,9 @@ extension Store {
     /// Adds `member` (who must have access to the event) to a team; for a zone, moves them out
     /// of any other zone of the event. True when they were not in it yet.
     @discardableResult
-    public func addTeamMember(as user: UUID, event: UUID, team: String, member: UUID) throws -> Bool {
-        try withAccess(user, event) { tx, summary in
+    public func addTeamMember(as user: UUID, event: UUID, team raw: String, member: UUID) throws -> Bool {
+        let team = TeamName.normalize(raw)
+        return try withAccess(user, event) { tx, summary in
             try requireOrganiser(summary, "change teams")
             let kind = try teamKind(tx, event: event, name: team)
             let access = try tx.query("SELECT 1 FROM event_access WHERE event_id = $1 AND user_id = $2",
@@ -86,7 +100,8 @@ extension Store {
     }
 
     /// Removes `member` from a team (admins and owners); not_found when they were not in it.
-    public func removeTeamMember(as user: UUID, event: UUID, team: String, member: UUID) throws {
+    public func removeTeamMember(as user: UUID, event: UUID, team raw: String, member: UUID) throws {
+        let team = TeamName.normalize(raw)
         try withAccess(user, event) { tx, summary in
             try requireOrganiser(summary, "change teams")
             _ = try teamKind(tx, event: event, name: team)
@@ -99,8 +114,9 @@ extension Store {
     }
 
     /// A team's members by name (admins and owners).
-    public func teamMembers(as user: UUID, event: UUID, team: String) throws -> [TeamMember] {
-        try withAccess(user, event) { tx, summary in
+    public func teamMembers(as user: UUID, event: UUID, team raw: String) throws -> [TeamMember] {
+        let team = TeamName.normalize(raw)
+        return try withAccess(user, event) { tx, summary in
             try requireOrganiser(summary, "see team members")
             _ = try teamKind(tx, event: event, name: team)
             let r = try tx.query("""
@@ -114,8 +130,9 @@ extension Store {
     }
 
     /// Moves the caller into zone `name` of `event`, out of any other (anyone on the event).
-    public func checkIn(as user: UUID, event: UUID, zone name: String) throws -> Team {
-        try withAccess(user, event) { tx, _ in
+    public func checkIn(as user: UUID, event: UUID, zone raw: String) throws -> Team {
+        let name = TeamName.normalize(raw)
+        return try withAccess(user, event) { tx, _ in
             let kind = try teamKind(tx, event: event, name: name)
             guard kind == .zone else {
                 throw StaffcastError.invalid("'\(name.prefix(100))' is a team, not a zone: only zones take check-ins.")
@@ -163,6 +180,21 @@ extension Store {
         if let missing = names.first(where: { !found.contains($0) }) {
             throw StaffcastError.notFound("There is no team or zone named '\(missing.prefix(100))' in this event; nothing was sent. staffcast team list shows them.")
         }
+    }
+
+    /// Throws `conflict` (`AudienceCheck.emptyRefusal`) when `names` (teams and zones of
+    /// `event` that exist) hold no one apart from `sender` (read in `tx`, as an organiser).
+    func requireAudience(_ names: [String], event: UUID, sender: UUID, in tx: PGConnection) throws {
+        guard !names.isEmpty else { return }
+        let r = try tx.query("SELECT \(Self.someoneIn(teams: "$2::text[]", event: "$1::uuid", besides: "$3::uuid"))",
+                             [Self.id(event), Self.textArray(names), Self.id(sender)])
+        if r.bool(0, 0) != true { throw AudienceCheck.emptyRefusal(names) }
+    }
+
+    /// SQL that is true when the teams and zones `teams` of `event` hold someone other than
+    /// `besides` (members have access to the event: sql/011's foreign key).
+    static func someoneIn(teams: String, event: String, besides: String) -> String {
+        "EXISTS (SELECT 1 FROM team_members tm WHERE tm.event_id = \(event) AND tm.team_name = ANY (\(teams)) AND tm.user_id <> \(besides))"
     }
 
     /// SQL: message `m` is for `user` (whose level on its event is `level`, a column that may

@@ -50,9 +50,8 @@ enum HTTPBodies {
         case "true", "1": send.force = true
         case let other?: throw .invalid("force must be true or false; got '\(other.prefix(20))'.")
         }
-        // teams=Security,Medical (team names hold no commas).
-        let teams = (query["teams"] ?? "").split(separator: ",").map(String.init)
-        return try send.withTeams(teams)
+        // teams=Security,Medical (team names hold no commas); `teams=` given empty: the whole event.
+        return try send.addressed(to: query["teams"].map { $0.split(separator: ",").map(String.init) })
     }
 
     /// The query parameters of a plain-text send.

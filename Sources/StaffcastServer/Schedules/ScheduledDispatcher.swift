@@ -38,8 +38,8 @@ final class ScheduledDispatcher: Sendable {
                         "event_id": LogValue.id(s.eventID), "late": "\(s.late)"])
                 }
                 for s in result.dropped {
-                    logger.warning("scheduled send dropped: its sender may no longer send to the event",
-                                   metadata: ["scheduled_id": LogValue.id(s.id), "event_id": LogValue.id(s.eventID)])
+                    logger.warning("scheduled send dropped", metadata: [
+                        "scheduled_id": LogValue.id(s.id), "event_id": LogValue.id(s.eventID), "note": "\(s.note ?? "")"])
                 }
                 if !result.more { break }
             }

@@ -10,7 +10,9 @@ struct ScheduledCommand: ParsableCommand {
         discussion: """
             Scheduled sends are made with `staffcast send --at TIME`, `staffcast send
             --before-start 2h` or `staffcast remind`. Each is pending until its time, then
-            sent (late: sent after its time because every server was down), or cancelled.
+            sent (late: sent after its time because every server was down), or cancelled (with
+            the reason when the server cancelled it: its sender lost access, or its teams were
+            deleted or had no one in them at its time).
 
             Examples:
               staffcast scheduled list --event $EVENT
@@ -27,7 +29,7 @@ struct ScheduledCommand: ParsableCommand {
             try reportingFailures {
                 try listing.show("scheduled", fetch: { try $0.scheduled(event: $1) }, none: "No scheduled sends for this event.",
                                  header: ["ID", "SEND AT", "STATUS", "TYPE", "PRIORITY", "MESSAGE"]) { s in
-                    [s.id.uuidString.lowercased(), RFC3339.format(s.sendAt), s.status.rawValue + (s.late ? " (late)" : ""),
+                    [s.id.uuidString.lowercased(), RFC3339.format(s.sendAt), s.status.rawValue + (s.late ? " (late)" : "") + (s.note.map { " (\($0))" } ?? ""),
                      s.messageType.rawValue, s.priority.rawValue, TextTable.oneLine(s.message, max: 60)]
                 }
             }

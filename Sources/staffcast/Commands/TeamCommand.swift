@@ -30,7 +30,7 @@ struct TeamCommand: ParsableCommand {
 
     static func validName(_ name: String) throws {
         do throws(StaffcastError) {
-            try Team.validateName(name)
+            try Team.validateName(TeamName.normalize(name)) // the server stores it normalized
         } catch {
             throw CommandFailure(error.message)
         }

@@ -189,4 +189,9 @@ struct Fixture {
     }
 
     var messageCount: Int { (try? count("SELECT count(*) FROM staff_messages")) ?? -1 }
+
+    /// Makes message `id` expired a minute ago.
+    func expire(_ id: UUID) throws {
+        try store.conn.execute("UPDATE staff_messages SET expires_at = now() - interval '1 minute' WHERE id = '\(id.uuidString)'")
+    }
 }

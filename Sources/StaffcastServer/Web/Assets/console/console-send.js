@@ -45,7 +45,8 @@ export function sendFailed(ref, why, code) {
   if (!ref || !S.pending.has(ref)) return;
   const p = S.pending.get(ref); S.pending.delete(ref); clearTimeout(p.timer);
   $("send-button").disabled = false;
-  if (code === "conflict") {
+  // A duplicate (its sentence offers force) may go anyway; a send to empty teams may not.
+  if (code === "conflict" && /Send it with force/.test(why)) {
     const again = Object.assign({}, p.frame, { force: true });
     // The server's sentence ends with the command-line way to force; here it is the button.
     showSendError("Not sent: " + why.replace(/\s*Send it with force[^]*$/, "") + " Press “Send anyway” if it really should go out twice.", again);
@@ -81,7 +82,7 @@ function transmit(f, typed) {
 function confirmEmergency(f, typed) {
   const ev = currentEvent();
   const n = S.roster ? Math.max(0, S.roster - 1) : null;
-  const who = f.teams ? "everyone in " + f.teams.join(", ") : (n !== null ? n + " people" : "everyone");
+  const who = f.teams && f.teams.length ? "everyone in " + f.teams.join(", ") : (n !== null ? n + " people" : "everyone");
   $("confirm-text").textContent = "It takes over the screen of " + who + " on "
     + (ev ? ev.name : "this event") + " and keeps ringing until each acknowledges it:\n“" + (f.message || f.template) + "”";
   const dlg = $("confirm-emergency");
@@ -107,6 +108,10 @@ $("template").addEventListener("change", () => {
   $("type").value = tp ? tp.message_type || "broadcast" : "broadcast";
   $("priority").value = tp ? tp.priority || "normal" : "normal";
   $("expires").value = tp && tp.expires_in_minutes ? String(tp.expires_in_minutes) : "";
+  // And its audience in "To": the send carries what "To" shows (teams: [] is the whole event).
+  const want = new Set(tp && Array.isArray(tp.teams) ? tp.teams : []);
+  $("to-list").querySelectorAll("input[data-team]").forEach((c) => { c.checked = want.has(c.dataset.team); });
+  $("to-all").checked = chosenTeams().length === 0;
 });
 
 $("send-form").addEventListener("submit", (e) => {
@@ -125,7 +130,8 @@ $("send-form").addEventListener("submit", (e) => {
     f.expires_in_minutes = n;
   }
   if (S.features.scheduled && $("send-at").value) f.send_at = new Date($("send-at").value).toISOString();
-  const teams = chosenTeams(); if (teams.length) f.teams = teams;
+  // Always said, even empty (the whole event): a template's own teams never override what "To" shows.
+  f.teams = chosenTeams();
   const kind = $("poll-kind").value;
   if (kind === "safe") f.poll = { options: "safe" };
   else if (kind === "options") {
