@@ -1,0 +1,77 @@
+-- Rules that follow access as it is now, not as it was.
+--
+-- 1. An invite works only while its creator could still make it (docs/security.md, Invites).
+-- Until now the level was checked only when the invite was made: an admin who made an admin
+-- invite and was then demoted, had their access revoked or was deleted left a link that still
+-- granted admin. Now the redeem checks the creator's access on the event as it is at that
+-- moment, in the same transaction as the grant.
+
+-- created_by NULL meant "made from the shell", but deleting the creator's profile also sets it
+-- to NULL (ON DELETE SET NULL). This flag keeps the two apart: set when a creator's profile goes.
+ALTER TABLE invites ADD COLUMN creator_deleted boolean NOT NULL DEFAULT false;
+
+CREATE FUNCTION staffcast_invite_creator_deleted() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    NEW.creator_deleted := true;
+    RETURN NEW;
+END $$;
+-- The foreign key's SET NULL is an UPDATE of invites, so this row trigger sees it.
+CREATE TRIGGER invites_creator_deleted BEFORE UPDATE OF created_by ON invites
+    FOR EACH ROW WHEN (OLD.created_by IS NOT NULL AND NEW.created_by IS NULL)
+    EXECUTE FUNCTION staffcast_invite_creator_deleted();
+
+-- As sql/009, plus: an invite someone made (not from the shell) is refused when its creator is
+-- gone or has no access to the event (creator_gone), or no longer holds admin or owner at least
+-- at the invite's level (creator_demoted).
+-- The access gate (sql/014) is taken first, as every writer of event_access takes it (and this
+-- function writes one): a grant, demotion, revoke or user delete on any server then either
+-- committed before the creator's access is read here, or waits until this redeem commits. It
+-- comes before the invite's row lock, in the gate-first order Store.deleteUser keeps (whose
+-- profile delete updates invites through the foreign key).
+CREATE OR REPLACE FUNCTION staffcast_redeem_invite(p_code_hash bytea, p_user uuid, p_display_name text, p_token_hash bytea)
+RETURNS TABLE (outcome text, event_id uuid, access_level text)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = public, pg_temp AS $$
+#variable_conflict use_column
+DECLARE
+    i invites%ROWTYPE;
+    creator_level text;
+BEGIN
+    PERFORM pg_advisory_xact_lock(7354000, 0); -- the gate (access_changes, token_changes)
+    SELECT * INTO i FROM invites WHERE code_hash = p_code_hash FOR UPDATE;
+    IF NOT FOUND THEN
+        RETURN QUERY SELECT 'unknown'::text, NULL::uuid, NULL::text;
+        RETURN;
+    END IF;
+    IF i.revoked_at IS NOT NULL THEN
+        RETURN QUERY SELECT 'revoked'::text, i.event_id, i.access_level;
+        RETURN;
+    END IF;
+    IF i.expires_at <= now() THEN
+        RETURN QUERY SELECT 'expired'::text, i.event_id, i.access_level;
+        RETURN;
+    END IF;
+    IF i.uses >= i.max_uses THEN
+        RETURN QUERY SELECT 'used_up'::text, i.event_id, i.access_level;
+        RETURN;
+    END IF;
+    IF i.created_by IS NOT NULL OR i.creator_deleted THEN
+        SELECT a.access_level INTO creator_level FROM event_access a
+        WHERE a.event_id = i.event_id AND a.user_id = i.created_by;
+        IF creator_level IS NULL THEN
+            RETURN QUERY SELECT 'creator_gone'::text, i.event_id, i.access_level;
+            RETURN;
+        END IF;
+        IF creator_level NOT IN ('admin','owner')
+           OR staffcast_level_rank(creator_level) < staffcast_level_rank(i.access_level) THEN
+            RETURN QUERY SELECT 'creator_demoted'::text, i.event_id, i.access_level;
+            RETURN;
+        END IF;
+    END IF;
+    UPDATE invites SET uses = uses + 1 WHERE code_hash = p_code_hash;
+    INSERT INTO profiles (id, display_name) VALUES (p_user, p_display_name);
+    INSERT INTO event_access (event_id, user_id, access_level) VALUES (i.event_id, p_user, i.access_level);
+    INSERT INTO api_tokens (token_hash, user_id, label) VALUES (p_token_hash, p_user, 'invite');
+    INSERT INTO audit_log (actor, action, event_id, user_id, detail)
+        VALUES ('invite', 'invite_redeem', i.event_id, p_user, i.access_level);
+    RETURN QUERY SELECT 'ok'::text, i.event_id, i.access_level;
+END $$;
