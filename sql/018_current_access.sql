@@ -75,3 +75,61 @@ BEGIN
         VALUES ('invite', 'invite_redeem', i.event_id, p_user, i.access_level);
     RETURN QUERY SELECT 'ok'::text, i.event_id, i.access_level;
 END $$;
+
+-- 2. Receipts of a targeted message count its audience as it is now: those in it who still have
+-- access to the event (but the sender), as for a message to the whole event and as escalation
+-- does (Store.runDueEscalations). Until now a member whose access was revoked stayed "unread"
+-- for ever, and `staffcast receipts --watch` never ended. Whoever read it is still listed, with
+-- access or not, as before.
+CREATE OR REPLACE FUNCTION staffcast_receipts(p_message uuid)
+RETURNS TABLE (user_id uuid, display_name text, read_at timestamptz)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
+DECLARE
+    v_event    uuid;
+    v_sender   uuid;
+    v_targeted boolean;
+BEGIN
+    SELECT m.event_id, m.sender_id, cardinality(m.teams) > 0 INTO v_event, v_sender, v_targeted
+    FROM staff_messages m WHERE m.id = p_message;
+    IF v_event IS NULL OR NOT staffcast_has_access(v_event, ARRAY['admin','owner']) THEN
+        RETURN;
+    END IF;
+    IF v_targeted THEN
+        RETURN QUERY
+            SELECT w.id, w.display_name, w.read_at FROM (
+                SELECT p.id, p.display_name, r.read_at
+                FROM message_audience a
+                JOIN event_access ea ON ea.event_id = v_event AND ea.user_id = a.user_id
+                JOIN profiles p ON p.id = a.user_id
+                LEFT JOIN message_reads r ON r.message_id = p_message AND r.user_id = a.user_id
+                WHERE a.message_id = p_message AND a.user_id <> v_sender
+                UNION ALL
+                SELECT p.id, p.display_name, r.read_at
+                FROM message_reads r
+                JOIN profiles p ON p.id = r.user_id
+                WHERE r.message_id = p_message
+                  AND (r.user_id = v_sender
+                       OR NOT EXISTS (SELECT 1 FROM message_audience a
+                                      JOIN event_access ea ON ea.event_id = v_event AND ea.user_id = a.user_id
+                                      WHERE a.message_id = p_message AND a.user_id = r.user_id))
+            ) w
+            ORDER BY w.display_name, w.id;
+        RETURN;
+    END IF;
+    RETURN QUERY
+        SELECT w.id, w.display_name, w.read_at FROM (
+            SELECT p.id, p.display_name, r.read_at
+            FROM event_access a
+            JOIN profiles p ON p.id = a.user_id
+            LEFT JOIN message_reads r ON r.message_id = p_message AND r.user_id = a.user_id
+            WHERE a.event_id = v_event AND a.user_id <> v_sender
+            UNION ALL
+            SELECT p.id, p.display_name, r.read_at
+            FROM message_reads r
+            JOIN profiles p ON p.id = r.user_id
+            WHERE r.message_id = p_message
+              AND (r.user_id = v_sender OR NOT EXISTS (SELECT 1 FROM event_access a
+                                                       WHERE a.event_id = v_event AND a.user_id = r.user_id))
+        ) w
+        ORDER BY w.display_name, w.id;
+END $$;
