@@ -133,3 +133,24 @@ BEGIN
         ) w
         ORDER BY w.display_name, w.id;
 END $$;
+
+-- 3. A message's webhook says who it was for and what it asks, with the names and shapes of the
+-- Message object (StaffMessage): `teams` (the teams and zones it was sent to; [] for the whole
+-- event) and `poll` ({"options": [...]} or null). Without them a receiver could not tell a
+-- message to Security alone from one to everyone. As sql/013 otherwise.
+CREATE OR REPLACE FUNCTION staffcast_outbox_after_send() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = public, pg_temp AS $$
+BEGIN
+    IF EXISTS (SELECT 1 FROM webhooks w WHERE w.event_id IN (SELECT n.event_id FROM new_rows n)) THEN
+        PERFORM staffcast_enqueue_webhooks(n.event_id, 'message', jsonb_build_object(
+                    'id', n.id, 'seq', n.seq, 'event_id', n.event_id, 'sender_id', n.sender_id,
+                    'sender_name', p.display_name, 'message', n.message, 'message_type', n.message_type,
+                    'priority', n.priority, 'sent_at', staffcast_rfc3339(n.sent_at),
+                    'expires_at', staffcast_rfc3339(n.expires_at), 'escalate_after_minutes', n.escalate_after_minutes,
+                    'teams', to_jsonb(n.teams),
+                    'poll', CASE WHEN n.poll_options IS NULL THEN NULL
+                                 ELSE jsonb_build_object('options', to_jsonb(n.poll_options)) END))
+        FROM new_rows n JOIN profiles p ON p.id = n.sender_id ORDER BY n.seq;
+    END IF;
+    RETURN NULL;
+END $$;
