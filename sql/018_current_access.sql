@@ -20,15 +20,19 @@ CREATE TRIGGER invites_creator_deleted BEFORE UPDATE OF created_by ON invites
     FOR EACH ROW WHEN (OLD.created_by IS NOT NULL AND NEW.created_by IS NULL)
     EXECUTE FUNCTION staffcast_invite_creator_deleted();
 
--- As sql/009, plus: an invite someone made (not from the shell) is refused when its creator is
--- gone or has no access to the event (creator_gone), or no longer holds admin or owner at least
--- at the invite's level (creator_demoted).
--- The access gate (sql/014) is taken first, as every writer of event_access takes it (and this
--- function writes one): a grant, demotion, revoke or user delete on any server then either
+-- The redeem of sql/009 keeps its checks and its work, under a new name only this function may
+-- call; staffcast_redeem_invite now first checks the creator of a live invite someone made (not
+-- from the shell): gone or without access to the event (creator_gone), or no longer admin or
+-- owner at least at the invite's level (creator_demoted), and refuses. Otherwise it hands on.
+-- The access gate (sql/014) is taken first, as every writer of event_access takes it (and the
+-- redeem writes one): a grant, demotion, revoke or user delete on any server then either
 -- committed before the creator's access is read here, or waits until this redeem commits. It
 -- comes before the invite's row lock, in the gate-first order Store.deleteUser keeps (whose
 -- profile delete updates invites through the foreign key).
-CREATE OR REPLACE FUNCTION staffcast_redeem_invite(p_code_hash bytea, p_user uuid, p_display_name text, p_token_hash bytea)
+ALTER FUNCTION staffcast_redeem_invite(bytea, uuid, text, bytea) RENAME TO staffcast_redeem_invite_unchecked;
+REVOKE ALL ON FUNCTION staffcast_redeem_invite_unchecked(bytea, uuid, text, bytea) FROM PUBLIC, staffcast_server;
+
+CREATE FUNCTION staffcast_redeem_invite(p_code_hash bytea, p_user uuid, p_display_name text, p_token_hash bytea)
 RETURNS TABLE (outcome text, event_id uuid, access_level text)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = public, pg_temp AS $$
 #variable_conflict use_column
@@ -38,49 +42,33 @@ DECLARE
 BEGIN
     PERFORM pg_advisory_xact_lock(7354000, 0); -- the gate (access_changes, token_changes)
     SELECT * INTO i FROM invites WHERE code_hash = p_code_hash FOR UPDATE;
-    IF NOT FOUND THEN
-        RETURN QUERY SELECT 'unknown'::text, NULL::uuid, NULL::text;
-        RETURN;
-    END IF;
-    IF i.revoked_at IS NOT NULL THEN
-        RETURN QUERY SELECT 'revoked'::text, i.event_id, i.access_level;
-        RETURN;
-    END IF;
-    IF i.expires_at <= now() THEN
-        RETURN QUERY SELECT 'expired'::text, i.event_id, i.access_level;
-        RETURN;
-    END IF;
-    IF i.uses >= i.max_uses THEN
-        RETURN QUERY SELECT 'used_up'::text, i.event_id, i.access_level;
-        RETURN;
-    END IF;
-    IF i.created_by IS NOT NULL OR i.creator_deleted THEN
+    -- An unknown, revoked, expired or used-up invite is answered as before, by the old function.
+    IF FOUND AND i.revoked_at IS NULL AND i.expires_at > now() AND i.uses < i.max_uses
+       AND (i.created_by IS NOT NULL OR i.creator_deleted) THEN
         SELECT a.access_level INTO creator_level FROM event_access a
         WHERE a.event_id = i.event_id AND a.user_id = i.created_by;
         IF creator_level IS NULL THEN
             RETURN QUERY SELECT 'creator_gone'::text, i.event_id, i.access_level;
             RETURN;
-        END IF;
-        IF creator_level NOT IN ('admin','owner')
-           OR staffcast_level_rank(creator_level) < staffcast_level_rank(i.access_level) THEN
+        ELSIF creator_level NOT IN ('admin','owner')
+              OR staffcast_level_rank(creator_level) < staffcast_level_rank(i.access_level) THEN
             RETURN QUERY SELECT 'creator_demoted'::text, i.event_id, i.access_level;
             RETURN;
         END IF;
     END IF;
-    UPDATE invites SET uses = uses + 1 WHERE code_hash = p_code_hash;
-    INSERT INTO profiles (id, display_name) VALUES (p_user, p_display_name);
-    INSERT INTO event_access (event_id, user_id, access_level) VALUES (i.event_id, p_user, i.access_level);
-    INSERT INTO api_tokens (token_hash, user_id, label) VALUES (p_token_hash, p_user, 'invite');
-    INSERT INTO audit_log (actor, action, event_id, user_id, detail)
-        VALUES ('invite', 'invite_redeem', i.event_id, p_user, i.access_level);
-    RETURN QUERY SELECT 'ok'::text, i.event_id, i.access_level;
+    RETURN QUERY SELECT * FROM staffcast_redeem_invite_unchecked(p_code_hash, p_user, p_display_name, p_token_hash);
 END $$;
+REVOKE ALL ON FUNCTION staffcast_redeem_invite(bytea, uuid, text, bytea) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION staffcast_redeem_invite(bytea, uuid, text, bytea) TO staffcast_server;
 
 -- 2. Receipts of a targeted message count its audience as it is now: those in it who still have
 -- access to the event (but the sender), as for a message to the whole event and as escalation
 -- does (Store.runDueEscalations). Until now a member whose access was revoked stayed "unread"
 -- for ever, and `staffcast receipts --watch` never ended. Whoever read it is still listed, with
 -- access or not, as before.
+-- One query for both kinds now: the recipients (those with access, narrowed to the audience for
+-- a targeted message; a pseudo-constant filter drops the other arm at run time), each with their
+-- read, then readers who are not recipients (or are the sender).
 CREATE OR REPLACE FUNCTION staffcast_receipts(p_message uuid)
 RETURNS TABLE (user_id uuid, display_name text, read_at timestamptz)
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = public, pg_temp AS $$
@@ -94,42 +82,27 @@ BEGIN
     IF v_event IS NULL OR NOT staffcast_has_access(v_event, ARRAY['admin','owner']) THEN
         RETURN;
     END IF;
-    IF v_targeted THEN
-        RETURN QUERY
-            SELECT w.id, w.display_name, w.read_at FROM (
-                SELECT p.id, p.display_name, r.read_at
-                FROM message_audience a
-                JOIN event_access ea ON ea.event_id = v_event AND ea.user_id = a.user_id
-                JOIN profiles p ON p.id = a.user_id
-                LEFT JOIN message_reads r ON r.message_id = p_message AND r.user_id = a.user_id
-                WHERE a.message_id = p_message AND a.user_id <> v_sender
-                UNION ALL
-                SELECT p.id, p.display_name, r.read_at
-                FROM message_reads r
-                JOIN profiles p ON p.id = r.user_id
-                WHERE r.message_id = p_message
-                  AND (r.user_id = v_sender
-                       OR NOT EXISTS (SELECT 1 FROM message_audience a
-                                      JOIN event_access ea ON ea.event_id = v_event AND ea.user_id = a.user_id
-                                      WHERE a.message_id = p_message AND a.user_id = r.user_id))
-            ) w
-            ORDER BY w.display_name, w.id;
-        RETURN;
-    END IF;
     RETURN QUERY
         SELECT w.id, w.display_name, w.read_at FROM (
             SELECT p.id, p.display_name, r.read_at
-            FROM event_access a
-            JOIN profiles p ON p.id = a.user_id
-            LEFT JOIN message_reads r ON r.message_id = p_message AND r.user_id = a.user_id
-            WHERE a.event_id = v_event AND a.user_id <> v_sender
+            FROM (SELECT a.user_id FROM event_access a WHERE NOT v_targeted AND a.event_id = v_event
+                  UNION ALL
+                  SELECT ma.user_id FROM message_audience ma
+                  JOIN event_access a ON a.event_id = v_event AND a.user_id = ma.user_id
+                  WHERE v_targeted AND ma.message_id = p_message) x
+            JOIN profiles p ON p.id = x.user_id
+            LEFT JOIN message_reads r ON r.message_id = p_message AND r.user_id = x.user_id
+            WHERE x.user_id <> v_sender
             UNION ALL
             SELECT p.id, p.display_name, r.read_at
-            FROM message_reads r
-            JOIN profiles p ON p.id = r.user_id
+            FROM message_reads r JOIN profiles p ON p.id = r.user_id
             WHERE r.message_id = p_message
-              AND (r.user_id = v_sender OR NOT EXISTS (SELECT 1 FROM event_access a
-                                                       WHERE a.event_id = v_event AND a.user_id = r.user_id))
+              AND (r.user_id = v_sender
+                   OR NOT EXISTS (SELECT 1 FROM event_access a
+                                  WHERE a.event_id = v_event AND a.user_id = r.user_id
+                                    AND (NOT v_targeted
+                                         OR EXISTS (SELECT 1 FROM message_audience ma
+                                                    WHERE ma.message_id = p_message AND ma.user_id = r.user_id))))
         ) w
         ORDER BY w.display_name, w.id;
 END $$;
