@@ -131,6 +131,40 @@ final class AudienceTests: IntegrationTestCase {
         XCTAssertEqual(try server.connect(otherToken).subscribe(fixture.event).unread, 0)
     }
 
+    /// Receipts of a team message list as unread only those in its audience who still have
+    /// access, as for a whole-event message and as escalation does (found from outside: a
+    /// revoked member stayed "unread" for ever and `staffcast receipts --watch` never ended).
+    func testReceiptsOfATeamMessageLeaveOutWhoLostAccess() throws {
+        let reader = try fixture.person("Ada Reader"), revoked = try fixture.person("Ben Revoked")
+        let deleted = try fixture.person("Cy Deleted")
+        for p in [reader, revoked, deleted] {
+            try fixture.store.addTeamMember(as: fixture.owner, event: fixture.event, team: "Security", member: p.id)
+        }
+        let r = try sendHTTP(fixture.ownerToken, ["message": "Gate 3?", "teams": ["Security"], "poll": ["options": ["Yes", "No"]]])
+        XCTAssertEqual(r.status, 201, String(decoding: r.body, as: UTF8.self))
+        let sent = try JSONDecoder().decode(StaffMessage.self, from: r.body)
+        _ = try fixture.store.markRead(as: revoked.id, message: sent.id) // read, then lost access: still listed as read
+        XCTAssertTrue(try fixture.store.revoke(event: fixture.event, user: revoked.id))
+        _ = try fixture.store.deleteUser(deleted.id)
+        XCTAssertTrue(try fixture.store.revoke(event: fixture.event, user: fixture.staff)) // unread, then lost access
+        _ = try fixture.store.markRead(as: reader.id, message: sent.id)
+        _ = try fixture.store.markRead(as: fixture.admin, message: sent.id) // organisers are in its audience too
+
+        let receipts = try fixture.store.receipts(as: fixture.owner, message: sent.id)
+        XCTAssertEqual(Set(receipts.readBy.map(\.displayName)), ["Ada Reader", "Adam Admin", "Ben Revoked"])
+        XCTAssertEqual(receipts.unreadBy.map(\.displayName), [], "nobody left who may still read it: --watch ends")
+        let csv = try server.api(fixture.ownerToken).raw("GET", "/v1/messages/\(sent.id.uuidString.lowercased())/receipts",
+                                                        query: ["format": "csv"])
+        XCTAssertEqual(csv.status, 200)
+        let text = String(decoding: csv.body, as: UTF8.self)
+        XCTAssertFalse(text.contains("Cy Deleted") || text.contains("Sam"), text)
+        XCTAssertTrue(text.contains("Ada Reader") && text.contains("Ben Revoked"), text)
+        // A poll counts its audience the same way (no Sam, no Cy; Ben read it, so he is still
+        // listed, as a reader who lost access is for a poll to the whole event).
+        XCTAssertEqual(try fixture.store.pollAnswers(as: fixture.owner, message: sent.id).unanswered.map(\.displayName),
+                       ["Ada Reader", "Adam Admin", "Ben Revoked"])
+    }
+
     func testAZoneMessageFollowsACheckIn() throws {
         for zone in ["Gate 1", "Gate 2"] {
             _ = try fixture.store.createTeam(as: fixture.owner, event: fixture.event, name: zone, kind: .zone)

@@ -144,6 +144,65 @@ final class InviteTests: IntegrationTestCase {
         XCTAssertEqual(try fixture.count("SELECT uses FROM invites WHERE code_hash = $1", [TokenHasher.storedHash(of: named)]), 0)
     }
 
+    /// An invite works only while its creator could still make it (found from outside: an admin
+    /// invite kept granting admin after its maker was demoted, revoked or deleted). Checked at
+    /// redeem, in the redeem's transaction (sql/018), so on every server alike.
+    func testAnInviteDiesWithItsCreatorsRights() throws {
+        func invite(_ token: String, _ level: String) throws -> String {
+            try XCTUnwrap(try createInvite(token, ["access_level": level, "max_uses": 5]).json["code"] as? String)
+        }
+        func assertRefused(_ code: String, _ words: String, line: UInt = #line) throws {
+            let r = try redeem(code, "Too Late")
+            XCTAssertEqual(r.status, 410, "\(r.json)", line: line)
+            XCTAssertEqual(errorCode(r.json), "gone", line: line)
+            let message = (r.json["error"] as? [String: Any])?["message"] as? String ?? ""
+            XCTAssertTrue(message.contains(words), message, line: line)
+        }
+        let demoted = try fixture.person("Dee Moted", level: .admin)
+        let adminInvite = try invite(demoted.token, "admin")
+        let staffInvite = try invite(demoted.token, "staff")
+        XCTAssertEqual(try redeem(adminInvite, "Early Bird").json["access_level"] as? String, "admin")
+        try fixture.store.grant(event: fixture.event, user: demoted.id, level: .staff)
+        try assertRefused(adminInvite, "no longer holds the level")
+        try assertRefused(staffInvite, "no longer holds the level") // staff do not invite at all
+        // On a second server too, and straight through the function as the server's login.
+        let other = try startServer()
+        let r = try other.api(nil).raw("POST", "/v1/invites/\(adminInvite)/redeem",
+                                       body: Data(#"{"display_name":"Elsewhere"}"#.utf8), contentType: "application/json")
+        XCTAssertEqual(r.status, 410)
+        let login = try PGConnection(conninfo: TestDatabase.serverLogin(fixture.conninfo))
+        XCTAssertEqual(try login.query("SELECT outcome FROM staffcast_redeem_invite($1, gen_random_uuid(), 'x', sha256('t'::bytea))",
+                                       [TokenHasher.storedHash(of: adminInvite)]).string(0, 0), "creator_demoted")
+        // Promoted back, the invite works again: the rule is what the creator holds now.
+        try fixture.store.grant(event: fixture.event, user: demoted.id, level: .admin)
+        XCTAssertEqual(try redeem(staffInvite, "Back Again").status, 201)
+
+        // An owner demoted to admin still covers an admin invite, not an owner one.
+        let owner = try fixture.person("Oona Owner", level: .owner)
+        let ownerLevel = try invite(owner.token, "owner"), adminLevel = try invite(owner.token, "admin")
+        try fixture.store.grant(event: fixture.event, user: owner.id, level: .admin)
+        try assertRefused(ownerLevel, "no longer holds the level")
+        XCTAssertEqual(try redeem(adminLevel, "Still Fine").json["access_level"] as? String, "admin")
+
+        // Access revoked, or the creator deleted (profile gone, or kept as a sender): gone.
+        let revoked = try fixture.person("Rev Oked", level: .admin)
+        let deleted = try fixture.person("Del Eted", level: .admin)
+        let sender = try fixture.person("Sen Der", level: .admin)
+        let (fromRevoked, fromDeleted, fromSender) = (try invite(revoked.token, "staff"), try invite(deleted.token, "staff"),
+                                                      try invite(sender.token, "staff"))
+        _ = try fixture.store.send(as: sender.id, SendRequest(eventID: fixture.event, message: "Doors at six"))
+        XCTAssertTrue(try fixture.store.revoke(event: fixture.event, user: revoked.id))
+        XCTAssertFalse(try fixture.store.deleteUser(deleted.id).keptAsSender)
+        XCTAssertTrue(try fixture.store.deleteUser(sender.id).keptAsSender)
+        for code in [fromRevoked, fromDeleted, fromSender] { try assertRefused(code, "no longer runs this event") }
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM profiles WHERE display_name = 'Too Late'"), 0)
+
+        // An invite made from the shell has no creator to outlive: it still works.
+        let shell = try fixture.store.createInvite(InviteRequest(eventID: fixture.event, accessLevel: .admin,
+                                                                 expiresInMinutes: 60, maxUses: 1), base: "http://x")
+        XCTAssertEqual(try redeem(shell.code, "From The Shell").json["access_level"] as? String, "admin")
+    }
+
     func testCodesAreStoredOnlyAsHashes() throws {
         let created = try createInvite(fixture.ownerToken, ["max_uses": 3])
         let code = try XCTUnwrap(created.json["code"] as? String)

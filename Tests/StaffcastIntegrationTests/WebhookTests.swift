@@ -55,6 +55,29 @@ final class WebhookTests: IntegrationTestCase {
         XCTAssertEqual(try server.api(fixture.ownerToken).raw("DELETE", "/v1/events/\(id(fixture.event))/webhooks/\(hook)").status, 404)
     }
 
+    /// A message's webhook says who it was for and what it asks (found from outside: a
+    /// Security-only poll came with neither, so a receiver could forward it to everyone), with
+    /// the Message object's names: `teams` ([] for the whole event) and `poll` (null when none).
+    func testAMessageWebhookCarriesItsTeamsAndPoll() throws {
+        XCTAssertEqual(try create(fixture.ownerToken, path: "/ok", events: ["message"]).status, 201)
+        _ = try fixture.store.createTeam(as: fixture.owner, event: fixture.event, name: "Security", kind: .team)
+        let api = try server.api(fixture.ownerToken)
+        let targeted = try JSONSerialization.data(withJSONObject: [
+            "message": "Gate 3 clear?", "teams": ["Security"], "poll": ["options": ["Yes", "No"]]])
+        XCTAssertEqual(try api.raw("POST", "/v1/events/\(id(fixture.event))/messages", body: targeted,
+                                   contentType: "application/json").status, 201)
+        _ = try api.sendMessage(event: fixture.event, message: "Doors at six", type: nil, priority: nil, expiresInMinutes: nil)
+
+        let got = receiver.wait(for: 2) { ($0["path"] as? String) == "/ok" }
+        guard got.count == 2 else { return XCTFail("\(got)") }
+        XCTAssertTrue(got.allSatisfy { $0["signature_ok"] as? Bool == true }, "the signature covers the whole body")
+        XCTAssertEqual(got.map { data($0)["message"] as? String }, ["Gate 3 clear?", "Doors at six"])
+        XCTAssertEqual(data(got[0])["teams"] as? [String], ["Security"])
+        XCTAssertEqual((data(got[0])["poll"] as? [String: Any])?["options"] as? [String], ["Yes", "No"])
+        XCTAssertEqual(data(got[1])["teams"] as? [String], [])
+        XCTAssertTrue(data(got[1])["poll"] is NSNull, "\(data(got[1]))")
+    }
+
     func testDeliveriesAreSignedInOrderRetriedAndSurviveARestart() throws {
         XCTAssertEqual(try create(fixture.ownerToken, path: "/ok", events: ["message", "receipt", "reply"]).status, 201)
         let flaky = try create(fixture.ownerToken, path: "/fail2", events: ["message"])

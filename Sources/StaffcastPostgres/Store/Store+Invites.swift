@@ -90,7 +90,9 @@ extension Store {
     /// never take the last use), creates the profile, grants the level and issues a token
     /// (its digest goes into api_tokens like `admin token issue`'s, so every server's token
     /// table learns it from token_changes within 2 s).
-    /// Unknown code: not_found; expired, used up or revoked: gone.
+    /// The invite works only while its creator could still make it (sql/018): their access on
+    /// the event is read in the same transaction, after the access gate.
+    /// Unknown code: not_found; expired, used up, revoked, or its creator gone or demoted: gone.
     public func redeemInvite(code: String, displayName: String) throws -> Redemption {
         let name = try Self.validName(displayName, what: "display name")
         guard InviteURL.looksLikeCode(code) else {
@@ -114,6 +116,10 @@ extension Store {
         case "revoked": throw StaffcastError(.gone, "This invite was revoked; ask the organiser for a new one.")
         case "expired": throw StaffcastError(.gone, "This invite has expired; ask the organiser for a new one.")
         case "used_up": throw StaffcastError(.gone, "This invite has been used up; ask the organiser for a new one.")
+        case "creator_gone":
+            throw StaffcastError(.gone, "The person who made this invite no longer runs this event, so it no longer works; ask the organiser for a new one.")
+        case "creator_demoted":
+            throw StaffcastError(.gone, "The person who made this invite no longer holds the level it grants, so it no longer works; ask the organiser for a new one.")
         default: throw StaffcastError.notFound("There is no such invite; check the link.")
         }
     }

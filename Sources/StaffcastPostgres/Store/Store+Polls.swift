@@ -120,6 +120,8 @@ extension Store {
 
     /// SQL: the live tally of each poll answered after cursor `$1` (at most `$2` log rows),
     /// computed once per poll for the whole batch of answers, from the change feed's snapshot.
+    /// The audience counted is who may still read it (for a targeted message, those in its
+    /// audience who still have access), as receipts count it (sql/018).
     /// Counts come back as `{option: count}` (one grouped index scan per poll; a per-option
     /// subquery over generate_series was estimated so high that PostgreSQL JIT-compiled it:
     /// 300 ms on every read of the change feed).
@@ -131,7 +133,9 @@ extension Store {
                                                             WHERE a.message_id = m.id GROUP BY a.option) z)::text,
                (SELECT count(*) FROM poll_answers a WHERE a.message_id = m.id),
                CASE WHEN cardinality(m.teams) > 0
-                    THEN (SELECT count(*) FROM message_audience ma WHERE ma.message_id = m.id AND ma.user_id <> m.sender_id)
+                    THEN (SELECT count(*) FROM message_audience ma
+                          JOIN event_access ea ON ea.event_id = m.event_id AND ea.user_id = ma.user_id
+                          WHERE ma.message_id = m.id AND ma.user_id <> m.sender_id)
                     ELSE (SELECT count(*) FROM event_access ea WHERE ea.event_id = m.event_id AND ea.user_id <> m.sender_id) END,
                (SELECT max(seq) FROM l), (SELECT count(*) FROM l), cardinality(m.poll_options)
         FROM polls x JOIN staff_messages m ON m.id = x.message_id
