@@ -61,6 +61,7 @@ final class WebhookTests: IntegrationTestCase {
     func testAMessageWebhookCarriesItsTeamsAndPoll() throws {
         XCTAssertEqual(try create(fixture.ownerToken, path: "/ok", events: ["message"]).status, 201)
         _ = try fixture.store.createTeam(as: fixture.owner, event: fixture.event, name: "Security", kind: .team)
+        _ = try fixture.store.addTeamMember(as: fixture.owner, event: fixture.event, team: "Security", member: fixture.staff) // not empty
         let api = try server.api(fixture.ownerToken)
         let targeted = try JSONSerialization.data(withJSONObject: [
             "message": "Gate 3 clear?", "teams": ["Security"], "poll": ["options": ["Yes", "No"]]])
