@@ -5,6 +5,9 @@ public enum AttemptResult: Sendable, Equatable {
     case status(Int, retryAfterSeconds: Double? = nil)
     /// No answer: connection refused, TLS failure, timeout… (retried).
     case transportFailure(String)
+    /// Not attempted, and never to be: the destination may no longer be sent to (a push whose
+    /// subscription's token ended). Says why.
+    case withdrawn(String)
 }
 
 /// What to do with a delivery after an attempt.

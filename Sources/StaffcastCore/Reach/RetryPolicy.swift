@@ -43,6 +43,8 @@ public struct RetryPolicy: Sendable, Equatable {
             }
         case .transportFailure(let why):
             reason = why
+        case .withdrawn(let why):
+            return .failed(reason: why)
         }
         let at = now + delay(kind: kind, attempt: attempts, jitter: jitter)
         return at <= giveUpAt ? .retry(at: at) : .failed(reason: "\(reason); out of time after \(attempts) attempts")

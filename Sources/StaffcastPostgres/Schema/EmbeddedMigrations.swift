@@ -27,5 +27,6 @@ public enum EmbeddedMigrations {
         ("015_send_plans.sql", PackageResources._15_send_plans_sql),
         ("016_token_managers.sql", PackageResources._16_token_managers_sql),
         ("017_change_catch_up.sql", PackageResources._17_change_catch_up_sql),
+        ("020_push_tokens.sql", PackageResources._20_push_tokens_sql),
     ]
 }

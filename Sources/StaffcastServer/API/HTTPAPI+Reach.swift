@@ -22,7 +22,10 @@ extension HTTPAPI {
             let keep = configuration.reach.maxSubscriptionsPerUser
             let add: @Sendable () -> Void = { [self] in
                 runAsUser(token, respond) { store, identity in
-                    .json(201, ["id": try store.addPushSubscription(as: identity.userID, subscription, keep: keep).uuidString.lowercased()])
+                    // The subscription belongs to this token: revoking it ends the subscription (sql/020).
+                    let registeredBy = token.map(TokenHasher.digest(of:))
+                    return .json(201, ["id": try store.addPushSubscription(as: identity.userID, token: registeredBy, subscription,
+                                                                          keep: keep).uuidString.lowercased()])
                 }
             }
             guard !configuration.reach.allowPrivateHosts else { return add() }

@@ -11,13 +11,19 @@ struct Deliverer: Sendable {
     let vapid: VAPIDKey?
     /// Where the app is (`…/app`), for the link in emails.
     let appURL: String
+    /// Whether a token has ended (this server's token table, current within 2 s): a push
+    /// claimed before its subscription's token was revoked is not sent after it.
+    let tokenEnded: @Sendable (TokenDigest) -> Bool
 
     /// One attempt at `item` to `host`, through the calling thread's handle for that host.
     func attempt(_ item: OutboxItem, host: String, handles: CurlHandles) -> AttemptResult {
         do {
             let curl = try handles.handle(host: host)
             switch item.target {
-            case .push(_, let endpoint, let p256dh, let auth, let message):
+            case .push(_, let endpoint, let p256dh, let auth, let token, let message):
+                if let token, tokenEnded(token) {
+                    return .withdrawn("not sent: the token that registered the subscription was revoked or expired")
+                }
                 return try push(curl, endpoint: endpoint, p256dh: p256dh, auth: auth, message: message, giveUpAt: item.giveUpAt)
             case .email(let address, let name, let eventName, let message):
                 return try email(curl, to: address, name: name, eventName: eventName, message: message, deliveryID: item.deliveryID)

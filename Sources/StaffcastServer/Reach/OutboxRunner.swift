@@ -119,7 +119,7 @@ final class OutboxRunner: Sendable {
             let status: Int?, detail: String
             switch result {
             case .status(let code, _): (status, detail) = (code, "answered \(code)")
-            case .transportFailure(let why): (status, detail) = (nil, why)
+            case .transportFailure(let why), .withdrawn(let why): (status, detail) = (nil, why)
             }
             switch outcome {
             case .delivered: recorded = .delivered
