@@ -221,6 +221,13 @@ def run_smtp(args):
     from aiosmtpd.smtp import AuthResult
 
     class Recorder:
+        async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
+            # A mailbox that does not exist, for a refusal with a reason to report.
+            if address.startswith("nobody@"):
+                return "550 5.1.1 No such mailbox here"
+            envelope.rcpt_tos.append(address)
+            return "250 OK"
+
         async def handle_DATA(self, server, session, envelope):
             emit({"mail_from": envelope.mail_from, "rcpt_tos": envelope.rcpt_tos,
                   "data": envelope.content.decode("utf-8", "replace"),

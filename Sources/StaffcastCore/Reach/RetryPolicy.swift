@@ -29,13 +29,14 @@ public struct RetryPolicy: Sendable, Equatable {
                        jitter: Double) -> DeliveryOutcome {
         let reason: String
         switch result {
-        case .status(let code, let retryAfter):
+        case .status(let code, let retryAfter, let reply):
+            let said = reply.map { ": \($0)" } ?? ""
             switch Self.classify(kind: kind, status: code) {
             case .delivered: return .delivered
             case .gone: return .gone
-            case .permanent: return .failed(reason: "refused with \(code)")
+            case .permanent: return .failed(reason: "refused with \(code)\(said)")
             case .transient:
-                reason = "answered \(code)"
+                reason = "answered \(code)\(said)"
                 if let retryAfter, retryAfter > 0 {
                     let at = now + min(retryAfter, maxDelay[kind] ?? 300)
                     return at <= giveUpAt ? .retry(at: at) : .failed(reason: "\(reason); out of time")

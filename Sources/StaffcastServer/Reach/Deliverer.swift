@@ -89,7 +89,7 @@ struct Deliverer: Sendable {
         }
         let text = EmailText.compose(from: from, to: address, name: name, eventName: eventName, message: message,
                                      appURL: appURL, messageID: "<\(deliveryID.uuidString.lowercased())@staffcast>")
-        let code = try curl.sendMail(url: smtp, user: nil, password: nil, from: from, to: [address], message: Array(text.utf8))
-        return .status(code, retryAfterSeconds: nil)
+        let answer = try curl.sendMail(url: smtp, user: nil, password: nil, from: from, to: [address], message: Array(text.utf8))
+        return .status(answer.code, retryAfterSeconds: nil, reply: answer.reply)
     }
 }

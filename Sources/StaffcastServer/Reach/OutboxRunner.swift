@@ -118,7 +118,7 @@ final class OutboxRunner: Sendable {
             let recorded: Store.Recorded
             let status: Int?, detail: String
             switch result {
-            case .status(let code, _): (status, detail) = (code, "answered \(code)")
+            case .status(let code, _, let reply): (status, detail) = (code, "answered \(code)" + (reply.map { ": \($0)" } ?? ""))
             case .transportFailure(let why), .withdrawn(let why): (status, detail) = (nil, why)
             }
             switch outcome {
