@@ -7,7 +7,8 @@ code nobody here wrote checks what staffcast sends.
            http-ece (RFC 8291 aes128gcm) and verifies the VAPID JWT (RFC 8292) with cryptography.
            Paths: /ok/* answer 201, /gone/* 410, /flaky/* 503 the first time then 201.
   webhook  an HTTP receiver that checks X-Staffcast-Signature (HMAC-SHA256 with --secret).
-           Paths: /ok answer 204, /fail2 500 to the first two attempts of each delivery then 200.
+           Paths: /ok answer 204, /fail2 500 to the first two attempts of each delivery then 200,
+           /moved 302 to https://hooks.example.org/new-home.
   smtp     an aiosmtpd SMTP server on loopback that prints each message; with --ca it offers and
            requires STARTTLS (self-signed certificate written to --ca), with --user/--password it
            requires AUTH.
@@ -198,6 +199,8 @@ def run_webhook(args):
             status = 204
             if self.path.startswith("/fail2") and attempts[delivery] <= 2:
                 status = 500
+            if self.path.startswith("/moved"):
+                status = 302
             try:
                 payload = json.loads(body)
             except Exception:
@@ -207,6 +210,8 @@ def run_webhook(args):
                   "answered": status})
             self.send_response(status)
             self.send_header("Content-Length", "0")
+            if status == 302:
+                self.send_header("Location", "https://hooks.example.org/new-home")
             self.end_headers()
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)

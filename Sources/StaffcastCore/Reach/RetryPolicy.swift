@@ -54,8 +54,10 @@ public struct RetryPolicy: Sendable, Equatable {
     enum Class { case delivered, gone, transient, permanent }
 
     /// Push (RFC 8030): 2xx taken; 404/410 the subscription is gone; 429 and 5xx retried; any
-    /// other 4xx is our fault and would fail again. Webhooks: 2xx taken, anything else retried
-    /// (the receiver may be mid-deploy). Email: the SMTP reply (2xx taken, 4xx retried, 5xx not).
+    /// other 4xx is our fault and would fail again. Webhooks: 2xx taken, 3xx final (redirects
+    /// are not followed, and retrying for a day would hold up the webhook's later deliveries),
+    /// anything else retried (the receiver may be mid-deploy). Email: the SMTP reply (2xx taken,
+    /// 4xx retried, 5xx not).
     static func classify(kind: DeliveryKind, status: Int) -> Class {
         if (200..<300).contains(status) { return .delivered }
         switch kind {
@@ -64,7 +66,7 @@ public struct RetryPolicy: Sendable, Equatable {
             if status == 429 || status >= 500 { return .transient }
             return .permanent
         case .webhook:
-            return .transient
+            return (300..<400).contains(status) ? .permanent : .transient
         case .email:
             return (400..<500).contains(status) ? .transient : .permanent
         }

@@ -80,7 +80,11 @@ struct Deliverer: Sendable {
             "X-Staffcast-Signature: sha256=\(hex)",
         ]
         let response = try curl.post(url: url, headers: headers, body: body)
-        return .status(response.status, retryAfterSeconds: response.retryAfter)
+        // A redirect is not followed (the body is signed for this URL, and a receiver must not
+        // lead the server elsewhere): say where it pointed, for the owner to fix the URL.
+        let moved = (300..<400).contains(response.status)
+            ? "redirects are not followed" + (response.location.map { "; Location: \($0)" } ?? "") : nil
+        return .status(response.status, retryAfterSeconds: response.retryAfter, reply: moved)
     }
 
     private func email(_ curl: CurlEasy, to address: String, name: String, eventName: String, message: StaffMessage, deliveryID: UUID) throws -> AttemptResult {
