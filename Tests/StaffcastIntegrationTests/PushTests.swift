@@ -87,6 +87,21 @@ final class PushTests: IntegrationTestCase {
                                                           body: Data(#"{"endpoint":"http://x/y","keys":{"p256dh":"a","auth":"b"}}"#.utf8),
                                                           contentType: "application/json")
         XCTAssertEqual(bad.status, 400)
+        // Found by an attack: each was stored (201) and then failed or was retried for a day.
+        let keys = subscription("ok")["keys"] as? [String: String] ?? [:]
+        let zeros = Base64URL.encode([4] + [UInt8](repeating: 0, count: 64)) // not a point on P-256
+        let refused: [(String, [String: String], String)] = [
+            (try XCTUnwrap(subscription("ok")["endpoint"] as? String) + "\r\nX-Evil: 1", keys, "control characters"),
+            ("https://localhost:0/x", keys, "port 0"),
+            (try XCTUnwrap(subscription("ok")["endpoint"] as? String), ["p256dh": zeros, "auth": keys["auth"] ?? ""], "P-256"),
+        ]
+        for (endpoint, keys, why) in refused {
+            let body = try JSONSerialization.data(withJSONObject: ["endpoint": endpoint, "keys": keys])
+            let r = try server.api(fixture.staffToken).raw("POST", "/v1/push/subscriptions", body: body, contentType: "application/json")
+            XCTAssertEqual(r.status, 400, why)
+            XCTAssertTrue(String(decoding: r.body, as: UTF8.self).contains(why), String(decoding: r.body, as: UTF8.self))
+        }
+        XCTAssertEqual(try fixture.store.pushSubscriptionIDs(user: fixture.staff), [])
         XCTAssertEqual(try server.api(nil).raw("POST", "/v1/push/subscriptions", body: Data("{}".utf8)).status, 401)
         let mine = try subscribe(fixture.staffToken, "ok")
         XCTAssertEqual(try subscribe(fixture.staffToken, "ok"), mine, "the same endpoint again is the same subscription")

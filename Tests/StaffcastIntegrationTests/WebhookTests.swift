@@ -42,6 +42,7 @@ final class WebhookTests: IntegrationTestCase {
         XCTAssertEqual(try create(fixture.staffToken, path: "/ok", events: ["message"]).status, 403)
         XCTAssertEqual(try create(fixture.outsiderToken, path: "/ok", events: ["message"]).status, 404)
         XCTAssertEqual(try create(fixture.ownerToken, path: "/ok", events: ["sms"]).status, 400)
+        XCTAssertEqual(try create(fixture.ownerToken, path: "/ok\r\nX-Evil: 1", events: ["message"]).status, 400, "a line break in the URL")
         let made = try create(fixture.ownerToken, path: "/ok", events: ["message", "receipt"])
         XCTAssertEqual(made.status, 201)
         XCTAssertNil(made.body["secret"])
