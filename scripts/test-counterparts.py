@@ -17,6 +17,7 @@ The first stdout line is JSON describing the counterpart ({"port": …, …}); t
 request received. It runs until stdin closes or it is killed.
 """
 import argparse
+import asyncio
 import base64
 import datetime
 import hashlib
@@ -234,6 +235,9 @@ def run_smtp(args):
             return "250 OK"
 
         async def handle_DATA(self, server, session, envelope):
+            if args.slow:
+                emit({"data_started": envelope.rcpt_tos})
+                await asyncio.sleep(args.slow)
             emit({"mail_from": envelope.mail_from, "rcpt_tos": envelope.rcpt_tos,
                   "data": envelope.content.decode("utf-8", "replace"),
                   "tls": session.ssl is not None, "authenticated": bool(session.authenticated)})
@@ -271,6 +275,7 @@ def main():
     parser.add_argument("--user", help="smtp: require AUTH with this user (and --password)")
     parser.add_argument("--password", help="smtp: the password --user must give")
     parser.add_argument("--secret", help="webhook: the secret the signature is checked with")
+    parser.add_argument("--slow", type=float, default=0, help="smtp: seconds to wait before answering each message's data")
     args = parser.parse_args()
     {"push": run_push, "webhook": run_webhook, "smtp": run_smtp}[args.kind](args)
 

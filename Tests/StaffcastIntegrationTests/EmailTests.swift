@@ -155,4 +155,30 @@ final class EmailTests: IntegrationTestCase {
                 """, [id(nobody)]) == 1
         }, "the refusal (550) is final and keeps the server's reply")
     }
+
+    /// A graceful stop while the SMTP server takes 6 s to answer (found by an attack: every
+    /// email in flight was sent again 5 min later, when its lease ran out): the email in flight
+    /// finishes and its outcome is recorded before the server ends; what had not started is
+    /// given back at once.
+    func testAGracefulStopLetsAnEmailInFlightFinishAndRecordsIt() throws {
+        server.stop()
+        let slow = try Counterpart(["smtp", "--slow", "6"])
+        defer { slow.stop() }
+        let port = slow.port
+        server = try TestServer(conninfo: fixture.conninfo) {
+            $0.reach.smtpURL = "smtp://127.0.0.1:\(port)"
+            $0.reach.emailFrom = "staffcast@example.org"
+            $0.reach.emailAfterSeconds = 1
+        }
+        let m = try server.api(fixture.ownerToken).sendMessage(event: fixture.event, message: "Fire at stage 2", type: "emergency",
+                                                               priority: "urgent", expiresInMinutes: nil)
+        slow.wait { $0["data_started"] != nil }
+        server.stop()
+        let started = slow.requests.filter { $0["data_started"] != nil }.count
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM outbox WHERE kind = 'email' AND message_id = $1 AND status = 'done'",
+                                         [id(m.id)]), started, "each email in flight was recorded as sent")
+        XCTAssertEqual(try fixture.count("""
+            SELECT count(*) FROM outbox WHERE kind = 'email' AND message_id = $1 AND status = 'pending' AND lease_until > now()
+            """, [id(m.id)]), 0, "nothing is left leased to the stopped server")
+    }
 }
