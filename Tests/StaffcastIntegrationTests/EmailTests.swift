@@ -153,7 +153,9 @@ final class EmailTests: IntegrationTestCase {
                 SELECT count(*) FROM outbox WHERE kind = 'email' AND user_id = $1 AND status = 'failed'
                   AND last_error LIKE '%No such mailbox here%'
                 """, [id(nobody)]) == 1
-        }, "the refusal (550) is final and keeps the server's reply")
+        }, "the refusal (550) is final and keeps the server's reply: "
+           + ((try? fixture.store.conn.query("SELECT status || ' ' || coalesce(last_error, '-') FROM outbox WHERE kind = 'email' AND user_id = $1",
+                                              [id(nobody)]).string(0, 0)) ?? "no row"))
     }
 
     /// A graceful stop while the SMTP server takes 6 s to answer (found by an attack: every

@@ -40,9 +40,9 @@ final class CurlEasy {
         var uploaded = 0
         var retryAfter: Double?
         var location: String?
-        /// The last header line, or the SMTP server's last reply line (libcurl passes those to
-        /// the header callback too), at most 300 bytes.
-        var lastLine: String?
+        /// The SMTP server's last refusal (a 4xx or 5xx reply line; libcurl passes replies to
+        /// the header callback too, and a QUIT's "221" follows it), at most 300 bytes.
+        var refusal: String?
     }
 
     /// libcurl's global state, made once before any handle (it is not thread-safe itself).
@@ -81,7 +81,7 @@ final class CurlEasy {
             io.uploaded = 0
             io.retryAfter = nil
             io.location = nil
-            io.lastLine = nil
+            io.refusal = nil
             errorBuffer.update(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         }
         used = true
@@ -124,8 +124,10 @@ final class CurlEasy {
             } else if lower.hasPrefix("location:") {
                 io.location = String(line.dropFirst("location:".count).trimmingCharacters(in: .whitespacesAndNewlines).prefix(300))
             }
-            let trimmed = line.trimmingCharacters(in: .whitespacesAndNewlines)
-            if !trimmed.isEmpty { io.lastLine = String(trimmed.prefix(300)) }
+            if let first = line.utf8.first, first == UInt8(ascii: "4") || first == UInt8(ascii: "5"),
+               line.utf8.count >= 3, line.utf8.prefix(3).allSatisfy({ (0x30...0x39).contains($0) }) {
+                io.refusal = String(line.trimmingCharacters(in: .whitespacesAndNewlines).prefix(300))
+            }
             return n
         }
         staffcast_curl_set_pointer(handle, CURLOPT_HEADERDATA, me)
@@ -189,7 +191,7 @@ final class CurlEasy {
         } catch {
             // A refusal by the server is an answer (its code decides retry or not), not a lost connection.
             let code = staffcast_curl_response_code(handle)
-            if code >= 400 { return (code, io.lastLine ?? error.message) }
+            if code >= 400 { return (code, io.refusal ?? error.message) }
             throw error
         }
         let code = staffcast_curl_response_code(handle)
