@@ -7,7 +7,8 @@ code nobody here wrote checks what staffcast sends.
            http-ece (RFC 8291 aes128gcm) and verifies the VAPID JWT (RFC 8292) with cryptography.
            Paths: /ok/* answer 201, /gone/* 410, /flaky/* 503 the first time then 201.
   webhook  an HTTP receiver that checks X-Staffcast-Signature (HMAC-SHA256 with --secret).
-           Paths: /ok answer 204, /fail2 500 to the first two attempts of each delivery then 200.
+           Paths: /ok answer 204, /fail2 500 to the first two attempts of each delivery then 200,
+           /moved 302 to https://hooks.example.org/new-home.
   smtp     an aiosmtpd SMTP server on loopback that prints each message; with --ca it offers and
            requires STARTTLS (self-signed certificate written to --ca), with --user/--password it
            requires AUTH.
@@ -16,6 +17,7 @@ The first stdout line is JSON describing the counterpart ({"port": …, …}); t
 request received. It runs until stdin closes or it is killed.
 """
 import argparse
+import asyncio
 import base64
 import datetime
 import hashlib
@@ -198,6 +200,8 @@ def run_webhook(args):
             status = 204
             if self.path.startswith("/fail2") and attempts[delivery] <= 2:
                 status = 500
+            if self.path.startswith("/moved"):
+                status = 302
             try:
                 payload = json.loads(body)
             except Exception:
@@ -207,6 +211,8 @@ def run_webhook(args):
                   "answered": status})
             self.send_response(status)
             self.send_header("Content-Length", "0")
+            if status == 302:
+                self.send_header("Location", "https://hooks.example.org/new-home")
             self.end_headers()
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
@@ -221,7 +227,17 @@ def run_smtp(args):
     from aiosmtpd.smtp import AuthResult
 
     class Recorder:
+        async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
+            # A mailbox that does not exist, for a refusal with a reason to report.
+            if address.startswith("nobody@"):
+                return "550 5.1.1 No such mailbox here"
+            envelope.rcpt_tos.append(address)
+            return "250 OK"
+
         async def handle_DATA(self, server, session, envelope):
+            if args.slow:
+                emit({"data_started": envelope.rcpt_tos})
+                await asyncio.sleep(args.slow)
             emit({"mail_from": envelope.mail_from, "rcpt_tos": envelope.rcpt_tos,
                   "data": envelope.content.decode("utf-8", "replace"),
                   "tls": session.ssl is not None, "authenticated": bool(session.authenticated)})
@@ -259,6 +275,7 @@ def main():
     parser.add_argument("--user", help="smtp: require AUTH with this user (and --password)")
     parser.add_argument("--password", help="smtp: the password --user must give")
     parser.add_argument("--secret", help="webhook: the secret the signature is checked with")
+    parser.add_argument("--slow", type=float, default=0, help="smtp: seconds to wait before answering each message's data")
     args = parser.parse_args()
     {"push": run_push, "webhook": run_webhook, "smtp": run_smtp}[args.kind](args)
 

@@ -29,6 +29,17 @@ final class ReachRequestTests: XCTestCase {
         XCTAssertNotNil(refused(#"{"endpoint":"https://push.example/abc","keys":{"p256dh":"\#(key)","auth":"\#(key)"}}"#))
         XCTAssertNotNil(refused(#"{"endpoint":"https://push.example/abc"}"#))
         XCTAssertNotNil(refused("not json"))
+        // Found by an attack: a line break in the endpoint (retried for a day) and port 0.
+        for endpoint in ["https://push.example/a\r\nX-Evil: 1", "https://push.example/a\nb", "https://push.example/a\tb",
+                         "https://localhost:0/x"] {
+            XCTAssertThrowsError(try PushSubscriptionRequest(endpoint: endpoint, p256dh: key, auth: auth), endpoint)
+        }
+    }
+
+    func testAWebhookURLIsOneLine() {
+        for url in ["https://hooks.example/x\r\nX-Evil: 1", "https://hooks.example/x\n", "http://hooks.example:0/x"] {
+            XCTAssertThrowsError(try WebhookRequest(eventID: UUID(), url: url, events: ["message"], secret: "0123456789abcdef"), url)
+        }
     }
 
     func testAWebhookNamesKnownChangesAndALongEnoughSecret() throws {

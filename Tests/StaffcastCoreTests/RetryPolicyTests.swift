@@ -37,11 +37,15 @@ final class RetryPolicyTests: XCTestCase {
         guard case .failed = decide(413) else { return XCTFail("a 413 would fail again") }
     }
 
-    func testWebhooksRetryAnythingButSuccessAndEmailRetriesOnly4xx() {
-        for code in [301, 400, 404, 410, 500] {
+    func testWebhooksRetryAnythingButSuccessAndRedirectsAndEmailRetriesOnly4xx() {
+        for code in [400, 404, 410, 500] {
             guard case .retry = policy.decide(kind: .webhook, result: .status(code), attempts: 1, now: 0, giveUpAt: 86_400,
                                               jitter: 0.5) else { return XCTFail("webhook \(code) must be retried") }
         }
+        // A redirect is not followed: final at once, saying where it pointed.
+        XCTAssertEqual(policy.decide(kind: .webhook, result: .status(302, reply: "Location: https://x.example/h"), attempts: 1,
+                                     now: 0, giveUpAt: 86_400, jitter: 0.5),
+                       .failed(reason: "refused with 302: Location: https://x.example/h"))
         guard case .retry = policy.decide(kind: .email, result: .status(451), attempts: 1, now: 0, giveUpAt: 100, jitter: 0)
         else { return XCTFail("a 4xx SMTP reply is temporary") }
         guard case .failed = policy.decide(kind: .email, result: .status(550), attempts: 1, now: 0, giveUpAt: 100, jitter: 0)

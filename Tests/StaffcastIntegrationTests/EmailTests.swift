@@ -127,4 +127,60 @@ final class EmailTests: IntegrationTestCase {
         XCTAssertNil(try fixture.store.email(user: fixture.staff))
         XCTAssertThrowsError(try fixture.store.setEmail(user: UUID(), email: "x@y.z"))
     }
+
+    /// An emergency pasted as one line of 3,000 bytes is emailed: the body is quoted-printable
+    /// in lines of at most 76 characters (aiosmtpd refuses a line over 998 with "Line too long",
+    /// and with 8bit every such email failed for good). A refusal keeps the SMTP server's reason.
+    func testALongLineIsEmailedAndARefusalKeepsTheServersReason() throws {
+        let (nobody, _) = try fixture.person("Nobody Here", email: "nobody@example.org")
+        let text = String(repeating: "Evacuate hall B by exit 4, walk = do not run. ", count: 65)
+        XCTAssertGreaterThan(text.utf8.count, 2_900)
+        let m = try server.api(fixture.ownerToken).sendMessage(event: fixture.event, message: text, type: "emergency",
+                                                               priority: "urgent", expiresInMinutes: nil)
+        let mails = smtp.wait(for: 2) { ($0["rcpt_tos"] as? [String])?.first?.hasSuffix("@example.org") == true }
+        XCTAssertEqual(Set(mails.flatMap { $0["rcpt_tos"] as? [String] ?? [] }), ["sam@example.org", "li@example.org"])
+        for mail in mails {
+            let data = mail["data"] as? String ?? ""
+            XCTAssertTrue(data.contains("Content-Transfer-Encoding: quoted-printable"), data)
+            XCTAssertTrue(data.components(separatedBy: "\r\n").allSatisfy { $0.utf8.count <= 998 }, "no line over 998")
+            XCTAssertTrue(EmailTextTests.decodeQuotedPrintable(data).contains(text), "the text arrives whole")
+        }
+        XCTAssertTrue(try waitUntil(10) {
+            try fixture.count("SELECT count(*) FROM message_reach WHERE message_id = $1 AND via = 'email'", [id(m.id)]) == 2
+        })
+        XCTAssertTrue(try waitUntil(10) {
+            try fixture.count("""
+                SELECT count(*) FROM outbox WHERE kind = 'email' AND user_id = $1 AND status = 'failed'
+                  AND last_error LIKE '%No such mailbox here%'
+                """, [id(nobody)]) == 1
+        }, "the refusal (550) is final and keeps the server's reply: "
+           + ((try? fixture.store.conn.query("SELECT status || ' ' || coalesce(last_error, '-') FROM outbox WHERE kind = 'email' AND user_id = $1",
+                                              [id(nobody)]).string(0, 0)) ?? "no row"))
+    }
+
+    /// A graceful stop while the SMTP server takes 6 s to answer (found by an attack: every
+    /// email in flight was sent again 5 min later, when its lease ran out): the email in flight
+    /// finishes and its outcome is recorded before the server ends; what had not started is
+    /// given back at once.
+    func testAGracefulStopLetsAnEmailInFlightFinishAndRecordsIt() throws {
+        server.stop()
+        let slow = try Counterpart(["smtp", "--slow", "6"])
+        defer { slow.stop() }
+        let port = slow.port
+        server = try TestServer(conninfo: fixture.conninfo) {
+            $0.reach.smtpURL = "smtp://127.0.0.1:\(port)"
+            $0.reach.emailFrom = "staffcast@example.org"
+            $0.reach.emailAfterSeconds = 1
+        }
+        let m = try server.api(fixture.ownerToken).sendMessage(event: fixture.event, message: "Fire at stage 2", type: "emergency",
+                                                               priority: "urgent", expiresInMinutes: nil)
+        slow.wait { $0["data_started"] != nil }
+        server.stop()
+        let started = slow.requests.filter { $0["data_started"] != nil }.count
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM outbox WHERE kind = 'email' AND message_id = $1 AND status = 'done'",
+                                         [id(m.id)]), started, "each email in flight was recorded as sent")
+        XCTAssertEqual(try fixture.count("""
+            SELECT count(*) FROM outbox WHERE kind = 'email' AND message_id = $1 AND status = 'pending' AND lease_until > now()
+            """, [id(m.id)]), 0, "nothing is left leased to the stopped server")
+    }
 }

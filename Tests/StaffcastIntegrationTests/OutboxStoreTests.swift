@@ -11,7 +11,7 @@ final class OutboxStoreTests: IntegrationTestCase {
 
     func testUrgentGoesFirstAndALeaseKeepsOthersOff() throws {
         let store = fixture.store
-        _ = try store.addPushSubscription(as: fixture.staff, try PushSubscriptionRequest(
+        _ = try store.addPushSubscription(as: fixture.staff, token: nil, try PushSubscriptionRequest(
             endpoint: "https://push.example/sam", p256dh: key, auth: auth))
         let normal = try store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "Lunch"))
         let urgent = try store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "Storm", messageType: "alert",

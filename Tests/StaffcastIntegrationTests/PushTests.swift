@@ -39,14 +39,15 @@ final class PushTests: IntegrationTestCase {
 
     func id(_ u: UUID) -> String { u.uuidString.lowercased() }
 
-    func subscription(_ name: String) -> [String: Any] {
+    /// The counterpart's subscription `name`; `device` makes another endpoint with its keys.
+    func subscription(_ name: String, device: String = "") -> [String: Any] {
         let all = service.info["subscriptions"] as? [String: [String: String]] ?? [:]
         let s = all[name] ?? [:]
-        return ["endpoint": s["endpoint"] ?? "", "keys": ["p256dh": s["p256dh"] ?? "", "auth": s["auth"] ?? ""]]
+        return ["endpoint": (s["endpoint"] ?? "") + device, "keys": ["p256dh": s["p256dh"] ?? "", "auth": s["auth"] ?? ""]]
     }
 
-    func subscribe(_ token: String, _ name: String) throws -> UUID {
-        let body = try JSONSerialization.data(withJSONObject: subscription(name))
+    func subscribe(_ token: String, _ name: String, device: String = "") throws -> UUID {
+        let body = try JSONSerialization.data(withJSONObject: subscription(name, device: device))
         let r = try server.api(token).raw("POST", "/v1/push/subscriptions", body: body, contentType: "application/json")
         XCTAssertEqual(r.status, 201, String(decoding: r.body, as: UTF8.self))
         let object = try JSONSerialization.jsonObject(with: r.body) as? [String: Any]
@@ -86,6 +87,21 @@ final class PushTests: IntegrationTestCase {
                                                           body: Data(#"{"endpoint":"http://x/y","keys":{"p256dh":"a","auth":"b"}}"#.utf8),
                                                           contentType: "application/json")
         XCTAssertEqual(bad.status, 400)
+        // Found by an attack: each was stored (201) and then failed or was retried for a day.
+        let keys = subscription("ok")["keys"] as? [String: String] ?? [:]
+        let zeros = Base64URL.encode([4] + [UInt8](repeating: 0, count: 64)) // not a point on P-256
+        let refused: [(String, [String: String], String)] = [
+            (try XCTUnwrap(subscription("ok")["endpoint"] as? String) + "\r\nX-Evil: 1", keys, "control characters"),
+            ("https://localhost:0/x", keys, "port 0"),
+            (try XCTUnwrap(subscription("ok")["endpoint"] as? String), ["p256dh": zeros, "auth": keys["auth"] ?? ""], "P-256"),
+        ]
+        for (endpoint, keys, why) in refused {
+            let body = try JSONSerialization.data(withJSONObject: ["endpoint": endpoint, "keys": keys])
+            let r = try server.api(fixture.staffToken).raw("POST", "/v1/push/subscriptions", body: body, contentType: "application/json")
+            XCTAssertEqual(r.status, 400, why)
+            XCTAssertTrue(String(decoding: r.body, as: UTF8.self).contains(why), String(decoding: r.body, as: UTF8.self))
+        }
+        XCTAssertEqual(try fixture.store.pushSubscriptionIDs(user: fixture.staff), [])
         XCTAssertEqual(try server.api(nil).raw("POST", "/v1/push/subscriptions", body: Data("{}".utf8)).status, 401)
         let mine = try subscribe(fixture.staffToken, "ok")
         XCTAssertEqual(try subscribe(fixture.staffToken, "ok"), mine, "the same endpoint again is the same subscription")
@@ -292,5 +308,44 @@ final class PushTests: IntegrationTestCase {
         XCTAssertEqual(sam.reached.map(\.via), ["live", "push"])
         XCTAssertEqual(receipts.totals, FunnelTotals(live: 1, push: 1, email: 0, read: 0))
         XCTAssertEqual(receipts.unreadBy.first { $0.userID == fixture.admin }?.reached, [])
+    }
+
+    /// A lost phone is cut off at once (docs/security.md): a subscription belongs to the token
+    /// that registered it (sql/019). Revoking that token ends the subscription and its queued
+    /// retry in the same transaction; a token that expires gets nothing after its expiry;
+    /// revoking all of a person's tokens ends all their subscriptions. Their other device keeps
+    /// getting pushes meanwhile.
+    func testAPhoneIsCutOffFromPushTheMomentItsTokenEnds() throws {
+        let sam = fixture.staff
+        let phoneToken = try fixture.store.issueToken(user: sam, label: "phone")
+        let tabletToken = try fixture.store.issueToken(user: sam, label: "tablet", expiresIn: 4)
+        let tabletIssued = Date()
+        let phone = try subscribe(phoneToken, "flaky") // 503 first: a retry is queued
+        let tablet = try subscribe(tabletToken, "ok", device: "-tablet")
+        let laptop = try subscribe(fixture.staffToken, "ok")
+        let api = try server.api(fixture.ownerToken)
+        _ = try api.sendMessage(event: fixture.event, message: "Gate 3 closes", type: "alert", priority: "urgent", expiresInMinutes: nil)
+        service.wait { self.path($0, "/flaky/") }
+        let phoneID = try XCTUnwrap(try fixture.store.tokens(ofUser: sam).first { $0.label == "phone" }?.id)
+        XCTAssertEqual(try fixture.store.revokeToken(id: phoneID), sam)
+        XCTAssertEqual(Set(try fixture.store.pushSubscriptionIDs(user: sam)), [tablet, laptop], "the phone's subscription ended with its token")
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM outbox WHERE kind = 'push' AND subscription_id = $1", [id(phone)]), 0,
+                       "and its queued retry with it")
+
+        // The tablet's token runs out: nothing more goes to it, though its row is still there.
+        Thread.sleep(until: tabletIssued.addingTimeInterval(5))
+        let later = try api.sendMessage(event: fixture.event, message: "Storm: all stages stop", type: "alert", priority: "urgent",
+                                        expiresInMinutes: nil)
+        service.wait { self.path($0, "/ok/") && self.pushedMessageID($0) == self.id(later.id) }
+        Thread.sleep(forTimeInterval: 2)
+        XCTAssertEqual(service.requests.filter { path($0, "/flaky/") }.count, 1, "the revoked phone got no retry")
+        XCTAssertFalse(service.requests.contains { ($0["path"] as? String)?.contains("-tablet") == true && pushedMessageID($0) == id(later.id) },
+                       "the tablet whose token expired got nothing after its expiry")
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM outbox WHERE kind = 'push' AND message_id = $1", [id(later.id)]), 1,
+                       "only the laptop's push was queued")
+
+        // Every token of Sam revoked (staffcast admin token revoke --user): no subscription is left.
+        XCTAssertGreaterThan(try fixture.store.revokeTokens(user: sam), 0)
+        XCTAssertEqual(try fixture.store.pushSubscriptionIDs(user: sam), [])
     }
 }

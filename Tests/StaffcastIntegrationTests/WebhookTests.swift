@@ -42,6 +42,7 @@ final class WebhookTests: IntegrationTestCase {
         XCTAssertEqual(try create(fixture.staffToken, path: "/ok", events: ["message"]).status, 403)
         XCTAssertEqual(try create(fixture.outsiderToken, path: "/ok", events: ["message"]).status, 404)
         XCTAssertEqual(try create(fixture.ownerToken, path: "/ok", events: ["sms"]).status, 400)
+        XCTAssertEqual(try create(fixture.ownerToken, path: "/ok\r\nX-Evil: 1", events: ["message"]).status, 400, "a line break in the URL")
         let made = try create(fixture.ownerToken, path: "/ok", events: ["message", "receipt"])
         XCTAssertEqual(made.status, 201)
         XCTAssertNil(made.body["secret"])
@@ -128,5 +129,31 @@ final class WebhookTests: IntegrationTestCase {
             let list = (try JSONSerialization.jsonObject(with: again.body) as? [String: Any])?["deliveries"] as? [[String: Any]] ?? []
             return list.count == 9 && list.first?["outcome"] as? String == "delivered" && list.last?["status_code"] as? Int == 500
         }, "\(attempts)")
+    }
+
+    /// A receiver answering 302 fails that delivery at once (redirects are not followed), with
+    /// the Location in the stored reason, and the webhook's next delivery goes right after it
+    /// instead of waiting a day behind retries.
+    func testARedirectFailsTheDeliveryAtOnceAndSaysWhere() throws {
+        let moved = try create(fixture.ownerToken, path: "/moved", events: ["message"])
+        let hook = try XCTUnwrap(moved.body["id"] as? String)
+        let api = try server.api(fixture.ownerToken)
+        for n in 1...2 {
+            _ = try api.sendMessage(event: fixture.event, message: "Update \(n)", type: nil, priority: nil, expiresInMinutes: nil)
+        }
+        let requests = receiver.wait(for: 2, timeout: 15) { ($0["path"] as? String) == "/moved" }
+        XCTAssertEqual(requests.map { data($0)["message"] as? String }, ["Update 1", "Update 2"], "one attempt each, in order")
+        XCTAssertTrue(try waitUntil(10) {
+            try fixture.count("SELECT count(*) FROM outbox WHERE kind = 'webhook' AND status = 'failed' AND last_error LIKE $1",
+                              ["%302%Location: https://hooks.example.org/new-home%"]) == 2
+        })
+        let r = try api.raw("GET", "/v1/events/\(id(fixture.event))/webhooks/\(hook)/deliveries")
+        let list = (try JSONSerialization.jsonObject(with: r.body) as? [String: Any])?["deliveries"] as? [[String: Any]] ?? []
+        XCTAssertEqual(list.count, 2, "\(list)")
+        XCTAssertTrue(list.allSatisfy { $0["outcome"] as? String == "failed" && $0["status_code"] as? Int == 302 }, "\(list)")
+        XCTAssertTrue(list.allSatisfy { ($0["error"] as? String)?.contains("Location: https://hooks.example.org/new-home") == true },
+                      "\(list)")
+        Thread.sleep(forTimeInterval: 2)
+        XCTAssertEqual(receiver.requests.filter { ($0["path"] as? String) == "/moved" }.count, 2, "no retries")
     }
 }

@@ -20,6 +20,12 @@ public enum TextRules {
         }
     }
 
+    /// Whether `text` can be one URL sent in a request line or header: no control character at
+    /// all (not even tab, CR or LF, which would end the line) and no white space.
+    public static func isSingleToken(_ text: String) -> Bool {
+        !text.unicodeScalars.contains { $0.value <= 0x20 || isForbidden($0) || $0.properties.isWhitespace }
+    }
+
     /// The first control character in `text` that may not be stored, if any.
     public static func forbiddenControlCharacter(in text: String) -> Unicode.Scalar? {
         text.unicodeScalars.first(where: isForbidden)

@@ -12,9 +12,14 @@ public struct PushSubscriptionRequest: Sendable, Equatable {
     public static let maxEndpointLength = 2_048
 
     public init(endpoint: String, p256dh: String, auth: String) throws(StaffcastError) {
-        guard endpoint.utf8.count <= Self.maxEndpointLength, let url = URL(string: endpoint),
+        guard endpoint.utf8.count <= Self.maxEndpointLength, TextRules.isSingleToken(endpoint), let url = URL(string: endpoint),
               url.scheme?.lowercased() == "https", let host = url.host, !host.isEmpty else {
-            throw .invalid("endpoint must be the https URL of the browser's push service (PushSubscription.endpoint).")
+            throw .invalid("endpoint must be the https URL of the browser's push service (PushSubscription.endpoint), "
+                           + "without spaces or control characters.")
+        }
+        // Port 0 cannot be connected to: every push would fail for a day.
+        if let port = url.port, !(1...65_535).contains(port) {
+            throw .invalid("endpoint has port \(port): a push service listens on a port from 1 to 65535.")
         }
         guard let key = Base64URL.decode(p256dh), key.count == 65, key.first == 0x04 else {
             throw .invalid("keys.p256dh must be the subscription's P-256 public key: 65 bytes, uncompressed, base64url.")

@@ -29,13 +29,14 @@ public struct RetryPolicy: Sendable, Equatable {
                        jitter: Double) -> DeliveryOutcome {
         let reason: String
         switch result {
-        case .status(let code, let retryAfter):
+        case .status(let code, let retryAfter, let reply):
+            let said = reply.map { ": \($0)" } ?? ""
             switch Self.classify(kind: kind, status: code) {
             case .delivered: return .delivered
             case .gone: return .gone
-            case .permanent: return .failed(reason: "refused with \(code)")
+            case .permanent: return .failed(reason: "refused with \(code)\(said)")
             case .transient:
-                reason = "answered \(code)"
+                reason = "answered \(code)\(said)"
                 if let retryAfter, retryAfter > 0 {
                     let at = now + min(retryAfter, maxDelay[kind] ?? 300)
                     return at <= giveUpAt ? .retry(at: at) : .failed(reason: "\(reason); out of time")
@@ -43,6 +44,8 @@ public struct RetryPolicy: Sendable, Equatable {
             }
         case .transportFailure(let why):
             reason = why
+        case .withdrawn(let why):
+            return .failed(reason: why)
         }
         let at = now + delay(kind: kind, attempt: attempts, jitter: jitter)
         return at <= giveUpAt ? .retry(at: at) : .failed(reason: "\(reason); out of time after \(attempts) attempts")
@@ -51,8 +54,10 @@ public struct RetryPolicy: Sendable, Equatable {
     enum Class { case delivered, gone, transient, permanent }
 
     /// Push (RFC 8030): 2xx taken; 404/410 the subscription is gone; 429 and 5xx retried; any
-    /// other 4xx is our fault and would fail again. Webhooks: 2xx taken, anything else retried
-    /// (the receiver may be mid-deploy). Email: the SMTP reply (2xx taken, 4xx retried, 5xx not).
+    /// other 4xx is our fault and would fail again. Webhooks: 2xx taken, 3xx final (redirects
+    /// are not followed, and retrying for a day would hold up the webhook's later deliveries),
+    /// anything else retried (the receiver may be mid-deploy). Email: the SMTP reply (2xx taken,
+    /// 4xx retried, 5xx not).
     static func classify(kind: DeliveryKind, status: Int) -> Class {
         if (200..<300).contains(status) { return .delivered }
         switch kind {
@@ -61,7 +66,7 @@ public struct RetryPolicy: Sendable, Equatable {
             if status == 429 || status >= 500 { return .transient }
             return .permanent
         case .webhook:
-            return .transient
+            return (300..<400).contains(status) ? .permanent : .transient
         case .email:
             return (400..<500).contains(status) ? .transient : .permanent
         }

@@ -15,6 +15,13 @@ public struct WebhookRequest: Sendable, Equatable {
               scheme == "https" || scheme == "http", let host = u.host, !host.isEmpty else {
             throw .invalid("url must be an http or https URL (https outside a trusted network) of at most 2048 bytes.")
         }
+        // CR or LF would end the request line; a space or tab is no part of a URL.
+        guard TextRules.isSingleToken(url) else {
+            throw .invalid("url may not contain spaces, line breaks or other control characters.")
+        }
+        if let port = u.port, !(1...65_535).contains(port) {
+            throw .invalid("url has port \(port): a receiver listens on a port from 1 to 65535.")
+        }
         guard !events.isEmpty else {
             throw .invalid("events must name at least one of: \(Self.changeTypes.joined(separator: ", ")).")
         }

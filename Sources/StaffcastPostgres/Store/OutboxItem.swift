@@ -5,8 +5,9 @@ import StaffcastCore
 /// transaction. The lease keeps other servers off it while it is delivered.
 public struct OutboxItem: Sendable {
     public enum Target: Sendable {
-        /// A Web Push of `message` (as its recipient sees it) to one subscription.
-        case push(subscriptionID: UUID, endpoint: String, p256dh: String, auth: String, message: StaffMessage)
+        /// A Web Push of `message` (as its recipient sees it) to one subscription, registered by
+        /// `token` (nil: before sql/019): once that token ends, nothing more is sent to it.
+        case push(subscriptionID: UUID, endpoint: String, p256dh: String, auth: String, token: TokenDigest?, message: StaffMessage)
         /// An email of `message` to one person.
         case email(address: String, displayName: String, eventName: String, message: StaffMessage)
         /// A webhook POST of `payload` (the exact bytes signed) to `url`.

@@ -43,7 +43,7 @@ extension Store {
                        least(coalesce(m.expires_at, 'infinity'), m.sent_at + interval '1 day'),
                        CASE WHEN m.priority = 'urgent' OR m.message_type = 'emergency' THEN 0 ELSE 1 END
                 FROM staff_messages m CROSS JOIN LATERAL staffcast_message_audience(m.id) a
-                JOIN push_subscriptions s ON s.user_id = a.user_id
+                JOIN push_subscriptions s ON s.user_id = a.user_id AND staffcast_push_token_valid(s.user_id, s.token_hash)
                 WHERE m.id = ANY ($1::uuid[]) AND m.retracted_at IS NULL
                   AND (m.expires_at IS NULL OR m.expires_at > now())
                   AND EXISTS (SELECT 1 FROM push_subscriptions s0 JOIN event_access a0 ON a0.user_id = s0.user_id
@@ -138,11 +138,16 @@ extension Store {
         // Still in the audience: access may have been revoked since the push was queued.
         guard try tx.query("SELECT 1 FROM staffcast_message_audience($1) a WHERE a.user_id = $2",
                            [Self.id(message), Self.id(user)]).rowCount == 1 else { return nil }
-        let s = try tx.query("SELECT endpoint, p256dh, auth FROM push_subscriptions WHERE id = $1", [Self.id(subscription)])
+        // Still registered by a valid token (sql/019): an expired one ends its subscriptions.
+        let s = try tx.query("""
+            SELECT endpoint, p256dh, auth, encode(token_hash, 'hex') FROM push_subscriptions
+            WHERE id = $1 AND staffcast_push_token_valid(user_id, token_hash)
+            """, [Self.id(subscription)])
         guard s.rowCount == 1, let endpoint = s.string(0, 0), let p256dh = s.string(0, 1), let auth = s.string(0, 2) else {
             return nil
         }
-        return .push(subscriptionID: subscription, endpoint: endpoint, p256dh: p256dh, auth: auth, message: m)
+        return .push(subscriptionID: subscription, endpoint: endpoint, p256dh: p256dh, auth: auth,
+                     token: s.string(0, 3).flatMap { TokenDigest(hex: $0) }, message: m)
     }
 
     private func emailTarget(_ tx: PGConnection, user: UUID?, message: UUID?) throws -> OutboxItem.Target? {
@@ -188,7 +193,7 @@ extension Store {
                         """, [Self.id(message), Self.id(user), item.kind.rawValue])
                 }
             case .gone:
-                if case .push(let subscription, _, _, _, _) = item.target {
+                if case .push(let subscription, _, _, _, _, _) = item.target {
                     try tx.query("DELETE FROM push_subscriptions WHERE id = $1", [Self.id(subscription)])
                 }
                 try tx.query("UPDATE outbox SET status = 'failed', done_at = now(), lease_until = NULL, last_error = 'gone' WHERE id = $1",
@@ -229,9 +234,11 @@ extension Store {
             """, ["{" + ids.map(String.init).joined(separator: ",") + "}", node])
     }
 
-    /// Deletes finished outbox rows and webhook attempts older than `days` (the ticker's trim).
+    /// Deletes finished outbox rows and webhook attempts older than `days` (the ticker's trim),
+    /// and push subscriptions whose token expired (sql/019; a revoked one took them at once).
     @discardableResult
     public func pruneOutbox(days: Int = 7) throws -> Int {
+        _ = try conn.query("DELETE FROM push_subscriptions s WHERE NOT staffcast_push_token_valid(s.user_id, s.token_hash)")
         let r = try conn.query("""
             WITH gone AS (DELETE FROM outbox WHERE status <> 'pending' AND done_at < now() - make_interval(days => $1::int) RETURNING 1)
             SELECT count(*) FROM gone

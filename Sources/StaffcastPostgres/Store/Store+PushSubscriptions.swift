@@ -7,16 +7,18 @@ extension Store {
     /// Stores a browser's subscription for `user` (the same endpoint again replaces its keys);
     /// returns its id. Keeps at most `keep` of the user's subscriptions, this one always: past
     /// it the oldest go (a phone that subscribes anew after a reinstall keeps working; one
-    /// person cannot pile up endpoints for the delivery threads).
-    public func addPushSubscription(as user: UUID, _ request: PushSubscriptionRequest, keep: Int = 10) throws -> UUID {
+    /// person cannot pile up endpoints for the delivery threads). The subscription belongs to
+    /// `token`, the one the request came with (sql/019): revoking it ends the subscription.
+    public func addPushSubscription(as user: UUID, token: TokenDigest?, _ request: PushSubscriptionRequest, keep: Int = 10) throws -> UUID {
         try conn.transaction(asUser: user) { tx in
             // One add per user at a time, so parallel adds cannot leave more than `keep`.
             try tx.query("SELECT pg_advisory_xact_lock(\(Self.pushSubscriptionsLock), hashtext($1))", [Self.id(user)])
             let r = try tx.query("""
-                INSERT INTO push_subscriptions (user_id, endpoint, p256dh, auth) VALUES ($1, $2, $3, $4)
-                ON CONFLICT (user_id, endpoint) DO UPDATE SET p256dh = excluded.p256dh, auth = excluded.auth
+                INSERT INTO push_subscriptions (user_id, endpoint, p256dh, auth, token_hash) VALUES ($1, $2, $3, $4, $5::bytea)
+                ON CONFLICT (user_id, endpoint) DO UPDATE
+                    SET p256dh = excluded.p256dh, auth = excluded.auth, token_hash = excluded.token_hash
                 RETURNING id
-                """, [Self.id(user), request.endpoint, request.p256dh, request.auth])
+                """, [Self.id(user), request.endpoint, request.p256dh, request.auth, token.map(TokenHasher.byteaText)])
             guard let id = r.uuid(0, 0) else { throw PostgresError(.unexpectedResult, "the subscription was not returned") }
             try tx.query("""
                 DELETE FROM push_subscriptions WHERE id IN (

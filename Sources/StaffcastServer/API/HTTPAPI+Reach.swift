@@ -19,10 +19,18 @@ extension HTTPAPI {
             // Who asks comes first: no token is 401 whatever the body.
             guard caller(token, respond) != nil else { return }
             guard let subscription: PushSubscriptionRequest = decoded(respond, try PushSubscriptionRequest.decode(body: request.body)) else { return }
+            guard WebPushMessage.isSubscriptionKey(subscription.p256dh) else {
+                respond(.error(.invalid("keys.p256dh is not a point on the P-256 curve: no push could be encrypted to it. "
+                                        + "Send the browser's PushSubscription unchanged.")))
+                return
+            }
             let keep = configuration.reach.maxSubscriptionsPerUser
             let add: @Sendable () -> Void = { [self] in
                 runAsUser(token, respond) { store, identity in
-                    .json(201, ["id": try store.addPushSubscription(as: identity.userID, subscription, keep: keep).uuidString.lowercased()])
+                    // The subscription belongs to this token: revoking it ends the subscription (sql/019).
+                    let registeredBy = token.map(TokenHasher.digest(of:))
+                    return .json(201, ["id": try store.addPushSubscription(as: identity.userID, token: registeredBy, subscription,
+                                                                          keep: keep).uuidString.lowercased()])
                 }
             }
             guard !configuration.reach.allowPrivateHosts else { return add() }

@@ -142,6 +142,14 @@ final class Gatekeeper: Sendable {
         }
     }
 
+    /// True when the token is known to have ended (revoked or expired) and not to be valid
+    /// again. A token this server has not heard of yet (issued a moment ago) has not ended.
+    func hasEnded(_ digest: TokenDigest, now: Date = Date()) -> Bool {
+        state.withLock { s in
+            s.tokens.identity(for: digest, now: now) == nil && (s.tokens.contains(digest) || s.ended[digest] != nil)
+        }
+    }
+
     func isValid(_ digest: TokenDigest, now: Date = Date()) -> Bool {
         state.withLock { $0.tokens.identity(for: digest, now: now) != nil }
     }

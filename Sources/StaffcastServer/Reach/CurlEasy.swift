@@ -15,6 +15,8 @@ final class CurlEasy {
         var body: [UInt8]
         /// Seconds from a `Retry-After` header, if any.
         var retryAfter: Double?
+        /// A redirect's `Location` header, if any (redirects are not followed).
+        var location: String?
     }
 
     /// A request that got no answer: the libcurl code and its sentence.
@@ -37,6 +39,10 @@ final class CurlEasy {
         var upload: [UInt8] = []
         var uploaded = 0
         var retryAfter: Double?
+        var location: String?
+        /// The SMTP server's last refusal (a 4xx or 5xx reply line; libcurl passes replies to
+        /// the header callback too, and a QUIT's "221" follows it), at most 300 bytes.
+        var refusal: String?
     }
 
     /// libcurl's global state, made once before any handle (it is not thread-safe itself).
@@ -74,6 +80,8 @@ final class CurlEasy {
             io.upload = []
             io.uploaded = 0
             io.retryAfter = nil
+            io.location = nil
+            io.refusal = nil
             errorBuffer.update(repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         }
         used = true
@@ -108,10 +116,17 @@ final class CurlEasy {
         staffcast_curl_set_callback(handle, CURLOPT_HEADERFUNCTION) { ptr, size, count, user in
             guard let ptr, let user else { return 0 }
             let n = size * count
-            let line = String(decoding: UnsafeRawBufferPointer(start: ptr, count: n), as: UTF8.self)
-            if line.lowercased().hasPrefix("retry-after:") {
-                let value = line.dropFirst("retry-after:".count).trimmingCharacters(in: .whitespacesAndNewlines)
-                Unmanaged<IO>.fromOpaque(user).takeUnretainedValue().retryAfter = Double(value)
+            let line = String(decoding: UnsafeRawBufferPointer(start: ptr, count: min(n, 2_048)), as: UTF8.self)
+            let io = Unmanaged<IO>.fromOpaque(user).takeUnretainedValue()
+            let lower = line.lowercased()
+            if lower.hasPrefix("retry-after:") {
+                io.retryAfter = Double(line.dropFirst("retry-after:".count).trimmingCharacters(in: .whitespacesAndNewlines))
+            } else if lower.hasPrefix("location:") {
+                io.location = String(line.dropFirst("location:".count).trimmingCharacters(in: .whitespacesAndNewlines).prefix(300))
+            }
+            if let first = line.utf8.first, first == UInt8(ascii: "4") || first == UInt8(ascii: "5"),
+               line.utf8.count >= 3, line.utf8.prefix(3).allSatisfy({ (0x30...0x39).contains($0) }) {
+                io.refusal = String(line.trimmingCharacters(in: .whitespacesAndNewlines).prefix(300))
             }
             return n
         }
@@ -151,14 +166,16 @@ final class CurlEasy {
         io.upload = body
         staffcast_curl_set_size(handle, CURLOPT_POSTFIELDSIZE_LARGE, curl_off_t(body.count))
         try perform()
-        return Response(status: staffcast_curl_response_code(handle), body: io.received, retryAfter: io.retryAfter)
+        return Response(status: staffcast_curl_response_code(handle), body: io.received, retryAfter: io.retryAfter,
+                        location: io.location)
     }
 
     /// Sends one email (`message`: the whole RFC 5322 text, CRLF line ends) through the SMTP
     /// server of `url` (smtp://host:port or smtps://), upgrading with STARTTLS when it is offered.
-    /// Returns the SMTP reply code of the final answer (250 when accepted).
+    /// Returns the SMTP reply code of the final answer (250 when accepted) and, for a refusal,
+    /// the server's reply line (its reason, for the log and the outbox).
     func sendMail(url: String, user: String?, password: String?, from: String, to: [String], message: [UInt8])
-        throws(TransportError) -> Int {
+        throws(TransportError) -> (code: Int, reply: String?) {
         prepare()
         staffcast_curl_set_string(handle, CURLOPT_URL, url)
         staffcast_curl_set_long(handle, CURLOPT_USE_SSL, Int(CURLUSESSL_TRY.rawValue))
@@ -174,11 +191,11 @@ final class CurlEasy {
         } catch {
             // A refusal by the server is an answer (its code decides retry or not), not a lost connection.
             let code = staffcast_curl_response_code(handle)
-            if code >= 400 { return code }
+            if code >= 400 { return (code, io.refusal ?? error.message) }
             throw error
         }
         let code = staffcast_curl_response_code(handle)
-        return code == 0 ? 250 : code
+        return (code == 0 ? 250 : code, nil)
     }
 
     private func perform() throws(TransportError) {

@@ -11,13 +11,19 @@ struct Deliverer: Sendable {
     let vapid: VAPIDKey?
     /// Where the app is (`…/app`), for the link in emails.
     let appURL: String
+    /// Whether a token has ended (this server's token table, current within 2 s): a push
+    /// claimed before its subscription's token was revoked is not sent after it.
+    let tokenEnded: @Sendable (TokenDigest) -> Bool
 
     /// One attempt at `item` to `host`, through the calling thread's handle for that host.
     func attempt(_ item: OutboxItem, host: String, handles: CurlHandles) -> AttemptResult {
         do {
             let curl = try handles.handle(host: host)
             switch item.target {
-            case .push(_, let endpoint, let p256dh, let auth, let message):
+            case .push(_, let endpoint, let p256dh, let auth, let token, let message):
+                if let token, tokenEnded(token) {
+                    return .withdrawn("not sent: the token that registered the subscription was revoked or expired")
+                }
                 return try push(curl, endpoint: endpoint, p256dh: p256dh, auth: auth, message: message, giveUpAt: item.giveUpAt)
             case .email(let address, let name, let eventName, let message):
                 return try email(curl, to: address, name: name, eventName: eventName, message: message, deliveryID: item.deliveryID)
@@ -74,7 +80,11 @@ struct Deliverer: Sendable {
             "X-Staffcast-Signature: sha256=\(hex)",
         ]
         let response = try curl.post(url: url, headers: headers, body: body)
-        return .status(response.status, retryAfterSeconds: response.retryAfter)
+        // A redirect is not followed (the body is signed for this URL, and a receiver must not
+        // lead the server elsewhere): say where it pointed, for the owner to fix the URL.
+        let moved = (300..<400).contains(response.status)
+            ? "redirects are not followed" + (response.location.map { "; Location: \($0)" } ?? "") : nil
+        return .status(response.status, retryAfterSeconds: response.retryAfter, reply: moved)
     }
 
     private func email(_ curl: CurlEasy, to address: String, name: String, eventName: String, message: StaffMessage, deliveryID: UUID) throws -> AttemptResult {
@@ -83,7 +93,7 @@ struct Deliverer: Sendable {
         }
         let text = EmailText.compose(from: from, to: address, name: name, eventName: eventName, message: message,
                                      appURL: appURL, messageID: "<\(deliveryID.uuidString.lowercased())@staffcast>")
-        let code = try curl.sendMail(url: smtp, user: nil, password: nil, from: from, to: [address], message: Array(text.utf8))
-        return .status(code, retryAfterSeconds: nil)
+        let answer = try curl.sendMail(url: smtp, user: nil, password: nil, from: from, to: [address], message: Array(text.utf8))
+        return .status(answer.code, retryAfterSeconds: nil, reply: answer.reply)
     }
 }

@@ -2,8 +2,8 @@ import Foundation
 import StaffcastCore
 
 /// The email sent to someone who has not read an urgent or emergency message: plain text,
-/// UTF-8 (quoted-printable is not needed: 8BITMIME is universal, and libcurl sends what it gets),
-/// with a link to the app. Pure.
+/// UTF-8, quoted-printable (a message may be one line of thousands of bytes, and SMTP servers
+/// refuse lines over RFC 5322's 998), with a link to the app. Pure.
 enum EmailText {
     static func compose(from: String, to: String, name: String, eventName: String, message: StaffMessage,
                         appURL: String, messageID: String, now: Date = Date()) -> String {
@@ -31,12 +31,11 @@ enum EmailText {
             "Message-ID: \(messageID)",
             "MIME-Version: 1.0",
             "Content-Type: text/plain; charset=utf-8",
-            "Content-Transfer-Encoding: 8bit",
+            "Content-Transfer-Encoding: quoted-printable",
             "X-Staffcast-Message: \(message.id.uuidString.lowercased())",
         ]
-        // SMTP wants CRLF line ends; a line that is only "." would end the data early.
-        let lines = body.split(separator: "\n", omittingEmptySubsequences: false).map { $0.hasPrefix(".") ? "." + $0 : String($0) }
-        return headers.joined(separator: "\r\n") + "\r\n\r\n" + lines.joined(separator: "\r\n") + "\r\n"
+        // CRLF line ends of at most 76 characters; no line starts with "." (it could end the data early).
+        return headers.joined(separator: "\r\n") + "\r\n\r\n" + QuotedPrintable.encode(body) + "\r\n"
     }
 
     private static func oneLine(_ text: String, max: Int) -> String {

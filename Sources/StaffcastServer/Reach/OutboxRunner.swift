@@ -18,6 +18,8 @@ final class OutboxRunner: Sendable {
     private let policy = RetryPolicy()
     private let pass: SinglePass
     private let pool: DeliveryPool
+    /// Outcomes not yet written (database down, or stopping): written by the next pass.
+    private let unrecorded: UnrecordedAttempts
     /// Seconds a claimed row stays leased to this server (its pool must start it well before).
     static let leaseSeconds = 300
 
@@ -29,9 +31,13 @@ final class OutboxRunner: Sendable {
         self.logger = logger
         pass = SinglePass(workers: workers, logger: logger, failure: "outbox: a pass failed; the next tick tries again")
         let policy = self.policy
+        let unrecorded = UnrecordedAttempts()
+        self.unrecorded = unrecorded
         // Filled below: the pool's completion needs the runner's recorder.
         let kick = Mutex<(@Sendable () -> Void)?>(nil)
-        let recorder = Recorder(workers: workers, policy: policy, logger: logger, metrics: metrics) { kick.withLock { $0 }?() }
+        let recorder = Recorder(workers: workers, policy: policy, logger: logger, metrics: metrics, unrecorded: unrecorded) {
+            kick.withLock { $0 }?()
+        }
         pool = DeliveryPool(threads: configuration.threads, concurrencyPerHost: configuration.concurrencyPerHost,
                             concurrencyPerPerson: configuration.concurrencyPerPerson,
                             capacity: max(16, configuration.threads * 8),
@@ -51,6 +57,7 @@ final class OutboxRunner: Sendable {
         let room = pool.room
         let emailAfter = configuration.emailEnabled ? configuration.emailAfterSeconds : nil
         pass.start { [self] store in
+            try recordKept(store)
             // A backlog (after every server was down) is expanded 200 messages at a time.
             for _ in 0..<10 {
                 if try store.expandFanouts(emailAfterSeconds: emailAfter) < 200 { break }
@@ -83,30 +90,51 @@ final class OutboxRunner: Sendable {
         }
     }
 
-    /// Ends the delivery threads after their current attempts and gives back the leases of
-    /// claimed items that had not started, so that the next server (or this one restarted)
-    /// takes them at once instead of after the lease. Called before the workers stop.
-    func stop() {
-        let unstarted = pool.stop()
-        guard !unstarted.isEmpty else { return }
+    /// Writes the outcomes kept while the database was down; those it cannot write are kept.
+    private func recordKept(_ store: Store) throws {
+        let kept = unrecorded.take()
+        for (i, attempt) in kept.enumerated() {
+            do {
+                try store.recordAttempt(attempt.item, attempt.recorded, statusCode: attempt.statusCode)
+            } catch {
+                for rest in kept[i...] { unrecorded.keep(rest) }
+                throw error
+            }
+        }
+        if !kept.isEmpty { logger.info("outbox: kept attempt outcomes recorded", metadata: ["count": "\(kept.count)"]) }
+    }
+
+    /// Ends the delivery threads after their current attempts — waiting for them up to
+    /// `grace` seconds, at least the attempt timeout, so an email or push in flight is not sent
+    /// again after the lease — records their outcomes, and gives back the leases of claimed
+    /// items that had not started, so that the next server (or this one restarted) takes them
+    /// at once instead of after the lease. Called before the workers stop.
+    func stop(grace: Double) {
+        let unstarted = pool.stop(timeout: max(grace, configuration.attemptTimeout + 1))
         let node = self.node
         let logger = self.logger
-        _ = workers.submit { session in
+        guard !unstarted.isEmpty || unrecorded.count > 0 else { return }
+        _ = workers.submit { [self] session in
             do {
-                try session.store().releaseLeases(unstarted.map(\.id), node: node)
+                let store = try session.store()
+                try recordKept(store)
+                try store.releaseLeases(unstarted.map(\.id), node: node)
             } catch {
-                logger.info("outbox: leases not given back; they run out by themselves", metadata: ["error": "\(error)"])
+                logger.warning("outbox: outcomes or leases not written before stopping; those deliveries are tried again after their lease",
+                               metadata: ["error": "\(error)", "unrecorded": "\(unrecorded.count)"])
             }
         }
     }
 
-    /// Turns an attempt's result into the outbox's next state and records it on a worker. If the
-    /// worker queue is full the row keeps its lease and is tried again when the lease runs out.
+    /// Turns an attempt's result into the outbox's next state and records it on a worker. An
+    /// outcome that cannot be recorded (database down, no worker took it) is kept and recorded
+    /// by a later pass, before the row's lease runs out.
     struct Recorder: Sendable {
         let workers: DatabaseWorkers
         let policy: RetryPolicy
         let logger: Logger
         let metrics: ServerMetrics
+        let unrecorded: UnrecordedAttempts
         /// Called once the attempt is recorded.
         let recorded: @Sendable () -> Void
 
@@ -118,8 +146,8 @@ final class OutboxRunner: Sendable {
             let recorded: Store.Recorded
             let status: Int?, detail: String
             switch result {
-            case .status(let code, _): (status, detail) = (code, "answered \(code)")
-            case .transportFailure(let why): (status, detail) = (nil, why)
+            case .status(let code, _, let reply): (status, detail) = (code, "answered \(code)" + (reply.map { ": \($0)" } ?? ""))
+            case .transportFailure(let why), .withdrawn(let why): (status, detail) = (nil, why)
             }
             switch outcome {
             case .delivered: recorded = .delivered
@@ -143,18 +171,23 @@ final class OutboxRunner: Sendable {
             }
             let logger = self.logger
             let done = self.recorded
+            let kept = UnrecordedAttempts.Attempt(item: item, recorded: recorded, statusCode: status,
+                                                  keepUntil: now.addingTimeInterval(Double(OutboxRunner.leaseSeconds) - 30))
+            let unrecorded = self.unrecorded
             let queued = workers.submit { session in
                 do {
                     try session.store().recordAttempt(item, recorded, statusCode: status)
                     if item.kind == .webhook { done() }
                 } catch {
                     session.dropIfBroken()
-                    logger.warning("outbox: an attempt was not recorded; it is tried again after its lease",
+                    unrecorded.keep(kept)
+                    logger.warning("outbox: an attempt's outcome was not recorded; kept, and recorded once the database answers",
                                    metadata: ["delivery": "\(item.deliveryID)", "error": "\(error)"])
                 }
             }
             if !queued {
-                logger.warning("outbox: worker queue full; the attempt is tried again after its lease",
+                unrecorded.keep(kept)
+                logger.warning("outbox: no database worker took the attempt's outcome (stopping or busy); kept, and recorded by a later pass",
                                metadata: ["delivery": "\(item.deliveryID)"])
             }
         }

@@ -27,6 +27,13 @@ struct WebPushMessage {
         }
     }
 
+    /// Whether `p256dh` (base64url) is a point on P-256 that can be encrypted to: checked when a
+    /// subscription is stored, so one that could never be pushed to is refused at once.
+    static func isSubscriptionKey(_ p256dh: String) -> Bool {
+        guard let bytes = Base64URL.decode(p256dh) else { return false }
+        return (try? P256.KeyAgreement.PublicKey(x963Representation: bytes)) != nil
+    }
+
     /// Encrypts `plaintext` for the subscription keys `p256dh` and `auth` (base64url).
     static func encrypt(_ plaintext: [UInt8], p256dh: String, auth: String,
                         senderKey: P256.KeyAgreement.PrivateKey = .init(),

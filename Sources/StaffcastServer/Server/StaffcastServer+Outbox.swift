@@ -16,7 +16,8 @@ extension StaffcastServer {
     /// Starts the outbox's runner and delivery threads (once the port is known, for the app's link).
     func startOutbox(vapid: VAPIDKey?) {
         let reach = configuration.reach
-        let deliverer = Deliverer(configuration: reach, vapid: vapid, appURL: appURL)
+        let deliverer = Deliverer(configuration: reach, vapid: vapid, appURL: appURL,
+                                  tokenEnded: { [gatekeeper] in gatekeeper.hasEnded($0) })
         setOutbox(OutboxRunner(workers: workers, configuration: reach, deliverer: deliverer, node: configuration.nodeID,
                                logger: logger, metrics: metrics))
         if reach.smtpURL != nil && reach.emailFrom == nil {

@@ -244,7 +244,7 @@ public final class StaffcastServer: @unchecked Sendable {
 
     func stopTicker() { ticker?.stop() }
     func stopListener() { listener?.stop() }
-    func stopOutbox() { outbox?.stop() }
+    func stopOutbox() { outbox?.stop(grace: configuration.shutdownGrace) }
     func stopProbe() { probe?.stop() }
 
     /// The last step: this server's presence rows go (queued jobs still run before the workers
