@@ -51,7 +51,7 @@ target_sources() {
               $CORE/Model/{Limits,MessageType,Priority,StaffMessage,StaffNotification}.swift \
               $CORE/Errors/{ErrorCode,StaffcastError}.swift \
               $CORE/Toolbox/{LeadTime,MessageTemplate,Reply,ReplyRequest,SendSchedule,TemplateUse}.swift \
-              $CORE/Audience/{Team,Poll}.swift ;;
+              $CORE/Audience/{Team,TeamName,Poll}.swift ;;
     http)   echo fuzz/HTTPParserFuzz.swift \
               $CORE/HTTP/{HTTPRequestParser,HTTPRequestHead}.swift $CORE/Model/Limits.swift ;;
     wsframe) echo fuzz/WebSocketFrameFuzz.swift \
