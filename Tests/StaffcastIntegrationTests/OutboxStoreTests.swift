@@ -39,7 +39,7 @@ final class OutboxStoreTests: IntegrationTestCase {
                 guard case .webhook(_, _, _, _, let payload) = item.target,
                       let object = try? JSONSerialization.jsonObject(with: Data(payload.utf8)) as? [String: Any],
                       let data = object["data"] as? [String: Any] else { return nil }
-                try store.recordAttempt(item, .delivered, statusCode: 204)
+                try store.recordAttempt(item, .delivered, statusCode: 204, node: "a")
                 return (data["id"] as? String).flatMap(UUID.init(uuidString:))
             }
         }
@@ -47,5 +47,22 @@ final class OutboxStoreTests: IntegrationTestCase {
         XCTAssertEqual(try claimed(), [messages[1].id])
         XCTAssertEqual(try claimed(), [messages[2].id])
         XCTAssertEqual(try claimed(), [])
+    }
+
+    /// An outcome recorded late (kept while the database was down) does not touch a row that
+    /// another server claimed after the lease ran out; that server's own outcome counts.
+    func testALateOutcomeDoesNotOverwriteAnotherServersLease() throws {
+        let store = fixture.store
+        _ = try store.createWebhook(as: fixture.owner, try WebhookRequest(eventID: fixture.event, url: "https://hooks.example/a",
+                                                                          events: ["message"], secret: "0123456789abcdef"))
+        _ = try store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "Doors at six"))
+        let first = try XCTUnwrap(try store.claimDeliveries(node: "a", limit: 10).first)
+        XCTAssertEqual(try fixture.count("UPDATE outbox SET lease_until = now() - interval '1 second' WHERE id = $1 RETURNING 1", [String(first.id)]), 1)
+        let second = try XCTUnwrap(try store.claimDeliveries(node: "b", limit: 10).first)
+        XCTAssertEqual(second.id, first.id)
+        XCTAssertFalse(try store.recordAttempt(first, .failed(error: "late"), statusCode: nil, node: "a"), "a's lease is gone")
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM outbox WHERE id = $1 AND status = 'pending' AND leased_by = 'b'", [String(first.id)]), 1)
+        XCTAssertTrue(try store.recordAttempt(second, .delivered, statusCode: 204, node: "b"))
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM outbox WHERE id = $1 AND status = 'done'", [String(first.id)]), 1)
     }
 }

@@ -176,17 +176,33 @@ extension Store {
         case gone
         case retry(at: Date, error: String)
         case failed(error: String)
+
+        /// The position of the node's name among `recordAttempt`'s statement parameters.
+        var leaseParameter: Int {
+            switch self {
+            case .delivered, .gone: return 2
+            case .retry: return 4
+            case .failed: return 3
+            }
+        }
     }
 
     /// Records the end of an attempt at `item`: done (and the funnel's push/email reach), a
     /// retry at its time, a failure, or a gone subscription; a webhook attempt is also listed.
-    public func recordAttempt(_ item: OutboxItem, _ recorded: Recorded, statusCode: Int?) throws {
+    /// The row changes only while `node` still holds its lease: an outcome recorded late (kept
+    /// while the database was down) must not overwrite a row another server has claimed since.
+    /// Returns whether the row changed (the reach and the webhook attempt are written anyway:
+    /// they say what happened).
+    @discardableResult
+    public func recordAttempt(_ item: OutboxItem, _ recorded: Recorded, statusCode: Int?, node: String) throws -> Bool {
         try conn.transaction { tx in
             let id = String(item.id)
+            let held = "AND leased_by = $\(recorded.leaseParameter) AND status = 'pending' RETURNING id"
+            let changed: Bool
             switch recorded {
             case .delivered:
-                try tx.query("UPDATE outbox SET status = 'done', done_at = now(), lease_until = NULL, last_error = NULL WHERE id = $1",
-                             [id])
+                changed = try tx.query("UPDATE outbox SET status = 'done', done_at = now(), lease_until = NULL, last_error = NULL WHERE id = $1 \(held)",
+                                       [id, node]).rowCount > 0
                 if let message = item.messageID, let user = item.userID, item.kind != .webhook {
                     try tx.query("""
                         INSERT INTO message_reach (message_id, user_id, via) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING
@@ -196,17 +212,17 @@ extension Store {
                 if case .push(let subscription, _, _, _, _, _) = item.target {
                     try tx.query("DELETE FROM push_subscriptions WHERE id = $1", [Self.id(subscription)])
                 }
-                try tx.query("UPDATE outbox SET status = 'failed', done_at = now(), lease_until = NULL, last_error = 'gone' WHERE id = $1",
-                             [id])
+                changed = try tx.query("UPDATE outbox SET status = 'failed', done_at = now(), lease_until = NULL, last_error = 'gone' WHERE id = $1 \(held)",
+                                       [id, node]).rowCount > 0
             case .retry(let at, let error):
-                try tx.query("""
+                changed = try tx.query("""
                     UPDATE outbox SET next_attempt_at = to_timestamp($2::float8), lease_until = NULL, last_error = left($3, 500)
-                    WHERE id = $1
-                    """, [id, String(at.timeIntervalSince1970), error])
+                    WHERE id = $1 \(held)
+                    """, [id, String(at.timeIntervalSince1970), error, node]).rowCount > 0
             case .failed(let error):
-                try tx.query("""
-                    UPDATE outbox SET status = 'failed', done_at = now(), lease_until = NULL, last_error = left($2, 500) WHERE id = $1
-                    """, [id, error])
+                changed = try tx.query("""
+                    UPDATE outbox SET status = 'failed', done_at = now(), lease_until = NULL, last_error = left($2, 500) WHERE id = $1 \(held)
+                    """, [id, error, node]).rowCount > 0
             }
             if case .webhook(let webhook, _, _, let changeType, _) = item.target, let event = item.eventID {
                 let outcome: String, error: String?
@@ -222,6 +238,7 @@ extension Store {
                     """, [Self.id(webhook), Self.id(event), Self.id(item.deliveryID), changeType, String(item.attempts),
                           statusCode.map(String.init), error, outcome])
             }
+            return changed
         }
     }
 

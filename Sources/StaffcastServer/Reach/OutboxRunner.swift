@@ -35,7 +35,7 @@ final class OutboxRunner: Sendable {
         self.unrecorded = unrecorded
         // Filled below: the pool's completion needs the runner's recorder.
         let kick = Mutex<(@Sendable () -> Void)?>(nil)
-        let recorder = Recorder(workers: workers, policy: policy, logger: logger, metrics: metrics, unrecorded: unrecorded) {
+        let recorder = Recorder(workers: workers, policy: policy, logger: logger, metrics: metrics, unrecorded: unrecorded, node: node) {
             kick.withLock { $0 }?()
         }
         pool = DeliveryPool(threads: configuration.threads, concurrencyPerHost: configuration.concurrencyPerHost,
@@ -95,10 +95,15 @@ final class OutboxRunner: Sendable {
         let kept = unrecorded.take()
         for (i, attempt) in kept.enumerated() {
             do {
-                try store.recordAttempt(attempt.item, attempt.recorded, statusCode: attempt.statusCode)
-            } catch {
+                try store.recordAttempt(attempt.item, attempt.recorded, statusCode: attempt.statusCode, node: node)
+            } catch let error as PostgresError where error.isConnectionProblem {
                 for rest in kept[i...] { unrecorded.keep(rest) }
                 throw error
+            } catch {
+                // This one cannot be written (not the connection): dropped, so that it does not
+                // hold up the pass; its row is tried again after its lease.
+                logger.warning("outbox: a kept attempt outcome could not be recorded; dropped",
+                               metadata: ["delivery": "\(attempt.item.deliveryID)", "error": "\(error)"])
             }
         }
         if !kept.isEmpty { logger.info("outbox: kept attempt outcomes recorded", metadata: ["count": "\(kept.count)"]) }
@@ -135,6 +140,8 @@ final class OutboxRunner: Sendable {
         let logger: Logger
         let metrics: ServerMetrics
         let unrecorded: UnrecordedAttempts
+        /// This server's name in the outbox's leases.
+        let node: String
         /// Called once the attempt is recorded.
         let recorded: @Sendable () -> Void
 
@@ -176,7 +183,7 @@ final class OutboxRunner: Sendable {
             let unrecorded = self.unrecorded
             let queued = workers.submit { session in
                 do {
-                    try session.store().recordAttempt(item, recorded, statusCode: status)
+                    try session.store().recordAttempt(item, recorded, statusCode: status, node: node)
                     if item.kind == .webhook { done() }
                 } catch {
                     session.dropIfBroken()
