@@ -147,6 +147,31 @@ final class InviteTests: IntegrationTestCase {
     /// An invite works only while its creator could still make it (found from outside: an admin
     /// invite kept granting admin after its maker was demoted, revoked or deleted). Checked at
     /// redeem, in the redeem's transaction (sql/018), so on every server alike.
+    /// A code that is not a live invite is answered without the access gate (sql/020): while the
+    /// gate is held (as a grant or a revoke holds it), a bogus code's answer does not wait, and
+    /// a live invite's redeem waits for the gate and then works.
+    func testOnlyALiveInviteWaitsForTheAccessGate() throws {
+        let created = try createInvite(fixture.ownerToken)
+        let code = try XCTUnwrap(created.json["code"] as? String)
+        let bogus = String(code.dropLast()) + (code.hasSuffix("A") ? "B" : "A")
+        let gate = try PGConnection(conninfo: fixture.conninfo)
+        _ = try gate.query("SELECT pg_advisory_lock(7354000, 0)")
+        let started = Date()
+        XCTAssertNotEqual(try redeem(bogus).status, 201)
+        XCTAssertLessThan(Date().timeIntervalSince(started), 5, "a bogus code waited for the gate")
+        let answered = DispatchSemaphore(value: 0)
+        nonisolated(unsafe) var status = 0
+        nonisolated(unsafe) let test = self // only the redeem runs on the other thread
+        DispatchQueue.global().async {
+            status = (try? test.redeem(code).status) ?? -1
+            answered.signal()
+        }
+        XCTAssertEqual(answered.wait(timeout: .now() + 1.5), .timedOut, "a live invite's redeem waits for the gate")
+        _ = try gate.query("SELECT pg_advisory_unlock(7354000, 0)")
+        XCTAssertEqual(answered.wait(timeout: .now() + 20), .success)
+        XCTAssertEqual(status, 201)
+    }
+
     func testAnInviteDiesWithItsCreatorsRights() throws {
         func invite(_ token: String, _ level: String) throws -> String {
             try XCTUnwrap(try createInvite(token, ["access_level": level, "max_uses": 5]).json["code"] as? String)

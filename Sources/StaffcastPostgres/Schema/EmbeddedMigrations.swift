@@ -29,5 +29,6 @@ public enum EmbeddedMigrations {
         ("017_change_catch_up.sql", PackageResources._17_change_catch_up_sql),
         ("018_current_access.sql", PackageResources._18_current_access_sql),
         ("019_push_tokens.sql", PackageResources._19_push_tokens_sql),
+        ("020_invite_gate.sql", PackageResources._20_invite_gate_sql),
     ]
 }
