@@ -49,7 +49,10 @@ extension ServiceLoop {
         } else {
             poller?.remove(connection.fd)
             do throws(SocketError) {
-                guard let lws else { throw SocketError(operation: "the loop is stopping", code: 0) }
+                guard let lws else {
+                    _ = sc_close(connection.fd) // nobody else will
+                    throw SocketError(operation: "the loop is stopping", code: 0)
+                }
                 wsi = try lws.adoptRaw(connection.fd)
             } catch {
                 gatekeeper.release(admission)
