@@ -10,9 +10,9 @@ struct ScheduledCommand: ParsableCommand {
         discussion: """
             Scheduled sends are made with `staffcast send --at TIME`, `staffcast send
             --before-start 2h` or `staffcast remind`. Each is pending until its time, then
-            sent (late: sent after its time because every server was down), or cancelled (with
-            the reason when the server cancelled it: its sender lost access, or its teams were
-            deleted or had no one in them at its time).
+            sent (late: sent after its time because every server was down), or
+            cancelled (with the reason when the server cancelled it: its sender lost
+            access, or its teams were deleted or had no one in them at its time).
 
             Examples:
               staffcast scheduled list --event $EVENT
