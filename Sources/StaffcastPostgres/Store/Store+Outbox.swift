@@ -176,15 +176,6 @@ extension Store {
         case gone
         case retry(at: Date, error: String)
         case failed(error: String)
-
-        /// The position of the node's name among `recordAttempt`'s statement parameters.
-        var leaseParameter: Int {
-            switch self {
-            case .delivered, .gone: return 2
-            case .retry: return 4
-            case .failed: return 3
-            }
-        }
     }
 
     /// Records the end of an attempt at `item`: done (and the funnel's push/email reach), a
@@ -197,11 +188,11 @@ extension Store {
     public func recordAttempt(_ item: OutboxItem, _ recorded: Recorded, statusCode: Int?, node: String) throws -> Bool {
         try conn.transaction { tx in
             let id = String(item.id)
-            let held = "AND leased_by = $\(recorded.leaseParameter) AND status = 'pending' RETURNING id"
+            let held = "WHERE id = $1 AND leased_by = $2 AND status = 'pending' RETURNING id" // $1 id, $2 node
             let changed: Bool
             switch recorded {
             case .delivered:
-                changed = try tx.query("UPDATE outbox SET status = 'done', done_at = now(), lease_until = NULL, last_error = NULL WHERE id = $1 \(held)",
+                changed = try tx.query("UPDATE outbox SET status = 'done', done_at = now(), lease_until = NULL, last_error = NULL \(held)",
                                        [id, node]).rowCount > 0
                 if let message = item.messageID, let user = item.userID, item.kind != .webhook {
                     try tx.query("""
@@ -212,17 +203,17 @@ extension Store {
                 if case .push(let subscription, _, _, _, _, _) = item.target {
                     try tx.query("DELETE FROM push_subscriptions WHERE id = $1", [Self.id(subscription)])
                 }
-                changed = try tx.query("UPDATE outbox SET status = 'failed', done_at = now(), lease_until = NULL, last_error = 'gone' WHERE id = $1 \(held)",
+                changed = try tx.query("UPDATE outbox SET status = 'failed', done_at = now(), lease_until = NULL, last_error = 'gone' \(held)",
                                        [id, node]).rowCount > 0
             case .retry(let at, let error):
                 changed = try tx.query("""
-                    UPDATE outbox SET next_attempt_at = to_timestamp($2::float8), lease_until = NULL, last_error = left($3, 500)
-                    WHERE id = $1 \(held)
-                    """, [id, String(at.timeIntervalSince1970), error, node]).rowCount > 0
+                    UPDATE outbox SET next_attempt_at = to_timestamp($3::float8), lease_until = NULL, last_error = left($4, 500)
+                    \(held)
+                    """, [id, node, String(at.timeIntervalSince1970), error]).rowCount > 0
             case .failed(let error):
                 changed = try tx.query("""
-                    UPDATE outbox SET status = 'failed', done_at = now(), lease_until = NULL, last_error = left($2, 500) WHERE id = $1 \(held)
-                    """, [id, error, node]).rowCount > 0
+                    UPDATE outbox SET status = 'failed', done_at = now(), lease_until = NULL, last_error = left($3, 500) \(held)
+                    """, [id, node, error]).rowCount > 0
             }
             if case .webhook(let webhook, _, _, let changeType, _) = item.target, let event = item.eventID {
                 let outcome: String, error: String?
