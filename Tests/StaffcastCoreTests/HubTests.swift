@@ -77,6 +77,21 @@ final class HubTests: XCTestCase {
         XCTAssertEqual(subscribed(hub.subscribe(3, to: event, historyThrough: 1, changesThrough: 8, now: now)), ["9", "10", "11"])
     }
 
+    /// The flaky "retract counted twice": a snapshot that already saw a change (the listener
+    /// was behind) must not get it again when the listener hands it on.
+    func testAChangeTheSnapshotSawIsNotHandedOnAgain() {
+        var hub = Hub<String>(publishedThrough: 0, changedThrough: 4)
+        hub.connect(1, user: alice)
+        hub.connect(2, user: bob)
+        XCTAssertEqual(subscribed(hub.subscribe(1, to: event, historyThrough: 0, changesThrough: 6, now: now)), [])
+        XCTAssertEqual(subscribed(hub.subscribe(2, to: event, historyThrough: 0, changesThrough: 4, now: now)), [])
+        hub.recordChange(seq: 5, eventID: event, frame: "5", audience: nil)
+        XCTAssertEqual(hub.subscribers(of: event, forChange: 5), [2], "1's snapshot carried change 5")
+        XCTAssertEqual(hub.subscribers(of: event, forChange: 6), [2])
+        XCTAssertEqual(hub.subscribers(of: event, forChange: 7).sorted(), [1, 2])
+        XCTAssertEqual(hub.subscribers(of: event, forChange: nil).sorted(), [1, 2], "a reply has no change seq")
+    }
+
     func testRevokeAndDisconnect() {
         var hub = Hub<String>(publishedThrough: 0)
         hub.connect(1, user: alice)

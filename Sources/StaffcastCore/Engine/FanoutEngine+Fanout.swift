@@ -49,7 +49,7 @@ extension FanoutEngine {
             if let seq = change.changeSeq {
                 hub.recordChange(seq: seq, eventID: change.eventID, frame: change.frame, audience: change.audience)
             }
-            for id in hub.subscribers(of: change.eventID) {
+            for id in hub.subscribers(of: change.eventID, forChange: change.changeSeq) {
                 guard let connection = connections[id], change.reaches(connection.identity.userID) else { continue }
                 enqueue(connection, change.frame, now: now, into: &actions)
             }

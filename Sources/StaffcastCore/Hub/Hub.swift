@@ -8,9 +8,12 @@ import Foundation
 public struct Hub<Frame> {
     public typealias ConnectionID = Int
 
-    /// A subscriber has been given every message of the channel with seq ≤ `through`.
+    /// A subscriber has been given every message of the channel with seq ≤ `through`, and
+    /// every edit or retract with change seq ≤ `changesThrough` (from its snapshot or its
+    /// catch-up), so a change the listener hands on late is not given a second time.
     struct Subscription {
         var through: Int64
+        var changesThrough: Int64
     }
 
     public enum SubscribeOutcome {
@@ -83,7 +86,8 @@ public struct Hub<Frame> {
             }
             catchUp += changed
         }
-        channels[eventID, default: [:]][id] = Subscription(through: max(historyThrough, publishedThrough))
+        channels[eventID, default: [:]][id] = Subscription(through: max(historyThrough, publishedThrough),
+                                                           changesThrough: max(changesThrough, changedThrough))
         eventsOfConnection[id, default: []].insert(eventID)
         return .subscribed(catchUp: catchUp)
     }
@@ -105,6 +109,15 @@ public struct Hub<Frame> {
     public func subscriberCount(of eventID: UUID) -> Int { channels[eventID]?.count ?? 0 }
     /// Every connection subscribed to `eventID`.
     public func subscribers(of eventID: UUID) -> [ConnectionID] { channels[eventID].map { Array($0.keys) } ?? [] }
+
+    /// The subscribers of `eventID` that must get the edit or retract with change seq `seq`:
+    /// those whose snapshot or catch-up did not already carry it. A frame without a change seq
+    /// (a reply) goes to every subscriber.
+    public func subscribers(of eventID: UUID, forChange seq: Int64?) -> [ConnectionID] {
+        guard let subscribers = channels[eventID] else { return [] }
+        guard let seq else { return Array(subscribers.keys) }
+        return subscribers.compactMap { seq > $0.value.changesThrough ? $0.key : nil }
+    }
 
     /// Subscriber counts per event, for status pages.
     public var subscriberCounts: [UUID: Int] { channels.mapValues(\.count) }
