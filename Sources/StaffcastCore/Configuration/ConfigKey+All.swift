@@ -67,7 +67,7 @@ extension ConfigKey {
         "Service loops, each with a share of the connections on the same port; 0: one per core.")
     public static let eventLoop = ConfigKey("event_loop", .choice(["ev", "poll"]), default: .text("ev"), value: "kind",
         refused: ["uv": "uv is not offered: Debian's libwebsockets 4.1.6 libuv plugin closes a descriptor twice at shutdown"],
-        "How each service loop waits for its sockets: ev (libev on epoll) or poll (libwebsockets' own poll()).")
+        "How each service loop waits for its sockets: ev (libev on epoll) or poll (libwebsockets' own poll(), over its TLS connections; plain ones stay on epoll).")
     public static let maxConnections = ConfigKey("max_connections", .integer(1...10_000_000), default: .integer(50_000),
         value: "n", "WebSockets this server holds at once; more are refused with 503.")
     public static let maxConnectionsPerUser = ConfigKey("max_connections_per_user", .integer(1...10_000_000),

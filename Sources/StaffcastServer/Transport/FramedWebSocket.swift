@@ -1,15 +1,26 @@
 import StaffcastCore
 
-/// One WebSocket, ws or wss, served by its service loop on a raw libwebsockets wsi: the
-/// socket the HTTP front adopted for the upgrade (plain), or the TLS wsi that carried the
-/// upgrade request. libwebsockets moves bytes (and does the TLS); the WebSocket is
-/// staffcast's (`ServiceLoop+FramedWebSockets`): the `101`, `WebSocketFrameReader` in, whole
-/// frames out with `LWS_WRITE_RAW`. Owned by its service loop; only that loop's thread
-/// touches it.
+/// One WebSocket, ws or wss, framed by staffcast (`ServiceLoop+FramedWebSockets`): the `101`,
+/// `WebSocketFrameReader` in, whole frames out. Owned by its service loop; only that loop's
+/// thread touches it.
+///
+/// What carries its bytes (`Carrier`): a plain socket stays on the loop's own epoll set, where
+/// the HTTP front accepted it, and the loop reads and writes it itself
+/// (`ServiceLoop+PlainSockets`); a TLS one stays on the libwebsockets wsi that did the
+/// handshake, which decrypts, encrypts and keeps what the socket did not take.
 final class FramedWebSocket {
-    let wsi: OpaquePointer
+    enum Carrier {
+        /// A plain TCP socket on the loop's epoll set.
+        case plain(Int32)
+        /// A libwebsockets raw wsi doing TLS.
+        case tls(OpaquePointer)
+    }
+
+    let carrier: Carrier
     /// The engine's connection id.
     let id: Int
+    /// The gatekeeper's slot it holds until it closes.
+    let admission: Gatekeeper.Admission
     var reader = WebSocketFrameReader()
     /// The `101` answer, until it goes out in front of the first frames (`hello`): one write,
     /// one wake-up of the peer, for both.
@@ -22,18 +33,35 @@ final class FramedWebSocket {
     /// When our close went out (monotonic seconds): the peer has `closeGrace` to answer
     /// before the socket is closed anyway.
     var closeSentAt: Double?
-    /// Close the socket once everything written has left libwebsockets: after the answer to
-    /// the peer's close, or after a close for a broken rule.
+    /// Close the socket once everything written has left: after the answer to the peer's
+    /// close, or after a close for a broken rule.
     var endWhenFlushed = false
     /// The socket is being closed; nothing more is read or written.
     var ended = false
 
-    init(wsi: OpaquePointer, id: Int, handshakeAnswer: [UInt8]) {
-        self.wsi = wsi
+    // Plain sockets only (the loop's thread).
+    /// Bytes the kernel did not take yet, from `unsentStart` on: written before anything
+    /// else, when the socket is writable again. Bounded by one write step (the engine writes
+    /// nothing more until these are out).
+    var unsent: [UInt8] = []
+    var unsentStart = 0
+    /// Whether the epoll set watches the socket for input (not while the engine pauses
+    /// reading) and for writability (only while `unsent` holds bytes).
+    var readInterest = true
+    var writeInterest = false
+    /// Listed in the loop's `writeSoon`, to be written at the end of this turn.
+    var writeAsked = false
+
+    init(carrier: Carrier, id: Int, admission: Gatekeeper.Admission, handshakeAnswer: [UInt8]) {
+        self.carrier = carrier
         self.id = id
+        self.admission = admission
         self.handshakeAnswer = handshakeAnswer
     }
 
     /// Our close has been sent (or queued): frames and engine writes stop.
     var isClosing: Bool { closeFrame != nil || closeSentAt != nil || endWhenFlushed }
+
+    /// Plain only: bytes held because the kernel did not take them.
+    var holdsUnsent: Bool { unsentStart < unsent.count }
 }

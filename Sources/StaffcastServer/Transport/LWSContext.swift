@@ -225,21 +225,6 @@ final class LWSContext {
         }
     }
 
-    /// Hands an accepted plain socket to libwebsockets as a raw socket (a WebSocket from now
-    /// on, framed by staffcast). Returns its wsi; on failure libwebsockets has closed `fd`.
-    func adoptRaw(_ fd: Int32) throws(SocketError) -> OpaquePointer {
-        guard let vhost else {
-            Glibc.close(fd) // not handed to libwebsockets: closed here, as the caller expects
-            throw SocketError(operation: "no vhost", code: 0)
-        }
-        guard let wsi = staffcast_lws_adopt_raw_socket(vhost, fd, protocolName, 0) else {
-            throw SocketError(operation: "libwebsockets refused the connection", code: 0)
-        }
-        // Its deadlines are the engine's (heartbeats, write stalls), not an adoption timeout.
-        lws_set_timeout(wsi, NO_PENDING_TIMEOUT, 0)
-        return wsi
-    }
-
     /// Adopts an accepted socket as a raw socket on the TLS vhost: libwebsockets does the
     /// handshake, then hands over decrypted bytes. Returns its wsi; on failure libwebsockets
     /// has closed `fd`.

@@ -5,7 +5,7 @@ import StaffcastCore
 
 /// HTTP on a service loop: accepting on its own descriptors, reading and writing plain sockets,
 /// and carrying out what each connection's `HTTPConnectionMachine` asks (serve a request,
-/// refuse one, check an upgrade's token, admit it and hand it to libwebsockets, flush, close).
+/// refuse one, check an upgrade's token, admit it as a WebSocket, flush, close).
 /// The rules themselves (pipelining, keep-alive, deadlines, the upgrade's checks) are the
 /// machine's, in StaffcastCore. Runs on the loop's thread only.
 extension ServiceLoop {
@@ -26,6 +26,8 @@ extension ServiceLoop {
                 }
                 if ready.readable || ready.failed { read(connection) }
                 if http[ready.fd] === connection, ready.writable { flush(connection) }
+            } else if let socket = plainFramed[ready.fd] {
+                plainReady(socket, ready)
             }
         }
     }

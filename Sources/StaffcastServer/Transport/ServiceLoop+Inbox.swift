@@ -139,7 +139,8 @@ extension ServiceLoop {
     /// turn runs now rather than in the next turn, where its wake-up would be one ready
     /// descriptor among every socket to write. Other work keeps waiting for its wake-up: run
     /// at every turn's end, a storm's subscribe flush would send batches half the size
-    /// (twice PostgreSQL's CPU per subscribe, measured).
+    /// (twice PostgreSQL's CPU per subscribe, measured). Last, the plain WebSockets that have
+    /// something to write are written (`writeAskedSockets`).
     func turnEnded() {
         if !gatheredSends.isEmpty { flushSends() }
         let live = inbox.withLock { box -> [Work] in
@@ -148,6 +149,7 @@ extension ServiceLoop {
             return box.live
         }
         for item in live { item(self) }
+        writeAskedSockets()
     }
 
     /// Hands the gathered sends to the group commit in one call, in the order they were read;

@@ -15,8 +15,10 @@ extension ServiceLoop {
     }
 
     /// A WebSocket (ws or wss) is open: the engine and the gatekeeper's slot take it on.
-    func opened(_ id: Int, _ wsi: OpaquePointer, _ admission: Gatekeeper.Admission, peer: String) {
-        sockets[id] = (wsi, admission)
+    func opened(_ socket: FramedWebSocket, peer: String) {
+        let id = socket.id
+        let admission = socket.admission
+        sockets[id] = socket
         metrics.connectionsOpened.increment()
         let now = Self.monotonicNow()
         perform(engine.connectionOpened(id, identity: admission.identity, token: admission.digest,
@@ -33,7 +35,6 @@ extension ServiceLoop {
     /// in front of the first frames, in the same write. -1: the write failed (the caller resets
     /// the socket).
     func write(_ step: WriteStep<OutFrame>, _ socket: FramedWebSocket) -> Int32 {
-        let wsi = socket.wsi
         var answer = socket.handshakeAnswer
         socket.handshakeAnswer = nil
         if let bytes = answer {
@@ -43,7 +44,7 @@ extension ServiceLoop {
                 fits = bytes.count + frames.reduce(0) { $0 + $1.wireLength } <= configuration.engine.maxWriteBytes
             }
             if !fits {
-                if !writeRaw(wsi, bytes) { return -1 }
+                if !send(socket, bytes) { return -1 }
                 answer = nil
             }
         }
@@ -51,12 +52,12 @@ extension ServiceLoop {
         case .idle:
             return 0
         case .ping(let more):
-            if !writeRaw(wsi, WebSocketControlFrame.heartbeat) { return -1 }
-            if more { lws_callback_on_writable(wsi) }
+            if !send(socket, WebSocketControlFrame.heartbeat) { return -1 }
+            if more { askWritable(socket) }
             return 0
         case .frames(let frames, let more):
             if frames.count == 1, answer == nil {
-                if !write(wsi, frames[0].wire, frames[0].wireLength) { return -1 }
+                if !send(socket, frames[0].wire, frames[0].wireLength) { return -1 }
             } else {
                 // Several frames, one write: they share one send() instead of one each.
                 var offset = OutFrame.headroom
@@ -68,30 +69,24 @@ extension ServiceLoop {
                     (writeBuffer + offset).update(from: frame.wire, count: frame.wireLength)
                     offset += frame.wireLength
                 }
-                if !write(wsi, writeBuffer + OutFrame.headroom, offset - OutFrame.headroom) { return -1 }
+                if !send(socket, writeBuffer + OutFrame.headroom, offset - OutFrame.headroom) { return -1 }
             }
             metrics.deliveries.increment(by: Int64(frames.count))
             metrics.socketWrites.increment()
             if writeTrace != nil { traceWritten(frames) }
-            if lws_partial_buffered(wsi) != 0 {
-                // The socket took part of it; lws keeps the rest and calls back once it is
-                // sent. Until then the engine's write-stall deadline runs.
+            if holdsOutput(socket) {
+                // The socket took part of it; the rest is held and goes first once the socket
+                // is writable, then we are called again. Until then the engine's write-stall
+                // deadline runs.
                 engine.writeIncomplete(socket.id)
-                lws_callback_on_writable(wsi)
+                askWritable(socket)
             } else if more {
-                lws_callback_on_writable(wsi)
+                askWritable(socket)
             }
             return 0
         case .close(let code, let reason):
             return framedClose(socket, code: code, reason: reason)
         }
-    }
-
-    /// Writes whole WebSocket frames as they are (`LWS_WRITE_RAW`: the frames carry their
-    /// headers, so shared frames are never written into). What the socket does not take now,
-    /// libwebsockets keeps and sends before the next writable callback.
-    func write(_ wsi: OpaquePointer, _ bytes: UnsafePointer<UInt8>, _ count: Int) -> Bool {
-        lws_write(wsi, UnsafeMutablePointer(mutating: bytes), count, staffcast_lws_write_raw()) >= count
     }
 
     /// A WebSocket (ws or wss) has closed: the engine forgets it and its slot is released.
@@ -113,19 +108,15 @@ extension ServiceLoop {
         for action in actions {
             switch action {
             case .wantWritable(let id):
-                if let wsi = sockets[id]?.wsi { lws_callback_on_writable(wsi) }
+                if let socket = sockets[id] { askWritable(socket) }
             case .drop(let id):
-                guard let wsi = sockets[id]?.wsi else { continue }
                 // Reset rather than close gracefully: a peer that does not read would hold the
-                // kernel's send queue (and libwebsockets' buffer) for minutes otherwise.
-                let fd = lws_get_socket_fd(wsi)
-                if fd >= 0 { sc_set_linger_zero(fd) }
-                framed[UInt(bitPattern: wsi)]?.ended = true
-                lws_set_timeout(wsi, PENDING_TIMEOUT_USER_OK, staffcast_lws_kill_async())
+                // kernel's send queue (and what we hold) for minutes otherwise.
+                if let socket = sockets[id] { _ = framedEnd(socket, reset: true) }
             case .pauseReading(let id):
-                if let wsi = sockets[id]?.wsi { lws_rx_flow_control(wsi, 0) }
+                if let socket = sockets[id] { setReading(socket, false) }
             case .resumeReading(let id):
-                if let wsi = sockets[id]?.wsi { lws_rx_flow_control(wsi, 1) }
+                if let socket = sockets[id] { setReading(socket, true) }
             case .run(let job):
                 if job.isGroupCommittedSend {
                     // Gathered until this turn of the loop ends (`turnEnded`), then one call:

@@ -16,9 +16,10 @@ import Synchronization
 ///
 /// HTTP runs on the loop's own epoll set, which libwebsockets watches as a raw file, by the rules
 /// of each connection's `HTTPConnectionMachine` (`+HTTPFront`); a WebSocket upgrade that the
-/// gatekeeper admits is handed to libwebsockets as a raw socket (over TLS it stays on its TLS
-/// wsi) and framed by staffcast (`ServiceLoop+FramedWebSockets`); a refused one gets a whole
-/// HTTP/1.1 response (400, 401, 429, 503) before the socket closes.
+/// gatekeeper admits stays on that socket (over TLS, on its TLS wsi) and is framed by
+/// staffcast (`ServiceLoop+FramedWebSockets`, `+PlainSockets`); a refused one gets a whole
+/// HTTP/1.1 response (400, 401, 429, 503) before the socket closes. libwebsockets serves the
+/// loop (libev or poll), its wake-ups, and TLS.
 final class ServiceLoop: @unchecked Sendable {
     typealias Work = @Sendable (ServiceLoop) -> Void
 
@@ -47,8 +48,8 @@ final class ServiceLoop: @unchecked Sendable {
     var acceptPaused = false
     var http: [Int32: HTTPConnection] = [:]
     var nextSerial = 1
-    /// Open WebSockets: their wsi and the slot they hold.
-    var sockets: [Int: (wsi: OpaquePointer, admission: Gatekeeper.Admission)] = [:]
+    /// Open WebSockets (ws and wss), by connection id.
+    var sockets: [Int: FramedWebSocket] = [:]
     var nextConnection = 1
     /// Subscribe jobs gathered until `flushSubscribes` runs from the loop's backlog.
     var subscribes: [DatabaseJob] = []
@@ -62,8 +63,15 @@ final class ServiceLoop: @unchecked Sendable {
     var writeBuffer: UnsafeMutablePointer<UInt8>
     /// TLS only: HTTP connections by their TLS wsi (`ServiceLoop+TLS`).
     var tlsHTTP: [UInt: HTTPConnection] = [:]
-    /// Every WebSocket, by its wsi (`ServiceLoop+FramedWebSockets`).
+    /// TLS WebSockets, by their wsi (`ServiceLoop+FramedWebSockets`).
     var framed: [UInt: FramedWebSocket] = [:]
+    /// Plain WebSockets, by their descriptor in the epoll set (`ServiceLoop+PlainSockets`).
+    var plainFramed: [Int32: FramedWebSocket] = [:]
+    /// Plain WebSockets to write at the end of this turn (`writeAskedSockets`); each once
+    /// (`FramedWebSocket.writeAsked`), so bounded by the loop's connections.
+    var writeSoon: [FramedWebSocket] = []
+    /// Plain WebSockets ended this turn, closed and forgotten at its end.
+    var endedPlain: [FramedWebSocket] = []
     /// The scratch buffer (LWS_PRE in front) for bytes written whole through libwebsockets:
     /// TLS records of HTTP answers, and WebSocket control frames.
     let tlsBuffer: UnsafeMutablePointer<UInt8>
@@ -141,6 +149,7 @@ final class ServiceLoop: @unchecked Sendable {
         inbox.withLock { $0.context = 0 }
         // TLS connections' descriptors belong to libwebsockets (closed by `destroy`).
         for connection in http.values where connection.tls == nil { _ = sc_close(connection.fd) }
+        closeEveryPlain()
         http.removeAll()
         tlsHTTP.removeAll()
         if listenFD >= 0 { _ = sc_close(listenFD) }
@@ -210,9 +219,11 @@ final class ServiceLoop: @unchecked Sendable {
         held.withLock { $0 = http.count + sockets.count }
         resumeAccepting()
         // Sample every socket's kernel send queue (one ioctl each) for the write-stall policy.
-        for (id, socket) in sockets {
-            let fd = lws_get_socket_fd(socket.wsi)
-            if fd >= 0 { engine.socketQueued(id, bytes: Int(max(0, sc_send_queue(fd))), now: now) }
+        // What we hold unsent counts too.
+        for (id, socket) in sockets where !socket.ended {
+            let fd = descriptor(socket)
+            let held = socket.unsent.count - socket.unsentStart
+            if fd >= 0 { engine.socketQueued(id, bytes: Int(max(0, sc_send_queue(fd))) + held, now: now) }
         }
         framedTick(now: now)
         perform(engine.tick(now: now, wall: Date()))
