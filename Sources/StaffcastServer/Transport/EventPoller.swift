@@ -1,8 +1,8 @@
 import CStaffcastSocket
 
-/// One epoll set: the service loop's own descriptors (its listening socket and the HTTP
-/// connections not handed to libwebsockets). Owned by one service loop; its descriptor is
-/// adopted by libwebsockets as a raw file, so the loop's one `poll` wakes for these too.
+/// One epoll set: the service loop's own descriptors (its listening socket, its plain HTTP
+/// connections and its plain WebSockets). Owned by one service loop; its descriptor is
+/// adopted by libwebsockets as a raw file, so the loop's one wait wakes for these too.
 final class EventPoller {
     struct Ready {
         var fd: Int32
@@ -14,8 +14,9 @@ final class EventPoller {
     let fd: Int32
     /// At most this many descriptors per `poll` (level-triggered: the rest stay ready for the
     /// loop's next turn, after libwebsockets has serviced its own sockets).
-    private var fds = [Int32](repeating: 0, count: 64)
-    private var events = [UInt32](repeating: 0, count: 64)
+    /// (256: a reconnect or read storm over thousands of WebSockets takes fewer turns.)
+    private var fds = [Int32](repeating: 0, count: 256)
+    private var events = [UInt32](repeating: 0, count: 256)
 
     init() throws(SocketError) {
         fd = Int32(try SocketError.check(sc_epoll_create(), "epoll_create1"))

@@ -1,8 +1,8 @@
 import Foundation
 import StaffcastCore
 
-/// One TCP connection while it speaks HTTP (before a WebSocket upgrade hands it to
-/// libwebsockets): a socket the loop reads and writes itself, or, on a TLS port, a
+/// One TCP connection while it speaks HTTP (until a WebSocket upgrade makes it a
+/// `FramedWebSocket`): a socket the loop reads and writes itself, or, on a TLS port, a
 /// libwebsockets TLS wsi whose decrypted bytes the loop is given (`tls`, `ServiceLoop+TLS`).
 /// Owned by its service loop; only that loop's thread touches it.
 ///

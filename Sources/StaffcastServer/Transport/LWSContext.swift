@@ -24,7 +24,7 @@ final class LWSContext {
     private(set) var vhost: OpaquePointer?
     /// The vhost that holds the certificate, when TLS is configured: accepted sockets are
     /// adopted there as raw TLS sockets (`ServiceLoop+TLS`, `ServiceLoop+FramedWebSockets`); plain
-    /// WebSockets are raw sockets of `vhost`.
+    /// connections never reach libwebsockets (the loop's epoll set, `vhost`'s raw file).
     private(set) var tlsVhost: OpaquePointer?
     private let protocols: UnsafeMutablePointer<lws_protocols>
     private let protocolName: UnsafeMutablePointer<CChar>

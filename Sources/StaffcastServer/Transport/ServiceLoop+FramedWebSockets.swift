@@ -16,7 +16,8 @@ import StaffcastCore
 /// before `hello`; here both leave in one write (a third of a reconnect storm's sends). The
 /// engine's write steps are carried out by `write` (frames as they are, several in one write),
 /// so heartbeats, the write-stall deadline (the socket's own kernel queue, `SIOCOUTQ`), 4401,
-/// 4008 and graceful close are the same on both; a drop resets the TCP socket at once.
+/// 4008 and graceful close are the same on both; a drop resets the TCP socket (at the end of
+/// the turn for a plain one).
 extension ServiceLoop {
     /// Seconds the peer has to answer our close frame before the socket is closed anyway.
     static let closeGrace = 5.0
@@ -156,7 +157,15 @@ extension ServiceLoop {
     /// libwebsockets (close_notify; `LWS_CALLBACK_RAW_CLOSE` then forgets it, `framedClosed`).
     /// With `reset`, a TCP reset instead.
     func framedEnd(_ socket: FramedWebSocket, reset: Bool) -> Int32 {
-        guard !socket.ended else { return 0 }
+        guard !socket.ended else {
+            // Ended gracefully earlier in this turn (a close answer's grace ran out) and now
+            // dropped (its write stalled): the close still to come resets.
+            if reset, isOpen(socket) {
+                let fd = descriptor(socket)
+                if fd >= 0 { sc_set_linger_zero(fd) }
+            }
+            return 0
+        }
         guard case .tls(let wsi) = socket.carrier else {
             plainEnd(socket, reset: reset)
             return 0

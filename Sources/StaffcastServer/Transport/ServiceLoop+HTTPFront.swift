@@ -34,8 +34,8 @@ extension ServiceLoop {
 
     func acceptAll() {
         var peer = [CChar](repeating: 0, count: 64)
-        // Bounded per turn (the listening socket stays ready): the loop returns to
-        // libwebsockets, which writes live frames, before accepting more of a storm.
+        // Bounded per turn (the listening socket stays ready): the turn ends, which writes
+        // live frames, before more of a storm is accepted.
         for _ in 0..<Self.acceptsPerTurn {
             let fd = sc_accept(listenFD, &peer, Int32(peer.count))
             if fd < 0 {

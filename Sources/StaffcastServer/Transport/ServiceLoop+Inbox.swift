@@ -11,10 +11,10 @@ import StaffcastCore
 /// go, a live message posted behind them waited for all of it, and its writes waited for the
 /// next turn of `lws_service` after that. Now a wake-up runs every live item, then backlog
 /// work for at most `stormBudget` and `stormItems`, and if work is left it wakes itself
-/// again: the loop goes back to `lws_service` in between, which writes what the live items
-/// queued (and reads, accepts, handshakes, each bounded per turn as well) before more storm
-/// work runs. The item bound also bounds the writes the next turn does for storm answers
-/// (libwebsockets writes every socket that asked, in descriptor order, in one turn).
+/// again: the turn ends in between, which writes what the live items queued
+/// (`turnEnded`), and the next turn reads, accepts and handshakes (each bounded per turn as
+/// well) before more storm work runs. The item bound also bounds the writes a turn's end
+/// makes for storm answers (every socket that asked, in the order they asked).
 extension ServiceLoop {
     /// Seconds of backlog work per wake-up, and items.
     static let stormBudget = 0.002

@@ -71,6 +71,15 @@ extension ServiceLoop {
         }
     }
 
+    /// Whether the socket is still open (an ended one is closed at the end of the turn, or by
+    /// libwebsockets soon after, for TLS).
+    func isOpen(_ socket: FramedWebSocket) -> Bool {
+        switch socket.carrier {
+        case .tls(let wsi): return framed[UInt(bitPattern: wsi)] === socket
+        case .plain(let fd): return plainFramed[fd] === socket
+        }
+    }
+
     /// The TCP socket under a WebSocket, or -1.
     func descriptor(_ socket: FramedWebSocket) -> Int32 {
         switch socket.carrier {

@@ -154,7 +154,7 @@ final class ServiceLoop: @unchecked Sendable {
         tlsHTTP.removeAll()
         if listenFD >= 0 { _ = sc_close(listenFD) }
         listenFD = -1
-        lws?.destroy() // closes every WebSocket; CLOSED callbacks release their slots
+        lws?.destroy() // closes every TLS WebSocket; CLOSED callbacks release their slots
         lws = nil
         poller = nil
         let leftovers = inbox.withLock { box -> [Work] in
