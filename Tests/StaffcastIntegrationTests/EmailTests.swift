@@ -183,4 +183,26 @@ final class EmailTests: IntegrationTestCase {
             SELECT count(*) FROM outbox WHERE kind = 'email' AND message_id = $1 AND status = 'pending' AND lease_until > now()
             """, [id(m.id)]), 0, "nothing is left leased to the stopped server")
     }
+
+    /// Someone emailed an emergency that is then corrected gets a short `[Corrected]` email
+    /// with the new text, and a `[Withdrawn]` one when it is retracted (sql/022); someone who
+    /// read it in time, and so was never emailed, gets neither.
+    func testACorrectionFollowsTheEmailToWhoeverGotIt() throws {
+        let api = try server.api(fixture.ownerToken)
+        let emergency = try api.sendMessage(event: fixture.event, message: "Evacuate hall B", type: "emergency",
+                                            priority: "urgent", expiresInMinutes: nil)
+        _ = try fixture.store.markRead(as: li, message: emergency.id) // before email_after_seconds
+        smtp.wait { ($0["rcpt_tos"] as? [String]) == ["sam@example.org"] }
+
+        _ = try api.editMessage(emergency.id, text: "Evacuate hall C")
+        let corrected = smtp.wait(for: 2) { ($0["rcpt_tos"] as? [String]) == ["sam@example.org"] }.last?["data"] as? String ?? ""
+        XCTAssertTrue(corrected.contains("Subject: [Corrected] Summer Festival: Evacuate hall C"), corrected)
+        XCTAssertTrue(corrected.contains("was corrected"), corrected)
+        try api.retractMessage(emergency.id)
+        let withdrawn = smtp.wait(for: 3) { ($0["rcpt_tos"] as? [String]) == ["sam@example.org"] }.last?["data"] as? String ?? ""
+        XCTAssertTrue(withdrawn.contains("Subject: [Withdrawn] Summer Festival: Evacuate hall C"), withdrawn)
+        Thread.sleep(forTimeInterval: 2)
+        XCTAssertFalse(smtp.requests.contains { ($0["rcpt_tos"] as? [String]) == ["li@example.org"] }, "Li read it in time: no email at all")
+        XCTAssertEqual(smtp.requests.filter { ($0["rcpt_tos"] as? [String]) == ["sam@example.org"] }.count, 3)
+    }
 }

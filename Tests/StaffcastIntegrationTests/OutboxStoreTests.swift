@@ -1,6 +1,7 @@
 import Foundation
 import StaffcastCore
 import StaffcastPostgres
+import Synchronization
 import XCTest
 
 /// The outbox's claims in PostgreSQL (sql/012_reach.sql), without a server: urgent first,
@@ -64,5 +65,43 @@ final class OutboxStoreTests: IntegrationTestCase {
         XCTAssertEqual(try fixture.count("SELECT count(*) FROM outbox WHERE id = $1 AND status = 'pending' AND leased_by = 'b'", [String(first.id)]), 1)
         XCTAssertTrue(try store.recordAttempt(second, .delivered, statusCode: 204, node: "b"))
         XCTAssertEqual(try fixture.count("SELECT count(*) FROM outbox WHERE id = $1 AND status = 'done'", [String(first.id)]), 1)
+    }
+
+    /// Revoking a token deletes its subscriptions in id order (sql/022), the order in which a
+    /// fanout pass's foreign-key checks lock a person's subscriptions as it queues their pushes.
+    /// Before, the revoke took them in the order of the table (here: the higher id first), and a
+    /// fanout holding the lower one while it went on to the higher one deadlocked with it:
+    /// PostgreSQL aborted the revoke (HTTP 500 to the owner) after `deadlock_timeout`.
+    func testARevokeAndAFanoutLockAPersonsSubscriptionsInTheSameOrder() throws {
+        let sam = fixture.staff
+        let phone = try fixture.store.issueToken(user: sam, label: "phone")
+        let low = UUID(uuidString: "00000000-0000-4000-8000-000000000001")!, high = UUID(uuidString: "ffffffff-ffff-4fff-bfff-ffffffffffff")!
+        for (id, device) in [(high, "a"), (low, "b")] { // the higher id first in the table
+            try fixture.store.conn.query("""
+                INSERT INTO push_subscriptions (id, user_id, endpoint, p256dh, auth, token_hash)
+                SELECT $1, $2, $3, $4, $5, token_hash FROM api_tokens WHERE user_id = $2 AND label = 'phone'
+                """, [id.uuidString, sam.uuidString, "https://push.example/\(device)", key, auth])
+        }
+        // A fanout pass has queued Sam's push to the lower subscription (its foreign-key check
+        // holds it) and is about to queue the one to the higher.
+        let fanout = try PGConnection(conninfo: fixture.conninfo)
+        try fanout.execute("BEGIN")
+        try fanout.query("INSERT INTO outbox (kind, user_id, subscription_id) VALUES ('push', $1, $2)", [sam.uuidString, low.uuidString])
+        let failure = Mutex<String?>(nil)
+        let revoked = DispatchSemaphore(value: 0)
+        let conninfo = fixture.conninfo
+        Thread {
+            do { _ = try Store(PGConnection(conninfo: conninfo)).revokeToken(phone) } catch { failure.withLock { $0 = "\(error)" } }
+            revoked.signal()
+        }.start()
+        XCTAssertTrue(try waitUntil(10) {
+            try fixture.count("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'") >= 1
+        }, "the revoke waits for the fanout")
+        try fanout.query("INSERT INTO outbox (kind, user_id, subscription_id) VALUES ('push', $1, $2)", [sam.uuidString, high.uuidString])
+        try fanout.execute("COMMIT")
+        XCTAssertEqual(revoked.wait(timeout: .now() + 10), .success, "the revoke did not finish")
+        XCTAssertNil(failure.withLock { $0 }, "the revoke failed")
+        XCTAssertEqual(try fixture.store.pushSubscriptionIDs(user: sam), [])
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM outbox WHERE user_id = $1", [sam.uuidString]), 0, "their pushes went with them")
     }
 }

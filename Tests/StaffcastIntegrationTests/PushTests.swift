@@ -348,4 +348,44 @@ final class PushTests: IntegrationTestCase {
         XCTAssertGreaterThan(try fixture.store.revokeTokens(user: sam), 0)
         XCTAssertEqual(try fixture.store.pushSubscriptionIDs(user: sam), [])
     }
+
+    /// A correction follows the push (sql/022): "Evacuate hall B" corrected to "hall C" reaches
+    /// the phone that showed hall B, as `message_updated` with the same Topic (a push service
+    /// still holding the original replaces it; the service worker shows it with the same tag),
+    /// and a retract follows as `message_retracted`. A phone subscribed after the original got
+    /// neither.
+    func testAnEditAndARetractFollowThePushToThePhoneThatGotIt() throws {
+        _ = try subscribe(fixture.staffToken, "ok")
+        let api = try server.api(fixture.ownerToken)
+        let m = try api.sendMessage(event: fixture.event, message: "Evacuate hall B", type: "alert", priority: "high",
+                                    expiresInMinutes: 30)
+        let phone: ([String: Any]) -> Bool = { self.path($0, "/ok/") && ($0["path"] as? String)?.hasSuffix("-late") == false }
+        let original = service.wait { phone($0) && self.pushedMessageID($0) == self.id(m.id) }.first ?? [:]
+        let topic = try XCTUnwrap((original["headers"] as? [String: String])?["topic"])
+        _ = try subscribe(fixture.adminToken, "ok", device: "-late") // in the audience, but never got the original
+
+        _ = try api.editMessage(m.id, text: "Evacuate hall C")
+        let update = service.wait { phone($0) && self.pushed($0)?["op"] as? String == "message_updated" }.first ?? [:]
+        XCTAssertNil(update["decrypt_error"], "\(update)")
+        XCTAssertEqual(update["vapid_ok"] as? Bool, true, "\(update["vapid_error"] ?? "")")
+        let corrected = try XCTUnwrap(pushed(update)?["message"] as? [String: Any], "\(update)")
+        XCTAssertEqual(corrected["id"] as? String, id(m.id))
+        XCTAssertEqual(corrected["message"] as? String, "Evacuate hall C")
+        XCTAssertFalse(corrected["edited_at"] is NSNull, "\(corrected)")
+        let headers = update["headers"] as? [String: String] ?? [:]
+        XCTAssertEqual(headers["topic"], topic, "the same Topic as the original")
+        XCTAssertEqual(headers["urgency"], "normal")
+
+        try api.retractMessage(m.id)
+        let retract = service.wait { phone($0) && self.pushed($0)?["op"] as? String == "message_retracted" }.first ?? [:]
+        XCTAssertEqual(pushed(retract)?["message_id"] as? String, id(m.id))
+        XCTAssertEqual(pushed(retract)?["event_id"] as? String, id(fixture.event))
+        XCTAssertEqual((retract["headers"] as? [String: String])?["topic"], topic)
+
+        Thread.sleep(forTimeInterval: 2)
+        XCTAssertEqual(service.requests.filter { phone($0) }.compactMap { pushed($0)?["op"] as? String },
+                       ["message", "message_updated", "message_retracted"], "each once, in order")
+        XCTAssertFalse(service.requests.contains { ($0["path"] as? String)?.hasSuffix("-late") == true },
+                       "the phone that never got the original got no correction")
+    }
 }

@@ -156,4 +156,31 @@ final class WebhookTests: IntegrationTestCase {
         Thread.sleep(forTimeInterval: 2)
         XCTAssertEqual(receiver.requests.filter { ($0["path"] as? String) == "/moved" }.count, 2, "no retries")
     }
+
+    /// A webhook for "message" also gets the corrections (sql/022), after the message, in
+    /// order and signed: `message_updated` with the Message as it now reads, then
+    /// `message_retracted` with its id. A webhook for other kinds gets none of them.
+    func testAnEditAndARetractFollowTheMessageDelivery() throws {
+        XCTAssertEqual(try create(fixture.ownerToken, path: "/ok", events: ["message"]).status, 201)
+        XCTAssertEqual(try create(fixture.ownerToken, path: "/receipts", events: ["receipt"]).status, 201)
+        let api = try server.api(fixture.ownerToken)
+        let m = try api.sendMessage(event: fixture.event, message: "Evacuate hall B", type: nil, priority: nil, expiresInMinutes: nil)
+        _ = try api.editMessage(m.id, text: "Evacuate hall C")
+        try api.retractMessage(m.id)
+
+        let got = receiver.wait(for: 3) { ($0["path"] as? String) == "/ok" }
+        guard got.count == 3 else { return XCTFail("\(got)") }
+        XCTAssertTrue(got.allSatisfy { $0["signature_ok"] as? Bool == true }, "\(got)")
+        XCTAssertEqual(got.map { ($0["payload"] as? [String: Any])?["type"] as? String }, ["message", "message_updated", "message_retracted"])
+        XCTAssertEqual(got.map { ($0["payload"] as? [String: Any])?["event_id"] as? String }, Array(repeating: id(fixture.event), count: 3))
+        XCTAssertEqual(data(got[1])["id"] as? String, id(m.id))
+        XCTAssertEqual(data(got[1])["message"] as? String, "Evacuate hall C")
+        XCTAssertEqual(data(got[1])["sender_name"] as? String, "Olivia Owner")
+        XCTAssertNotNil(data(got[1])["edited_at"] as? String, "\(data(got[1]))")
+        XCTAssertEqual(data(got[2])["message_id"] as? String, id(m.id))
+        XCTAssertNotNil(data(got[2])["retracted_at"] as? String, "\(data(got[2]))")
+        XCTAssertEqual(Set(got.compactMap { $0["delivery"] as? String }).count, 3, "each delivery has its own id")
+        Thread.sleep(forTimeInterval: 1)
+        XCTAssertTrue(receiver.requests.filter { ($0["path"] as? String) == "/receipts" }.isEmpty)
+    }
 }

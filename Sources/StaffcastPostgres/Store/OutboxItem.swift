@@ -7,9 +7,12 @@ public struct OutboxItem: Sendable {
     public enum Target: Sendable {
         /// A Web Push of `message` (as its recipient sees it) to one subscription, registered by
         /// `token` (nil: before sql/019): once that token ends, nothing more is sent to it.
-        case push(subscriptionID: UUID, endpoint: String, p256dh: String, auth: String, token: TokenDigest?, message: StaffMessage)
-        /// An email of `message` to one person.
-        case email(address: String, displayName: String, eventName: String, message: StaffMessage)
+        /// With a `correction`, the message was pushed to it before and has changed since.
+        case push(subscriptionID: UUID, endpoint: String, p256dh: String, auth: String, token: TokenDigest?, message: StaffMessage,
+                  correction: Correction?)
+        /// An email of `message` to one person; with a `correction`, a short note that the one
+        /// they were emailed before has changed.
+        case email(address: String, displayName: String, eventName: String, message: StaffMessage, correction: Correction?)
         /// A webhook POST of `payload` (the exact bytes signed) to `url`.
         case webhook(webhookID: UUID, url: String, secret: String, changeType: String, payload: String)
     }

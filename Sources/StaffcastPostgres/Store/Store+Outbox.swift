@@ -72,8 +72,10 @@ extension Store {
     }
 
     /// Claims up to `limit` due deliveries, those of urgent and emergency messages first (a
-    /// webhook's only while none before it is pending: in order per webhook) and leases them to `node` for `leaseSeconds`. An email whose message
-    /// was read, retracted or expired meanwhile is marked skipped instead of returned.
+    /// webhook's only while none before it is pending: in order per webhook; a correction's only
+    /// while no earlier push or email of its message to its subscription or person is pending)
+    /// and leases them to `node` for `leaseSeconds`. An email whose message was read, retracted
+    /// or expired meanwhile, or a correction not owed (sql/022), is marked skipped instead of returned.
     public func claimDeliveries(node: String, limit: Int, leaseSeconds: Int = 300) throws -> [OutboxItem] {
         guard limit > 0 else { return [] }
         return try conn.transaction { tx in
@@ -85,35 +87,46 @@ extension Store {
                       AND (o.kind <> 'webhook' OR NOT EXISTS (
                             SELECT 1 FROM outbox b WHERE b.kind = 'webhook' AND b.status = 'pending'
                               AND b.webhook_id = o.webhook_id AND b.id < o.id))
+                      AND (o.correction_seq IS NULL OR NOT EXISTS (
+                            SELECT 1 FROM outbox b WHERE b.kind = o.kind AND b.status = 'pending' AND b.message_id = o.message_id
+                              AND (CASE WHEN o.kind = 'push' THEN b.subscription_id = o.subscription_id
+                                        ELSE b.user_id = o.user_id END) AND b.id < o.id))
                     ORDER BY o.urgency, o.next_attempt_at, o.id
                     LIMIT $1
                     FOR UPDATE SKIP LOCKED)
                 UPDATE outbox o SET lease_until = now() + make_interval(secs => $3::int), leased_by = $2,
-                                    attempts = o.attempts + 1
+                                    attempts = o.attempts + 1,
+                                    -- What it shows, at the latest (the message is read after this).
+                                    shown_change_seq = CASE WHEN o.kind <> 'webhook' THEN coalesce(
+                                        (SELECT max(c.seq) FROM message_changes c WHERE c.message_id = o.message_id), 0) END
                 FROM due WHERE o.id = due.id
                 RETURNING o.id, o.kind, o.delivery_id, o.attempts, \(Self.epochMicros("o.give_up_at")),
-                          o.event_id, o.user_id, o.message_id, o.subscription_id, o.webhook_id, o.change_type, o.payload
+                          o.event_id, o.user_id, o.message_id, o.subscription_id, o.webhook_id, o.change_type, o.payload,
+                          o.correction_seq
                 """, [String(limit), node, String(leaseSeconds)])
             var items: [OutboxItem] = []
             for i in 0..<r.rowCount {
                 guard let id = r.int64(i, 0), let kind = r.string(i, 1).flatMap(DeliveryKind.init),
                       let delivery = r.uuid(i, 2), let giveUp = r.date(i, 4) else { continue }
                 let user = r.uuid(i, 6), message = r.uuid(i, 7)
+                // A correction row (sql/022) names its change in change_type and correction_seq.
+                let correction = r.int64(i, 12).map { seq in (seq: seq, kind: r.string(i, 10).flatMap(Correction.init) ?? .updated) }
+                if let correction, try !correctionOwed(tx, row: id, kind: kind, message: message, subscription: r.uuid(i, 8),
+                                                        user: user, seq: correction.seq) {
+                    try skip(tx, id, because: "no correction owed (the original was not delivered here, or this text was already shown)")
+                    continue
+                }
                 let target: OutboxItem.Target?
                 switch kind {
                 case .push:
-                    target = try pushTarget(tx, subscription: r.uuid(i, 8), user: user, message: message)
+                    target = try pushTarget(tx, subscription: r.uuid(i, 8), user: user, message: message, correction: correction?.kind)
                 case .email:
-                    target = try emailTarget(tx, user: user, message: message)
+                    target = try emailTarget(tx, user: user, message: message, correction: correction?.kind)
                 case .webhook:
                     target = try webhookTarget(tx, webhook: r.uuid(i, 9), changeType: r.string(i, 10), payload: r.string(i, 11))
                 }
                 guard let target else {
-                    try tx.query("""
-                        UPDATE outbox SET status = 'skipped', done_at = now(), lease_until = NULL,
-                               last_error = 'nothing left to deliver (read, retracted, expired or removed)'
-                        WHERE id = $1
-                        """, [String(id)])
+                    try skip(tx, id, because: "nothing left to deliver (read, retracted, expired or removed)")
                     continue
                 }
                 items.append(OutboxItem(id: id, kind: kind, deliveryID: delivery, attempts: r.int(i, 3) ?? 1, giveUpAt: giveUp,
@@ -123,18 +136,41 @@ extension Store {
         }
     }
 
-    /// The message as `user` sees it, if it still counts (not retracted, not expired).
-    private func liveMessage(_ tx: PGConnection, _ message: UUID, reader: UUID) throws -> StaffMessage? {
+    private func skip(_ tx: PGConnection, _ id: Int64, because reason: String) throws {
+        try tx.query("UPDATE outbox SET status = 'skipped', done_at = now(), lease_until = NULL, last_error = $2 WHERE id = $1",
+                     [String(id), reason])
+    }
+
+    /// Whether the correction row `row` (change `seq` of `message`) is owed: an earlier push of
+    /// the message to that subscription (email to that person) was delivered, and none delivered
+    /// showed this change already (sql/022). Nobody who never got the original gets it.
+    private func correctionOwed(_ tx: PGConnection, row: Int64, kind: DeliveryKind, message: UUID?, subscription: UUID?,
+                                user: UUID?, seq: Int64) throws -> Bool {
+        guard let message, let to = kind == .push ? subscription : user else { return false }
+        let same = kind == .push ? "b.subscription_id = $2" : "b.user_id = $2"
+        let r = try tx.query("""
+            SELECT EXISTS (SELECT 1 FROM outbox b WHERE b.kind = $4 AND b.message_id = $1 AND \(same)
+                             AND b.status = 'done' AND b.id < $3)
+               AND NOT EXISTS (SELECT 1 FROM outbox b WHERE b.kind = $4 AND b.message_id = $1 AND \(same)
+                                 AND b.status = 'done' AND b.shown_change_seq >= $5)
+            """, [Self.id(message), Self.id(to), String(row), kind.rawValue, String(seq)])
+        return r.bool(0, 0) == true
+    }
+
+    /// The message as `user` sees it, if it still counts (not retracted, not expired); with
+    /// `retracted`, the retracted message as it was (what its withdrawal notice names).
+    private func liveMessage(_ tx: PGConnection, _ message: UUID, reader: UUID, retracted: Bool = false) throws -> StaffMessage? {
         let r = try tx.query("""
             SELECT \(Self.messageColumns(reader: "$2")) FROM staff_messages m JOIN profiles p ON p.id = m.sender_id
-            WHERE m.id = $1 AND \(Self.unexpired)
+            WHERE m.id = $1 AND \(retracted ? "m.retracted_at IS NOT NULL" : Self.unexpired)
             """, [Self.id(message), Self.id(reader)])
         return try Self.messages(r).first
     }
 
-    private func pushTarget(_ tx: PGConnection, subscription: UUID?, user: UUID?, message: UUID?) throws -> OutboxItem.Target? {
+    private func pushTarget(_ tx: PGConnection, subscription: UUID?, user: UUID?, message: UUID?,
+                            correction: Correction?) throws -> OutboxItem.Target? {
         guard let subscription, let user, let message,
-              let m = try liveMessage(tx, message, reader: user) else { return nil }
+              let m = try liveMessage(tx, message, reader: user, retracted: correction == .retracted) else { return nil }
         // Still in the audience: access may have been revoked since the push was queued.
         guard try tx.query("SELECT 1 FROM staffcast_message_audience($1) a WHERE a.user_id = $2",
                            [Self.id(message), Self.id(user)]).rowCount == 1 else { return nil }
@@ -147,11 +183,14 @@ extension Store {
             return nil
         }
         return .push(subscriptionID: subscription, endpoint: endpoint, p256dh: p256dh, auth: auth,
-                     token: s.string(0, 3).flatMap { TokenDigest(hex: $0) }, message: m)
+                     token: s.string(0, 3).flatMap { TokenDigest(hex: $0) }, message: m, correction: correction)
     }
 
-    private func emailTarget(_ tx: PGConnection, user: UUID?, message: UUID?) throws -> OutboxItem.Target? {
-        guard let user, let message, let m = try liveMessage(tx, message, reader: user), !m.read else { return nil }
+    /// An email, unless its message was read meanwhile; a correction goes though it was read
+    /// (the email they acted on said otherwise).
+    private func emailTarget(_ tx: PGConnection, user: UUID?, message: UUID?, correction: Correction?) throws -> OutboxItem.Target? {
+        guard let user, let message, let m = try liveMessage(tx, message, reader: user, retracted: correction == .retracted),
+              correction != nil || !m.read else { return nil }
         // Still in the audience (access may have been revoked since), with an address.
         let p = try tx.query("""
             SELECT p.email, p.display_name, e.name FROM profiles p, events e
@@ -159,7 +198,8 @@ extension Store {
               AND EXISTS (SELECT 1 FROM staffcast_message_audience($3) a WHERE a.user_id = p.id)
             """, [Self.id(user), Self.id(m.eventID), Self.id(message)])
         guard p.rowCount == 1, let address = p.string(0, 0) else { return nil }
-        return .email(address: address, displayName: p.string(0, 1) ?? "", eventName: p.string(0, 2) ?? "", message: m)
+        return .email(address: address, displayName: p.string(0, 1) ?? "", eventName: p.string(0, 2) ?? "", message: m,
+                      correction: correction)
     }
 
     private func webhookTarget(_ tx: PGConnection, webhook: UUID?, changeType: String?, payload: String?) throws -> OutboxItem.Target? {
@@ -200,7 +240,7 @@ extension Store {
                         """, [Self.id(message), Self.id(user), item.kind.rawValue])
                 }
             case .gone:
-                if case .push(let subscription, _, _, _, _, _) = item.target {
+                if case .push(let subscription, _, _, _, _, _, _) = item.target {
                     try tx.query("DELETE FROM push_subscriptions WHERE id = $1", [Self.id(subscription)])
                 }
                 changed = try tx.query("UPDATE outbox SET status = 'failed', done_at = now(), lease_until = NULL, last_error = 'gone' \(held)",

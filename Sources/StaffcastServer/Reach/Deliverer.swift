@@ -20,13 +20,15 @@ struct Deliverer: Sendable {
         do {
             let curl = try handles.handle(host: host)
             switch item.target {
-            case .push(_, let endpoint, let p256dh, let auth, let token, let message):
+            case .push(_, let endpoint, let p256dh, let auth, let token, let message, let correction):
                 if let token, tokenEnded(token) {
                     return .withdrawn("not sent: the token that registered the subscription was revoked or expired")
                 }
-                return try push(curl, endpoint: endpoint, p256dh: p256dh, auth: auth, message: message, giveUpAt: item.giveUpAt)
-            case .email(let address, let name, let eventName, let message):
-                return try email(curl, to: address, name: name, eventName: eventName, message: message, deliveryID: item.deliveryID)
+                return try push(curl, endpoint: endpoint, p256dh: p256dh, auth: auth, message: message, correction: correction,
+                                giveUpAt: item.giveUpAt)
+            case .email(let address, let name, let eventName, let message, let correction):
+                return try email(curl, to: address, name: name, eventName: eventName, message: message, correction: correction,
+                                 deliveryID: item.deliveryID)
             case .webhook(_, let url, let secret, let changeType, let payload):
                 return try webhook(curl, url: url, secret: secret, changeType: changeType, payload: payload,
                                    deliveryID: item.deliveryID)
@@ -40,11 +42,12 @@ struct Deliverer: Sendable {
         }
     }
 
-    private func push(_ curl: CurlEasy, endpoint: String, p256dh: String, auth: String, message: StaffMessage, giveUpAt: Date) throws -> AttemptResult {
+    private func push(_ curl: CurlEasy, endpoint: String, p256dh: String, auth: String, message: StaffMessage,
+                      correction: Correction?, giveUpAt: Date) throws -> AttemptResult {
         guard let vapid else { return .transportFailure("push is not configured (push_vapid_key)") }
         let body: [UInt8]
         do {
-            body = try WebPushMessage.encrypt(WebPushMessage.payload(message), p256dh: p256dh, auth: auth)
+            body = try WebPushMessage.encrypt(WebPushMessage.payload(message, correction: correction), p256dh: p256dh, auth: auth)
         } catch {
             // A subscription we cannot encrypt to will never work: the push service would refuse it too.
             return .status(400, retryAfterSeconds: nil)
@@ -58,7 +61,8 @@ struct Deliverer: Sendable {
             "Content-Type: application/octet-stream",
             "TTL: \(ttl)",
             "Urgency: \(urgent ? "high" : (message.priority == .low ? "low" : "normal"))",
-            // One topic per message: a retry replaces an undelivered copy instead of adding one.
+            // One topic per message: a retry, or a correction (sql/022), replaces an undelivered
+            // copy instead of adding one.
             "Topic: \(message.id.uuidString.replacingOccurrences(of: "-", with: "").lowercased())",
         ]
         // Checked again as the connection opens: the endpoint's name may lead elsewhere now
@@ -87,12 +91,13 @@ struct Deliverer: Sendable {
         return .status(response.status, retryAfterSeconds: response.retryAfter, reply: moved)
     }
 
-    private func email(_ curl: CurlEasy, to address: String, name: String, eventName: String, message: StaffMessage, deliveryID: UUID) throws -> AttemptResult {
+    private func email(_ curl: CurlEasy, to address: String, name: String, eventName: String, message: StaffMessage,
+                       correction: Correction?, deliveryID: UUID) throws -> AttemptResult {
         guard let smtp = configuration.smtpURL, let from = configuration.emailFrom else {
             return .transportFailure("email is not configured (smtp_url, email_from)")
         }
         let text = EmailText.compose(from: from, to: address, name: name, eventName: eventName, message: message,
-                                     appURL: appURL, messageID: "<\(deliveryID.uuidString.lowercased())@staffcast>")
+                                     correction: correction, appURL: appURL, messageID: "<\(deliveryID.uuidString.lowercased())@staffcast>")
         let answer = try curl.sendMail(url: smtp, user: nil, password: nil, from: from, to: [address], message: Array(text.utf8))
         return .status(answer.code, retryAfterSeconds: nil, reply: answer.reply)
     }

@@ -96,7 +96,7 @@ final class DeliveryPool: @unchecked Sendable {
     /// The host a delivery goes to (its per-host bound); email all goes to one relay.
     static func host(of item: OutboxItem) -> String {
         switch item.target {
-        case .push(_, let endpoint, _, _, _, _): return URL(string: endpoint)?.host ?? endpoint
+        case .push(_, let endpoint, _, _, _, _, _): return URL(string: endpoint)?.host ?? endpoint
         case .webhook(_, let url, _, _, _): return URL(string: url)?.host ?? url
         case .email: return "smtp"
         }

@@ -3,18 +3,28 @@ import StaffcastCore
 
 /// The email sent to someone who has not read an urgent or emergency message: plain text,
 /// UTF-8, quoted-printable (a message may be one line of thousands of bytes, and SMTP servers
-/// refuse lines over RFC 5322's 998), with a link to the app. Pure.
+/// refuse lines over RFC 5322's 998), with a link to the app. With a `correction`, the short
+/// note that follows one emailed before (sql/022): the corrected text, or that it was
+/// withdrawn. Pure.
 enum EmailText {
     static func compose(from: String, to: String, name: String, eventName: String, message: StaffMessage,
-                        appURL: String, messageID: String, now: Date = Date()) -> String {
+                        correction: Correction? = nil, appURL: String, messageID: String, now: Date = Date()) -> String {
         let kind = message.messageType == .emergency ? "EMERGENCY" : "Urgent"
-        let subject = "[\(kind)] \(eventName): \(oneLine(message.message, max: 80))"
+        let mark = switch correction { case nil: kind; case .updated: "Corrected"; case .retracted: "Withdrawn" }
+        let subject = "[\(mark)] \(eventName): \(oneLine(message.message, max: 80))"
         let date = rfc5322(now)
+        let said = switch correction {
+        case nil:
+            "\(message.senderName) sent this \(kind.lowercased()) message to \(eventName) at \(RFC3339.format(message.sentAt)), and you have not read it yet:"
+        case .updated:
+            "The \(kind.lowercased()) message \(message.senderName) sent to \(eventName) at \(RFC3339.format(message.sentAt)), which we emailed you, was corrected. It now reads:"
+        case .retracted:
+            "The \(kind.lowercased()) message \(message.senderName) sent to \(eventName) at \(RFC3339.format(message.sentAt)), which we emailed you, was withdrawn. Disregard it:"
+        }
         let body = """
             \(name.isEmpty ? "Hello" : "Hello \(name)"),
 
-            \(message.senderName) sent this \(kind.lowercased()) message to \(eventName) at \(RFC3339.format(message.sentAt)), \
-            and you have not read it yet:
+            \(said)
 
             \(message.message)
 

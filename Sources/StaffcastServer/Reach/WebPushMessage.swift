@@ -71,16 +71,24 @@ struct WebPushMessage {
         }
     }
 
-    /// The payload the app's service worker receives: `{"op":"message","message": Message}`.
+    /// The payload the app's service worker receives: `{"op":"message","message": Message}`;
+    /// for a correction of one pushed before (sql/022) the WebSocket frame of that change,
+    /// `{"op":"message_updated","message": Message}` or `{"op":"message_retracted","message_id","event_id"}`.
     /// A message too long for one push record has its text shortened (the app fetches the rest).
-    static func payload(_ message: StaffMessage) -> [UInt8] {
+    static func payload(_ message: StaffMessage, correction: Correction? = nil) -> [UInt8] {
+        let frame: (StaffMessage) -> ServerFrame
+        switch correction {
+        case nil: frame = { .message($0) }
+        case .updated: frame = { .messageUpdated(ref: nil, message: $0) }
+        case .retracted: return ServerFrame.messageRetracted(ref: nil, messageID: message.id, eventID: message.eventID).encoded()
+        }
         var m = message
-        var bytes = ServerFrame.message(m).encoded()
+        var bytes = frame(m).encoded()
         var keep = m.message.count
         while bytes.count > maxPlaintext && keep > 0 {
             keep = keep * 3 / 4
             m.message = String(message.message.prefix(keep)) + "…"
-            bytes = ServerFrame.message(m).encoded()
+            bytes = frame(m).encoded()
         }
         return bytes
     }

@@ -29,18 +29,38 @@ self.addEventListener("fetch", (e) => {
   }));
 });
 
-// A push: `{"op":"message","message": Message}`.
+// A push: `{"op":"message","message": Message}`, or a correction of one pushed before (same
+// Topic, so a push service still holding the original replaces it): `{"op":"message_updated",
+// "message": Message}` or `{"op":"message_retracted","message_id","event_id"}`. Each is shown
+// with the message's id as its tag, so a correction replaces the notification of the original.
+const NOTIFICATION = { icon: "/app/icon-192.png", badge: "/app/icon-192.png", data: { url: "/app" } };
 self.addEventListener("push", (e) => {
   let data = null;
   try { data = e.data ? e.data.json() : null; } catch (_) { data = null; }
+  if (data && data.op === "message_retracted" && data.message_id) {
+    e.waitUntil(withdrawn(data.message_id));
+    return;
+  }
   const m = data && data.message;
   if (!m) return;
   const urgent = m.message_type === "emergency" || m.priority === "urgent";
-  e.waitUntil(self.registration.showNotification((m.message_type === "emergency" ? "⚠ " : "") + m.sender_name, {
-    body: m.message, tag: m.id, renotify: urgent, requireInteraction: urgent, icon: "/app/icon-192.png", badge: "/app/icon-192.png",
-    vibrate: urgent ? [400, 150, 400, 150, 800] : [200], data: { url: "/app" },
+  const corrected = data.op === "message_updated";
+  e.waitUntil(self.registration.showNotification((corrected ? "Corrected: " : "") + (m.message_type === "emergency" ? "⚠ " : "") + m.sender_name, {
+    ...NOTIFICATION, body: m.message, tag: m.id, renotify: urgent || corrected, requireInteraction: urgent,
+    vibrate: urgent ? [400, 150, 400, 150, 800] : [200],
   }));
 });
+
+// A withdrawn message: whatever shows it is closed, and a quiet notice takes its place (a push
+// must show something; with the same tag it replaces rather than adds).
+async function withdrawn(id) {
+  const shown = await self.registration.getNotifications({ tag: id });
+  const title = shown.length ? shown[0].title.replace(/^Corrected: /, "") : "staffcast";
+  for (const n of shown) n.close();
+  await self.registration.showNotification("Withdrawn: " + title, {
+    ...NOTIFICATION, body: "This message was withdrawn. Disregard it.", tag: id, renotify: false, silent: true,
+  });
+}
 self.addEventListener("notificationclick", (e) => {
   e.notification.close();
   e.waitUntil(self.clients.matchAll({ type: "window", includeUncontrolled: true }).then((list) => {
