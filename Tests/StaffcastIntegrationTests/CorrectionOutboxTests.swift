@@ -3,7 +3,7 @@ import StaffcastCore
 import StaffcastPostgres
 import XCTest
 
-/// Corrections in the outbox (sql/022_corrections.sql), without a server: an edit or retract
+/// Corrections in the outbox (sql/021_corrections.sql), without a server: an edit or retract
 /// queues a push for each subscription the message was pushed to (or is being pushed to), sent
 /// after the original and only where the original was delivered and this change not yet shown.
 final class CorrectionOutboxTests: IntegrationTestCase {

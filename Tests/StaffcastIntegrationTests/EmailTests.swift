@@ -185,7 +185,7 @@ final class EmailTests: IntegrationTestCase {
     }
 
     /// Someone emailed an emergency that is then corrected gets a short `[Corrected]` email
-    /// with the new text, and a `[Withdrawn]` one when it is retracted (sql/022); someone who
+    /// with the new text, and a `[Withdrawn]` one when it is retracted (sql/021); someone who
     /// read it in time, and so was never emailed, gets neither.
     func testACorrectionFollowsTheEmailToWhoeverGotIt() throws {
         let api = try server.api(fixture.ownerToken)

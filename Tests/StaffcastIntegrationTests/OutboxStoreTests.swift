@@ -67,7 +67,7 @@ final class OutboxStoreTests: IntegrationTestCase {
         XCTAssertEqual(try fixture.count("SELECT count(*) FROM outbox WHERE id = $1 AND status = 'done'", [String(first.id)]), 1)
     }
 
-    /// Revoking a token deletes its subscriptions in id order (sql/022), the order in which a
+    /// Revoking a token deletes its subscriptions in id order (sql/021), the order in which a
     /// fanout pass's foreign-key checks lock a person's subscriptions as it queues their pushes.
     /// Before, the revoke took them in the order of the table (here: the higher id first), and a
     /// fanout holding the lower one while it went on to the higher one deadlocked with it:

@@ -349,7 +349,7 @@ final class PushTests: IntegrationTestCase {
         XCTAssertEqual(try fixture.store.pushSubscriptionIDs(user: sam), [])
     }
 
-    /// A correction follows the push (sql/022): "Evacuate hall B" corrected to "hall C" reaches
+    /// A correction follows the push (sql/021): "Evacuate hall B" corrected to "hall C" reaches
     /// the phone that showed hall B, as `message_updated` with the same Topic (a push service
     /// still holding the original replaces it; the service worker shows it with the same tag),
     /// and a retract follows as `message_retracted`. A phone subscribed after the original got

@@ -157,7 +157,7 @@ final class WebhookTests: IntegrationTestCase {
         XCTAssertEqual(receiver.requests.filter { ($0["path"] as? String) == "/moved" }.count, 2, "no retries")
     }
 
-    /// A webhook for "message" also gets the corrections (sql/022), after the message, in
+    /// A webhook for "message" also gets the corrections (sql/021), after the message, in
     /// order and signed: `message_updated` with the Message as it now reads, then
     /// `message_retracted` with its id. A webhook for other kinds gets none of them.
     func testAnEditAndARetractFollowTheMessageDelivery() throws {

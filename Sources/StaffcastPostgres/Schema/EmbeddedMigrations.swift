@@ -30,6 +30,6 @@ public enum EmbeddedMigrations {
         ("018_current_access.sql", PackageResources._18_current_access_sql),
         ("019_push_tokens.sql", PackageResources._19_push_tokens_sql),
         ("020_invite_gate.sql", PackageResources._20_invite_gate_sql),
-        ("022_corrections.sql", PackageResources._22_corrections_sql),
+        ("021_corrections.sql", PackageResources._21_corrections_sql),
     ]
 }

@@ -75,7 +75,7 @@ extension Store {
     /// webhook's only while none before it is pending: in order per webhook; a correction's only
     /// while no earlier push or email of its message to its subscription or person is pending)
     /// and leases them to `node` for `leaseSeconds`. An email whose message was read, retracted
-    /// or expired meanwhile, or a correction not owed (sql/022), is marked skipped instead of returned.
+    /// or expired meanwhile, or a correction not owed (sql/021), is marked skipped instead of returned.
     public func claimDeliveries(node: String, limit: Int, leaseSeconds: Int = 300) throws -> [OutboxItem] {
         guard limit > 0 else { return [] }
         return try conn.transaction { tx in
@@ -109,7 +109,7 @@ extension Store {
                 guard let id = r.int64(i, 0), let kind = r.string(i, 1).flatMap(DeliveryKind.init),
                       let delivery = r.uuid(i, 2), let giveUp = r.date(i, 4) else { continue }
                 let user = r.uuid(i, 6), message = r.uuid(i, 7)
-                // A correction row (sql/022) names its change in change_type and correction_seq.
+                // A correction row (sql/021) names its change in change_type and correction_seq.
                 let correction = r.int64(i, 12).map { seq in (seq: seq, kind: r.string(i, 10).flatMap(Correction.init) ?? .updated) }
                 if let correction, try !correctionOwed(tx, row: id, kind: kind, message: message, subscription: r.uuid(i, 8),
                                                         user: user, seq: correction.seq) {
@@ -143,7 +143,7 @@ extension Store {
 
     /// Whether the correction row `row` (change `seq` of `message`) is owed: an earlier push of
     /// the message to that subscription (email to that person) was delivered, and none delivered
-    /// showed this change already (sql/022). Nobody who never got the original gets it.
+    /// showed this change already (sql/021). Nobody who never got the original gets it.
     private func correctionOwed(_ tx: PGConnection, row: Int64, kind: DeliveryKind, message: UUID?, subscription: UUID?,
                                 user: UUID?, seq: Int64) throws -> Bool {
         guard let message, let to = kind == .push ? subscription : user else { return false }

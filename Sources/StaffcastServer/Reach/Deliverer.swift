@@ -61,7 +61,7 @@ struct Deliverer: Sendable {
             "Content-Type: application/octet-stream",
             "TTL: \(ttl)",
             "Urgency: \(urgent ? "high" : (message.priority == .low ? "low" : "normal"))",
-            // One topic per message: a retry, or a correction (sql/022), replaces an undelivered
+            // One topic per message: a retry, or a correction (sql/021), replaces an undelivered
             // copy instead of adding one.
             "Topic: \(message.id.uuidString.replacingOccurrences(of: "-", with: "").lowercased())",
         ]

@@ -4,7 +4,7 @@ import StaffcastCore
 /// The email sent to someone who has not read an urgent or emergency message: plain text,
 /// UTF-8, quoted-printable (a message may be one line of thousands of bytes, and SMTP servers
 /// refuse lines over RFC 5322's 998), with a link to the app. With a `correction`, the short
-/// note that follows one emailed before (sql/022): the corrected text, or that it was
+/// note that follows one emailed before (sql/021): the corrected text, or that it was
 /// withdrawn. Pure.
 enum EmailText {
     static func compose(from: String, to: String, name: String, eventName: String, message: StaffMessage,

@@ -72,7 +72,7 @@ struct WebPushMessage {
     }
 
     /// The payload the app's service worker receives: `{"op":"message","message": Message}`;
-    /// for a correction of one pushed before (sql/022) the WebSocket frame of that change,
+    /// for a correction of one pushed before (sql/021) the WebSocket frame of that change,
     /// `{"op":"message_updated","message": Message}` or `{"op":"message_retracted","message_id","event_id"}`.
     /// A message too long for one push record has its text shortened (the app fetches the rest).
     static func payload(_ message: StaffMessage, correction: Correction? = nil) -> [UInt8] {
