@@ -37,10 +37,13 @@ build-release: deps
 run: build-release
 	@DATA_DIR="$(DATA_DIR)" LISTEN="$(LISTEN)" TLS="$(TLS)" scripts/run.sh "$$(swift build -c release --show-bin-path)/staffcast"
 
-# First a smoke run of the fuzz targets (FUZZ_SMOKE_RUNS inputs each), then every test; the
-# tests run whatever the smoke run said, and either failing fails `make test`. (The tests run
-# last so that their summary closes the output.) The unit tests (no database, no server) run
-# first in one process: a process each would cost more than they take. Then the others run in
+# Every test, and beside them a smoke run of the fuzz targets (FUZZ_SMOKE_RUNS inputs each);
+# either failing fails `make test`. The smoke run (three executables built by swiftc, not
+# SwiftPM, then run: about a minute of one core) goes on in the background while the tests run,
+# which spend most of their time waiting on servers and PostgreSQL: it used to come first, a
+# minute of the wall time of every clean `make test`. Its lines (.build/fuzz.log meanwhile) come
+# after the tests', then each phase's time. The unit tests (no database, no server) run first in
+# one process: a process each would cost more than they take. Then the others run in
 # TEST_WORKERS processes at once, a process per test (most of a test's time is spent waiting on
 # servers and PostgreSQL, so more workers than cores); every test has its own database, ports
 # and folders, and they share the test cluster, whose set-up is locked across processes. Each
@@ -50,14 +53,20 @@ UNIT_TESTS := StaffcastCoreTests|StaffcastClientTests
 TEST_WORKERS ?= 6
 TEST_PARALLEL ?= --parallel --num-workers $(TEST_WORKERS) --xunit-output .build/test-results.xml
 test: build
-	@set -o pipefail; status=0; skip=(); \
-	scripts/fuzz.sh $(FUZZ_SMOKE_RUNS) 2>&1 | tee .build/test.log || status=1; \
+	@set -o pipefail; status=0; skip=(); : >.build/test.log; \
+	{ scripts/fuzz.sh $(FUZZ_SMOKE_RUNS); fuzzed=$$?; echo "fuzz smoke run: $$SECONDS s"; exit $$fuzzed; } \
+	  >.build/fuzz.log 2>&1 & fuzz=$$!; \
 	if [ -n "$(strip $(TEST_PARALLEL))" ]; then \
 	  swift test --skip-build --filter '$(UNIT_TESTS)' 2>&1 | tee -a .build/test.log || status=1; \
 	  skip=(--skip '$(UNIT_TESTS)'); \
-	fi; \
+	fi; unit=$$SECONDS; \
 	STAFFCAST_TEST_DATA_DIR="$(TEST_DATA_DIR)" swift test --skip-build $(TEST_PARALLEL) "$${skip[@]}" 2>&1 | tee -a .build/test.log || status=$$?; \
+	tests=$$SECONDS; \
+	wait $$fuzz || status=1; \
+	tee -a .build/test.log <.build/fuzz.log; \
 	$(MAKE) --no-print-directory test-cluster-stop; \
+	echo "make test: unit tests $$unit s, the others $$((tests - unit)) s, the fuzz smoke run beside them" \
+	  "(its time above), $$SECONDS s in all after the build" | tee -a .build/test.log; \
 	exit $$status
 
 test-cluster-stop:

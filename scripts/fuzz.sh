@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# `make fuzz` (and the smoke run at the end of `make test`): libFuzzer, coverage-guided, with
+# `make fuzz` (and the smoke run beside the tests in `make test`): libFuzzer, coverage-guided, with
 # AddressSanitizer, on the three parsers that take bytes straight from the network:
 #
 #   frames  fuzz/FrameDecoderFuzz.swift  ClientFrameDecoder.decode (and WireFields, SendRequest,

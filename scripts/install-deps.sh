@@ -27,7 +27,7 @@ command -v python3 >/dev/null 2>&1 || need+=(python3)
 command -v ss >/dev/null 2>&1 || need+=(iproute2)   # a TLS test tells socket pairs apart with ss
 # `make test` checks the systemd unit of `make install` with systemd-analyze (no running systemd needed).
 command -v systemd-analyze >/dev/null 2>&1 || need+=(systemd)
-python3 -m pip --version >/dev/null 2>&1 || need+=(python3-pip)
+python3 -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("pip") is None)' >/dev/null 2>&1 || need+=(python3-pip)
 
 if [ ${#need[@]} -gt 0 ]; then
   echo "staffcast: installing ${need[*]}"
@@ -38,50 +38,39 @@ if [ ${#need[@]} -gt 0 ]; then
   $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
-# The transport tests also check that a standard WebSocket client (python's `websockets`)
-# reads the 401 before the upgrade as a 401.
-if command -v python3 >/dev/null 2>&1 && ! python3 -c "import websockets" >/dev/null 2>&1; then
-  python3 -m pip install -q websockets >/dev/null 2>&1 \
-    || python3 -m pip install -q --break-system-packages websockets >/dev/null 2>&1 \
-    || { echo "staffcast: could not install python websockets (pip install websockets); a transport test needs it" >&2; exit 1; }
-fi
-
-# Selenium (PyPI) drives chromium for the console's browser test; Debian's python3 is
-# "externally managed", so pip needs --break-system-packages there (nothing else uses it).
-if ! python3 -c "import selenium" >/dev/null 2>&1; then
-  echo "staffcast: installing python selenium"
-  python3 -m pip install -q selenium >/dev/null 2>&1 \
-    || python3 -m pip install -q --break-system-packages selenium >/dev/null 2>&1 \
-    || { echo "staffcast: could not install python selenium (pip install selenium); the console's browser test needs it" >&2; exit 1; }
-fi
-
-# axe-core (PyPI axe-selenium-python, which carries axe.min.js) checks the console and the staff
-# app for accessibility in the same browser tests.
-if ! python3 -c "import axe_selenium_python" >/dev/null 2>&1; then
-  echo "staffcast: installing python axe-selenium-python"
-  python3 -m pip install -q axe-selenium-python >/dev/null 2>&1 \
-    || python3 -m pip install -q --break-system-packages axe-selenium-python >/dev/null 2>&1 \
-    || { echo "staffcast: could not install python axe-selenium-python (pip install axe-selenium-python); the browser tests need it" >&2; exit 1; }
-fi
-
-# The delivery tests' real counterparts (scripts/test-counterparts.py): PyPI http-ece decrypts
-# Web Push bodies (RFC 8291), py-vapid and cryptography check VAPID (RFC 8292), aiosmtpd is the
-# SMTP server.
-for module in http_ece:http-ece py_vapid:py-vapid cryptography:cryptography aiosmtpd:aiosmtpd; do
-  if ! python3 -c "import ${module%%:*}" >/dev/null 2>&1; then
-    echo "staffcast: installing python ${module#*:}"
-    python3 -m pip install -q "${module#*:}" >/dev/null 2>&1 \
-      || python3 -m pip install -q --break-system-packages "${module#*:}" >/dev/null 2>&1 \
-      || { echo "staffcast: could not install python ${module#*:} (pip install ${module#*:}); the delivery tests need it" >&2; exit 1; }
-  fi
-done
-
-# schemathesis (PyPI) checks a live server against docs/openapi.yaml (OpenAPIConformanceTests).
-if ! python3 -c "import schemathesis" >/dev/null 2>&1; then
-  echo "staffcast: installing python schemathesis"
-  python3 -m pip install -q schemathesis >/dev/null 2>&1 \
-    || python3 -m pip install -q --break-system-packages schemathesis >/dev/null 2>&1 \
-    || { echo "staffcast: could not install python schemathesis (pip install schemathesis); the OpenAPI test needs it" >&2; exit 1; }
+# The python modules the tests use (PyPI), as module:package:what needs it. Looked up in one
+# interpreter with find_spec, which finds a module without importing it: importing each one
+# (schemathesis alone takes seconds) made this check a good part of a `make test` that had
+# nothing to install. Debian's python3 is "externally managed", so pip needs
+# --break-system-packages there (nothing else uses these).
+python_modules=(
+  # The transport tests also check that a standard WebSocket client reads the 401 before the
+  # upgrade as a 401.
+  "websockets:websockets:a transport test"
+  # Selenium drives chromium for the console's and the staff app's browser tests; axe-core
+  # (axe-selenium-python carries axe.min.js) checks them for accessibility.
+  "selenium:selenium:the browser tests"
+  "axe_selenium_python:axe-selenium-python:the browser tests"
+  # The delivery tests' real counterparts (scripts/test-counterparts.py): http-ece decrypts Web
+  # Push bodies (RFC 8291), py-vapid and cryptography check VAPID (RFC 8292), aiosmtpd is the
+  # SMTP server.
+  "http_ece:http-ece:the delivery tests"
+  "py_vapid:py-vapid:the delivery tests"
+  "cryptography:cryptography:the delivery tests"
+  "aiosmtpd:aiosmtpd:the delivery tests"
+  # schemathesis checks a live server against docs/openapi.yaml (OpenAPIConformanceTests).
+  "schemathesis:schemathesis:the OpenAPI test"
+)
+if command -v python3 >/dev/null 2>&1; then
+  python3 -c 'import importlib.util, sys
+for entry in sys.argv[1:]:
+    if importlib.util.find_spec(entry.split(":")[0]) is None: print(entry)' "${python_modules[@]}" |
+  while IFS=: read -r module package purpose; do
+    echo "staffcast: installing python $package"
+    python3 -m pip install -q "$package" >/dev/null 2>&1 \
+      || python3 -m pip install -q --break-system-packages "$package" >/dev/null 2>&1 \
+      || { echo "staffcast: could not install python $package (pip install $package); $purpose needs it" >&2; exit 1; }
+  done
 fi
 
 # Debian starts a system-wide cluster when it installs postgresql; staffcast runs its own.

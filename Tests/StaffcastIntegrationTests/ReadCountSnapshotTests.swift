@@ -36,10 +36,14 @@ final class ReadCountSnapshotTests: IntegrationTestCase {
             SELECT pg_advisory_lock(4242, 7);
             """)
         try reader.send(mark(k))
-        // The mark's transaction has counted and now waits at its commit.
+        // The mark's transaction has counted and now waits at its commit. (pg_locks shows every
+        // database's locks: this class's other test, run at once by another worker, waits on the
+        // same key in its own database.)
         XCTAssertTrue(try waitUntil(10) {
-            try db.query("SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 4242 AND objid = 7 AND NOT granted")
-                .int(0, 0) == 1
+            try db.query("""
+                SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND classid = 4242 AND objid = 7 AND NOT granted
+                    AND database = (SELECT oid FROM pg_database WHERE datname = current_database())
+                """).int(0, 0) == 1
         }, "the mark never reached its commit", file: file, line: line)
         guard case .message(let m) = try send(sender, reader, event, "Gate 2 closed") else { return XCTFail(file: file, line: line) }
         _ = try db.query("SELECT pg_advisory_unlock(4242, 7)")
