@@ -73,13 +73,28 @@ final class OutboxStoreTests: IntegrationTestCase {
     /// fanout holding the lower one while it went on to the higher one deadlocked with it:
     /// PostgreSQL aborted the revoke (HTTP 500 to the owner) after `deadlock_timeout`.
     func testARevokeAndAFanoutLockAPersonsSubscriptionsInTheSameOrder() throws {
+        try revokeWhileAFanoutHoldsTheLowerSubscription(lowerNamesTheToken: true)
+    }
+
+    /// The same with a subscription from before sql/019 (no token) at the lower id: the revoke
+    /// deletes it too (no valid token left), and must lock it in the same order (sql/022).
+    func testARevokeLocksATokenlessSubscriptionInTheSameOrderToo() throws {
+        try revokeWhileAFanoutHoldsTheLowerSubscription(lowerNamesTheToken: false)
+    }
+
+    private func revokeWhileAFanoutHoldsTheLowerSubscription(lowerNamesTheToken: Bool) throws {
         let sam = fixture.staff
+        if !lowerNamesTheToken {
+            // The phone's token is Sam's only valid one, so its end ends the tokenless one too.
+            try fixture.store.conn.execute("UPDATE api_tokens SET revoked_at = now() WHERE user_id = '\(sam.uuidString)'")
+        }
         let phone = try fixture.store.issueToken(user: sam, label: "phone")
         let low = UUID(uuidString: "00000000-0000-4000-8000-000000000001")!, high = UUID(uuidString: "ffffffff-ffff-4fff-bfff-ffffffffffff")!
         for (id, device) in [(high, "a"), (low, "b")] { // the higher id first in the table
+            let token = id == low && !lowerNamesTheToken ? "NULL::bytea" : "token_hash"
             try fixture.store.conn.query("""
                 INSERT INTO push_subscriptions (id, user_id, endpoint, p256dh, auth, token_hash)
-                SELECT $1, $2, $3, $4, $5, token_hash FROM api_tokens WHERE user_id = $2 AND label = 'phone'
+                SELECT $1, $2, $3, $4, $5, \(token) FROM api_tokens WHERE user_id = $2 AND label = 'phone'
                 """, [id.uuidString, sam.uuidString, "https://push.example/\(device)", key, auth])
         }
         // A fanout pass has queued Sam's push to the lower subscription (its foreign-key check

@@ -31,5 +31,6 @@ public enum EmbeddedMigrations {
         ("019_push_tokens.sql", PackageResources._19_push_tokens_sql),
         ("020_invite_gate.sql", PackageResources._20_invite_gate_sql),
         ("021_corrections.sql", PackageResources._21_corrections_sql),
+        ("022_revoke_lock_order.sql", PackageResources._22_revoke_lock_order_sql),
     ]
 }

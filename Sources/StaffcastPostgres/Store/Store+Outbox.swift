@@ -87,10 +87,15 @@ extension Store {
                       AND (o.kind <> 'webhook' OR NOT EXISTS (
                             SELECT 1 FROM outbox b WHERE b.kind = 'webhook' AND b.status = 'pending'
                               AND b.webhook_id = o.webhook_id AND b.id < o.id))
-                      AND (o.correction_seq IS NULL OR NOT EXISTS (
-                            SELECT 1 FROM outbox b WHERE b.kind = o.kind AND b.status = 'pending' AND b.message_id = o.message_id
-                              AND (CASE WHEN o.kind = 'push' THEN b.subscription_id = o.subscription_id
-                                        ELSE b.user_id = o.user_id END) AND b.id < o.id))
+                      -- A correction waits for what went before it to the same phone or
+                      -- person; the kinds are literals so that each probe uses its index
+                      -- (outbox_push_once_per_change, outbox_email_once_per_change).
+                      AND (o.correction_seq IS NULL OR o.kind <> 'push' OR NOT EXISTS (
+                            SELECT 1 FROM outbox b WHERE b.kind = 'push' AND b.status = 'pending' AND b.message_id = o.message_id
+                              AND b.subscription_id = o.subscription_id AND b.id < o.id))
+                      AND (o.correction_seq IS NULL OR o.kind <> 'email' OR NOT EXISTS (
+                            SELECT 1 FROM outbox b WHERE b.kind = 'email' AND b.status = 'pending' AND b.message_id = o.message_id
+                              AND b.user_id = o.user_id AND b.id < o.id))
                     ORDER BY o.urgency, o.next_attempt_at, o.id
                     LIMIT $1
                     FOR UPDATE SKIP LOCKED)
