@@ -93,6 +93,7 @@ final class CorrectionOutboxTests: IntegrationTestCase {
         let withdrawn = try claim()
         XCTAssertEqual(withdrawn.map(\.0), [sam])
         XCTAssertEqual(withdrawn.map(\.1), [.retracted])
+        XCTAssertEqual(withdrawn.map(\.2), ["Gates open at 10"], "the notice names what the phone showed, not the edit it never got")
         XCTAssertEqual(try fixture.count("""
             SELECT count(*) FROM outbox WHERE message_id = $1 AND status = 'skipped' AND correction_seq IS NULL
             """, [queued.id.uuidString]), 2, "the second message's queued pushes are dropped; it was pushed nowhere, so no notice")

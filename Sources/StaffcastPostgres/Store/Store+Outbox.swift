@@ -172,10 +172,27 @@ extension Store {
         return try Self.messages(r).first
     }
 
+    /// The text a recipient was last shown of a message: the text before the first change
+    /// after what their last delivered row showed (`shown_change_seq`). A withdrawal notice names
+    /// that, not an edit that never reached them (edited, then retracted before the correction
+    /// went). `kind` and `column` are this file's constants.
+    private func lastShownText(_ tx: PGConnection, _ message: UUID, kind: String, column: String, recipient: UUID) throws -> String? {
+        try tx.query("""
+            SELECT c.old_message FROM message_changes c
+            WHERE c.message_id = $1 AND c.seq > coalesce((
+                SELECT max(o.shown_change_seq) FROM outbox o
+                WHERE o.kind = '\(kind)' AND o.message_id = $1 AND o.\(column) = $2 AND o.status = 'done'), 0)
+            ORDER BY c.seq LIMIT 1
+            """, [Self.id(message), Self.id(recipient)]).string(0, 0)
+    }
+
     private func pushTarget(_ tx: PGConnection, subscription: UUID?, user: UUID?, message: UUID?,
                             correction: Correction?) throws -> OutboxItem.Target? {
         guard let subscription, let user, let message,
-              let m = try liveMessage(tx, message, reader: user, retracted: correction == .retracted) else { return nil }
+              var m = try liveMessage(tx, message, reader: user, retracted: correction == .retracted) else { return nil }
+        if correction == .retracted {
+            m.message = try lastShownText(tx, message, kind: "push", column: "subscription_id", recipient: subscription) ?? m.message
+        }
         // Still in the audience: access may have been revoked since the push was queued.
         guard try tx.query("SELECT 1 FROM staffcast_message_audience($1) a WHERE a.user_id = $2",
                            [Self.id(message), Self.id(user)]).rowCount == 1 else { return nil }
@@ -194,8 +211,11 @@ extension Store {
     /// An email, unless its message was read meanwhile; a correction goes though it was read
     /// (the email they acted on said otherwise).
     private func emailTarget(_ tx: PGConnection, user: UUID?, message: UUID?, correction: Correction?) throws -> OutboxItem.Target? {
-        guard let user, let message, let m = try liveMessage(tx, message, reader: user, retracted: correction == .retracted),
+        guard let user, let message, var m = try liveMessage(tx, message, reader: user, retracted: correction == .retracted),
               correction != nil || !m.read else { return nil }
+        if correction == .retracted {
+            m.message = try lastShownText(tx, message, kind: "email", column: "user_id", recipient: user) ?? m.message
+        }
         // Still in the audience (access may have been revoked since), with an address.
         let p = try tx.query("""
             SELECT p.email, p.display_name, e.name FROM profiles p, events e
