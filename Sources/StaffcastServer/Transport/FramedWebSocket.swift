@@ -63,5 +63,6 @@ final class FramedWebSocket {
     var isClosing: Bool { closeFrame != nil || closeSentAt != nil || endWhenFlushed }
 
     /// Plain only: bytes held because the kernel did not take them.
-    var holdsUnsent: Bool { unsentStart < unsent.count }
+    var holdsUnsent: Bool { unsentCount > 0 }
+    var unsentCount: Int { unsent.count - unsentStart }
 }

@@ -222,8 +222,7 @@ final class ServiceLoop: @unchecked Sendable {
         // What we hold unsent counts too.
         for (id, socket) in sockets where !socket.ended {
             let fd = descriptor(socket)
-            let held = socket.unsent.count - socket.unsentStart
-            if fd >= 0 { engine.socketQueued(id, bytes: Int(max(0, sc_send_queue(fd))) + held, now: now) }
+            if fd >= 0 { engine.socketQueued(id, bytes: Int(max(0, sc_send_queue(fd))) + socket.unsentCount, now: now) }
         }
         framedTick(now: now)
         perform(engine.tick(now: now, wall: Date()))
