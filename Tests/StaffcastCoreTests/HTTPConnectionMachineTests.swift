@@ -316,7 +316,7 @@ final class HTTPConnectionMachineTests: XCTestCase {
         XCTAssertEqual(served(m.received(frame, now: 0)), [], "nothing is framed while the upgrade is decided")
         XCTAssertEqual(m.tick(now: 30, queuedElsewhere: 0), [], "the token lookup has its own deadline")
         XCTAssertEqual(m.tokenChecked(refusal: nil), [.admit(head)])
-        XCTAssertEqual(m.handOver(), request + frame)
+        XCTAssertEqual(m.handOver(), frame, "what followed the upgrade request")
         XCTAssertTrue(m.isClosed)
         XCTAssertEqual(m.tick(now: 100, queuedElsewhere: 0), [])
     }
@@ -351,6 +351,19 @@ final class HTTPConnectionMachineTests: XCTestCase {
         var draining = machine()
         _ = draining.beginDrain()
         XCTAssertEqual(served(draining.received(upgradeRequest(), now: 0)), [], "a draining connection frames nothing new")
+
+        // A subscribe in the URL that names no event is a 400 before the token is looked at.
+        var badSubscribe = machine()
+        let refusedSubscribe = badSubscribe.received(upgradeRequest("/v1/ws?subscribe=gate-b"), now: 0)
+        XCTAssertEqual(refusals(refusedSubscribe).map(\.status), [400])
+        guard case .refuse(_, let subscribeRefusal)? = refusedSubscribe.first, case .error(let subscribeError) = subscribeRefusal.reason else {
+            return XCTFail("\(refusedSubscribe)")
+        }
+        XCTAssertTrue(subscribeError.message.contains("gate-b"), subscribeError.message)
+
+        var goodSubscribe = machine()
+        let checked = goodSubscribe.received(upgradeRequest("/v1/ws?subscribe=\(UUID().uuidString)&since_seq=4"), now: 0)
+        guard case .checkToken? = checked.first else { return XCTFail("a good subscribe goes on to the token: \(checked)") }
     }
 
     func testADrainDuringTheTokenLookupRefusesTheUpgrade() {

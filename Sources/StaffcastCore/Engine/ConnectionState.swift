@@ -49,6 +49,9 @@ public final class ConnectionState<Frame: WireFrame> {
     var socketQueued = 0
     /// True while a writable callback has been asked for and not yet served.
     var writableRequested = false
+    /// Until when (monotonic s) what is queued waits for the answer to a subscribe in the
+    /// upgrade's URL, so that `hello` and that answer leave together; nil once writes may go.
+    var writesHeldUntil: Double?
 
     init(id: Int, identity: Identity, token: TokenDigest?, peer: String, configuration: EngineConfiguration,
          now: Double, wall: Date) {

@@ -55,7 +55,7 @@ extension FanoutEngine {
         }
     }
 
-    private func dispatch(_ connection: ConnectionState<Frame>, _ frame: ClientFrame, now: Double, into actions: inout [EngineAction]) {
+    func dispatch(_ connection: ConnectionState<Frame>, _ frame: ClientFrame, now: Double, into actions: inout [EngineAction]) {
         let ref = frame.ref
         // A draining connection (closing after its queue) is still answered: `unavailable`, or a pong.
         guard connection.isOpen || (draining && connection.phase.isAfterFlush) else { return }
@@ -119,6 +119,9 @@ extension FanoutEngine {
                               into: &actions)
         }
         runHeld(connection, now: now, into: &actions)
+        // The only request of a connection whose writes are held is the subscribe in its URL
+        // (the client cannot send before the `101`): answered, so `hello` and it go together.
+        releaseWrites(connection, into: &actions)
         // A connection closing after its requests are answered may close now.
         if case .closing(_, _, true, _) = connection.phase, connection.inFlight == 0 {
             requestWritable(connection, into: &actions)

@@ -44,9 +44,11 @@ public final class FanoutEngine<Frame: WireFrame> {
 
     // MARK: connections
 
-    /// A WebSocket finished its upgrade: it gets `hello`.
+    /// A WebSocket finished its upgrade: it gets `hello`. With a subscribe in its URL, that
+    /// subscribe runs at once and `hello` waits for its answer (at most `urlSubscribeHold`):
+    /// both leave in one write.
     public func connectionOpened(_ id: Int, identity: Identity, token: TokenDigest?, peer: String,
-                                 now: Double, wall: Date) -> [EngineAction] {
+                                 subscribe: URLSubscribe? = nil, now: Double, wall: Date) -> [EngineAction] {
         let connection = ConnectionState<Frame>(id: id, identity: identity, token: token, peer: peer,
                                                 configuration: configuration, now: now, wall: wall)
         connections[id] = connection
@@ -57,8 +59,14 @@ public final class FanoutEngine<Frame: WireFrame> {
             close(connection, 1001, "server shutting down; reconnect", afterFlush: false, now: now, into: &actions)
             return actions
         }
+        if subscribe != nil { connection.writesHeldUntil = now + configuration.urlSubscribeHold }
         enqueue(connection, Frame(text: ServerFrame.hello(user: identity, serverTime: wall, node: configuration.nodeID).encoded()),
                 now: now, into: &actions)
+        if let subscribe {
+            dispatch(connection, subscribe.frame, now: now, into: &actions)
+            // Answered at once (refused before reaching the database): nothing to wait for.
+            if connection.inFlight == 0 { releaseWrites(connection, into: &actions) }
+        }
         return actions
     }
 
@@ -152,6 +160,7 @@ public final class FanoutEngine<Frame: WireFrame> {
         var actions: [EngineAction] = []
         let interval = configuration.heartbeatInterval
         for connection in connections.values {
+            if let until = connection.writesHeldUntil, now >= until { releaseWrites(connection, into: &actions) }
             if case .closing(_, _, _, let deadline) = connection.phase {
                 if now >= deadline { actions.append(.drop(connection.id)) }
                 continue
@@ -202,8 +211,15 @@ public final class FanoutEngine<Frame: WireFrame> {
         }
         if wasEmpty {
             connection.lastWriteProgress = now
-            requestWritable(connection, into: &actions)
+            if connection.writesHeldUntil == nil { requestWritable(connection, into: &actions) }
         }
+    }
+
+    /// What was held for a subscribe in the URL may go now (its answer came, or the hold ran out).
+    func releaseWrites(_ connection: ConnectionState<Frame>, into actions: inout [EngineAction]) {
+        guard connection.writesHeldUntil != nil else { return }
+        connection.writesHeldUntil = nil
+        if !connection.outbound.isEmpty { requestWritable(connection, into: &actions) }
     }
 
     func reply(_ connection: ConnectionState<Frame>, _ frame: ServerFrame, now: Double, into actions: inout [EngineAction]) {
@@ -216,6 +232,7 @@ public final class FanoutEngine<Frame: WireFrame> {
         releaseHeld(connection, answered: afterFlush, now: now, into: &actions)
         let deadline = now + (afterFlush ? max(configuration.closeTimeout, configuration.writeStallTimeout) : configuration.closeTimeout)
         connection.phase = .closing(code: code, reason: reason, afterFlush: afterFlush, deadline: deadline)
+        connection.writesHeldUntil = nil
         hub.disconnect(connection.id)
         hub.connect(connection.id, user: connection.identity.userID) // no subscriptions while closing
         requestWritable(connection, into: &actions)

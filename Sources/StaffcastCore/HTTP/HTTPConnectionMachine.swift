@@ -33,6 +33,8 @@ public struct HTTPConnectionMachine: Sendable {
     var sentContinue = false
     /// An upgrade request waits for earlier answers to leave (`flushed` takes it up again).
     var upgradeBehindOutput = false
+    /// How many bytes of `input` the upgrade request being decided takes.
+    var upgradeHeadLength = 0
     /// Framing stopped because `maxQueuedOutput` bytes of answers wait to leave: a client
     /// that pipelines and does not read is not served further (`flushed` takes it up again).
     public private(set) var framingHeldByOutput = false
@@ -179,13 +181,13 @@ public struct HTTPConnectionMachine: Sendable {
         return refuse(HTTPRefusal(status: error.code.httpStatus, .error(error)))
     }
 
-    /// The upgrade is admitted: the connection leaves HTTP with the bytes read so far (the
-    /// upgrade request and whatever followed it), for the WebSocket's handshake.
+    /// The upgrade is admitted: the connection leaves HTTP with what followed the upgrade
+    /// request in the bytes read so far (the WebSocket's first frames, if any).
     public mutating func handOver() -> [UInt8] {
         isClosed = true
         upgrade = nil
         defer { input = [] }
-        return input
+        return input.count > upgradeHeadLength ? Array(input[upgradeHeadLength...]) : []
     }
 
     /// The transport closed the connection (or lost it): every later event is ignored.
@@ -229,7 +231,7 @@ public struct HTTPConnectionMachine: Sendable {
             case .failure(let e):
                 input = []
                 actions += refuse(HTTPRefusal(status: e.status, .framing(e)))
-            case .upgrade(let head, _):
+            case .upgrade(let head, let headLength):
                 guard slots.isEmpty, output.isEmpty else {
                     upgradeBehindOutput = true // answer what came before, then take the upgrade
                     break framing
@@ -238,6 +240,7 @@ public struct HTTPConnectionMachine: Sendable {
                     actions += refuse(refusal)
                 } else {
                     upgrade = .checkingToken(head)
+                    upgradeHeadLength = headLength
                     actions.append(.checkToken(head))
                 }
             case .request(let request, let consumed):
@@ -262,10 +265,14 @@ public struct HTTPConnectionMachine: Sendable {
 
     static let continueBytes = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
-    /// What refuses an upgrade before its token is looked at: the path, a draining server, size.
+    /// What refuses an upgrade before its token is looked at: the path, a subscribe in the URL
+    /// that names no event, a draining server, size.
     func upgradeRefusal(_ head: HTTPRequestHead) -> HTTPRefusal? {
         guard head.path == limits.upgradePath else {
             return HTTPRefusal(status: 404, .error(.notFound("WebSockets connect at \(limits.upgradePath).")))
+        }
+        if case .failure(let error) = URLSubscribe.parse(head.query) {
+            return HTTPRefusal(status: 400, .error(error))
         }
         guard !draining else {
             return HTTPRefusal(status: 503, .error(.unavailable("This server is shutting down; connect again in a moment.")))

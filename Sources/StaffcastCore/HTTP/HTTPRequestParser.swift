@@ -166,17 +166,23 @@ public struct HTTPRequestParser: Sendable {
         if requestLine.contains(where: { isControl(bytes[$0]) }) {
             return .failure(HTTPParseError(status: 400, "The request line contains a control character."))
         }
-        var spaces: [Int] = []
-        for j in requestLine where bytes[j] == 0x20 { spaces.append(j) }
-        guard spaces.count == 2, spaces[0] > requestLine.lowerBound,
-              bytes[requestLine.lowerBound..<spaces[0]].allSatisfy({ $0 >= 0x41 && $0 <= 0x5A }) else {
+        // The two spaces of "METHOD /target HTTP/1.1" (a third is an error).
+        var spaces = (first: -1, second: -1)
+        var spaceCount = 0
+        for j in requestLine where bytes[j] == 0x20 {
+            spaceCount += 1
+            if spaceCount == 1 { spaces.first = j } else if spaceCount == 2 { spaces.second = j }
+        }
+        guard spaceCount == 2, spaces.first > requestLine.lowerBound,
+              bytes[requestLine.lowerBound..<spaces.first].allSatisfy({ $0 >= 0x41 && $0 <= 0x5A }) else {
             return .failure(HTTPParseError(status: 400, "The request line is not 'METHOD /path HTTP/1.1'."))
         }
-        let version = text((spaces[1] + 1)..<requestLine.upperBound)
-        guard version == "HTTP/1.1" || version == "HTTP/1.0" else {
+        let versionBytes = UnsafeBufferPointer(rebasing: bytes[(spaces.second + 1)..<requestLine.upperBound])
+        let isHTTP11 = versionBytes.elementsEqual(Self.http11)
+        guard isHTTP11 || versionBytes.elementsEqual(Self.http10) else {
             return .failure(HTTPParseError(status: 505, "Only HTTP/1.0 and HTTP/1.1 are served here."))
         }
-        let target = text((spaces[0] + 1)..<spaces[1])
+        let target = text((spaces.first + 1)..<spaces.second)
         guard target.utf8.first == UInt8(ascii: "/") else {
             return .failure(HTTPParseError(status: 400, "The request target must be a path starting with '/'."))
         }
@@ -201,15 +207,21 @@ public struct HTTPRequestParser: Sendable {
             guard let colon = line.first(where: { bytes[$0] == UInt8(ascii: ":") }), colon > line.lowerBound else {
                 return .failure(HTTPParseError(status: 400, "A header line has no name: '\(text(line).prefix(40))'."))
             }
-            var name = [UInt8]()
-            name.reserveCapacity(colon - line.lowerBound)
             for j in line.lowerBound..<colon {
                 let c = bytes[j]
                 if c == 0x20 || c == 0x09 { return .failure(HTTPParseError(status: 400, "A header name contains white space.")) }
                 guard isTokenCharacter(c) else {
                     return .failure(HTTPParseError(status: 400, "A header name contains a character other than letters, digits and !#$%&'*+-.^_`|~."))
                 }
-                name.append(c >= 0x41 && c <= 0x5A ? c + 0x20 : c)
+            }
+            // Lower-cased straight into the string (names are ASCII tokens; most fit a small
+            // string, so no allocation on the accept path of a storm).
+            let name = String(unsafeUninitializedCapacity: colon - line.lowerBound) { out in
+                for j in line.lowerBound..<colon {
+                    let c = bytes[j]
+                    out[j - line.lowerBound] = c >= 0x41 && c <= 0x5A ? c + 0x20 : c
+                }
+                return colon - line.lowerBound
             }
             var from = colon + 1
             var to = line.upperBound
@@ -219,16 +231,21 @@ public struct HTTPRequestParser: Sendable {
             if (from..<to).contains(where: { bytes[$0] != 0x09 && isControl(bytes[$0]) }) {
                 return .failure(HTTPParseError(status: 400, "The value of a header contains a control character."))
             }
-            headers.append((String(decoding: name, as: UTF8.self), text(from..<to)))
+            headers.append((name, text(from..<to)))
         }
-        if version == "HTTP/1.1", !headers.contains(where: { $0.name == "host" }) {
+        if isHTTP11, !headers.contains(where: { $0.name == "host" }) {
             return .failure(HTTPParseError(status: 400, "HTTP/1.1 requests must carry a Host header."))
         }
-        return .success(HTTPRequestHead(method: text(requestLine.lowerBound..<spaces[0]), path: String(path), query: query,
-                                        isHTTP11: version == "HTTP/1.1", headers: headers))
+        return .success(HTTPRequestHead(method: text(requestLine.lowerBound..<spaces.first), path: String(path), query: query,
+                                        isHTTP11: isHTTP11, headers: headers))
     }
 
+    static let http11 = Array("HTTP/1.1".utf8)
+    static let http10 = Array("HTTP/1.0".utf8)
+
     static func percentDecode(_ s: Substring) -> String {
+        // Most parameters (ids, numbers) hold nothing to decode.
+        if !s.utf8.contains(where: { $0 == UInt8(ascii: "%") || $0 == UInt8(ascii: "+") }) { return String(s) }
         var out: [UInt8] = []
         out.reserveCapacity(s.utf8.count)
         var it = Array(s.utf8)[...]

@@ -36,9 +36,7 @@ extension ServiceLoop {
         case .success(let fields):
             accepted = fields
         }
-        let bytes = connection.machine.handOver()
-        var rest: [UInt8] = []
-        if case .upgrade(_, let headLength) = HTTPRequestParser().parse(bytes), bytes.count > headLength { rest = Array(bytes[headLength...]) }
+        let rest = connection.machine.handOver()
         http[connection.fd] = nil
         let answer = WebSocketHandshake.response(accepted) { Array(Insecure.SHA1.hash(data: $0)) }
         let socket: FramedWebSocket
@@ -56,8 +54,11 @@ extension ServiceLoop {
                 poller?.modify(connection.fd, readable: true, writable: false)
             }
         }
-        opened(socket, peer: connection.peer)
-        askWritable(socket) // the 101, even if the engine had nothing to say yet
+        // A subscribe in the URL (checked by the HTTP machine before the token) runs at once;
+        // the engine then holds `hello` for its answer, and the 101 goes with both.
+        let subscribe = (try? URLSubscribe.parse(head.query).get()) ?? nil
+        opened(socket, peer: connection.peer, subscribe: subscribe)
+        if subscribe == nil { askWritable(socket) } // the 101, even if the engine had nothing to say yet
         if !rest.isEmpty {
             _ = rest.withUnsafeBytes { framedRead(socket, $0) }
         }

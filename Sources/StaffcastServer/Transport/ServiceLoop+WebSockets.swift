@@ -15,14 +15,14 @@ extension ServiceLoop {
     }
 
     /// A WebSocket (ws or wss) is open: the engine and the gatekeeper's slot take it on.
-    func opened(_ socket: FramedWebSocket, peer: String) {
+    func opened(_ socket: FramedWebSocket, peer: String, subscribe: URLSubscribe?) {
         let id = socket.id
         let admission = socket.admission
         sockets[id] = socket
         metrics.connectionsOpened.increment()
         let now = Self.monotonicNow()
         perform(engine.connectionOpened(id, identity: admission.identity, token: admission.digest,
-                                        peer: peer, now: now, wall: Date()))
+                                        peer: peer, subscribe: subscribe, now: now, wall: Date()))
         // A revoke applied between the upgrade decision and now: close at once.
         if !gatekeeper.isValid(admission.digest) {
             perform(engine.committed(CommittedBatch(revokedTokens: [admission.digest]), now: now, wall: Date()))

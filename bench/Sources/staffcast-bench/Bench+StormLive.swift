@@ -15,6 +15,7 @@ extension Bench {
 
         // The storm's own clients, on their own threads (not the measured subscribers' loops).
         let stormLoops = (0..<max(1, o.readers)).map { _ in SubscriberLoop(host: o.host, ports: [o.port], token: o.subscriberToken) }
+        stormLoops.forEach { $0.subscribeInURL = o.subscribeInURL }
         stormLoops.forEach { $0.start() }
         let state = StormState()
         let done = DispatchSemaphore(value: 0)

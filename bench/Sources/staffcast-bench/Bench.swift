@@ -22,7 +22,7 @@ final class Bench {
         // three-servers: the subscribers spread over the servers' ports.
         let ports = o.subscriberPorts.isEmpty ? [o.port] : o.subscriberPorts
         loops = (0..<max(1, o.readers)).map { _ in SubscriberLoop(host: o.host, ports: ports, token: o.subscriberToken, target: o.target) }
-        loops.forEach { $0.start() }
+        loops.forEach { $0.subscribeInURL = o.subscribeInURL; $0.start() }
     }
 
     @discardableResult

@@ -51,9 +51,10 @@ func clientFrame(text: String) -> [UInt8] {
     return o
 }
 
-/// The request line and headers of a WebSocket upgrade to /v1/ws with a bearer token.
-func upgradeRequest(host: String, port: Int, token: String) -> [UInt8] {
-    Array(("GET /v1/ws HTTP/1.1\r\nHost: \(host):\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+/// The request line and headers of a WebSocket upgrade to /v1/ws with a bearer token;
+/// `query` (`subscribe=…&since_seq=…`) subscribes in the URL.
+func upgradeRequest(host: String, port: Int, token: String, query: String = "") -> [UInt8] {
+    Array(("GET /v1/ws\(query.isEmpty ? "" : "?" + query) HTTP/1.1\r\nHost: \(host):\(port)\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
         + "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
         + "Sec-WebSocket-Protocol: staffcast.v1\r\nAuthorization: Bearer \(token)\r\n\r\n").utf8)
 }

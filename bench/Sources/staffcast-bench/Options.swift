@@ -55,6 +55,10 @@ struct Options {
     var latency10kRate = 10.0
     var stormConnections = 10_000
     var stormWindow = 2_000
+    /// staffcast subscribers subscribe in the upgrade's URL (`/v1/ws?subscribe=…`: the 101,
+    /// `hello` and `subscribed` in one answer), as the staff app and `watch` do; false: with a
+    /// `subscribe` frame after the 101 (a round trip more; SUBSCRIBE_IN_URL=no).
+    var subscribeInURL = true
     var memoryConnections = 10_000
     var flatoutSubscribers = 1_000
     var flatoutDuration = 5.0
@@ -128,6 +132,9 @@ struct Options {
           LATENCY1K_SUBSCRIBERS [1000]   LATENCY1K_RATE [50]
           LATENCY10K_SUBSCRIBERS [10000] LATENCY10K_RATE [10]
           STORM_CONNECTIONS     [10000]  STORM_WINDOW handshakes in flight at once [2000]
+          SUBSCRIBE_IN_URL      yes: staffcast subscribers subscribe in the upgrade's URL
+                                (/v1/ws?subscribe=EVENT&since_seq=N, one round trip, as the staff
+                                app does); no: a subscribe frame after the 101 [yes]
           MEMORY_CONNECTIONS    [10000]
           FLATOUT_SUBSCRIBERS   [1000]   FLATOUT_DURATION seconds [5]
           WS_WINDOW             sends in flight on the WebSocket publisher [64]
@@ -234,6 +241,10 @@ struct Options {
         try double("latency10k-rate", &o.latency10kRate)
         try int("storm-connections", &o.stormConnections)
         try int("storm-window", &o.stormWindow)
+        if let v = value("subscribe-in-url") {
+            guard v == "yes" || v == "no" else { throw BenchFailure("SUBSCRIBE_IN_URL must be yes or no, not \(v)") }
+            o.subscribeInURL = v == "yes"
+        }
         try int("memory-connections", &o.memoryConnections)
         try int("flatout-subscribers", &o.flatoutSubscribers)
         try double("flatout-duration", &o.flatoutDuration)

@@ -38,7 +38,7 @@ extension SubscriberLoop {
             c.state = .open
             c.subscribeTries = 1
             switch target {
-            case .staffcast: write(c, subscribeFrame)
+            case .staffcast: if subscribeQuery.isEmpty { write(c, subscribeFrame) } // else `subscribed` follows by itself
             case .nchan: subscribed(c, now) // nchan answers 101 once the subscriber is on the channel
             case .nats: write(c, natsSubscribe.withUnsafeBytes { clientFrame(opcode: 0x1, $0) })
             }

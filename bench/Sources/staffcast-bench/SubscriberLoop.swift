@@ -16,7 +16,9 @@ final class SubscriberLoop: @unchecked Sendable {
     var nextPort = 0
     let target: Target
     /// The upgrade request for each port (its Host header).
-    let upgrades: [[UInt8]]
+    var upgrades: [[UInt8]]
+    /// The subscribers' token (unless `tokens` gives one per connection).
+    let token: String
     var conns: [Subscriber?] = Array(repeating: nil, count: 1 << 16)
     var scratch: UnsafeMutablePointer<UInt8>
     var scratchCapacity = 1 << 18
@@ -26,6 +28,10 @@ final class SubscriberLoop: @unchecked Sendable {
     var pending = 0
     var window = 1_024
     var subscribeFrame: [UInt8] = []
+    /// Set by the driver before opening: subscribe in the upgrade's URL (staffcast).
+    var subscribeInURL = true
+    /// The upgrade's query that subscribes (empty: a `subscribe` frame after the 101).
+    var subscribeQuery = ""
     /// Tokens for the next connections, one each (the read storm); empty = the loop's token.
     var tokens: [String] = []
     var nextToken = 0
@@ -59,6 +65,7 @@ final class SubscriberLoop: @unchecked Sendable {
         self.host = host
         self.ports = ports
         self.target = target
+        self.token = token
         upgrades = ports.map { upgradeRequest(target: target, host: host, port: $0, token: token) }
         scratch = .allocate(capacity: scratchCapacity)
         _ = sc_epoll_ctl(epfd, 1, wake, UInt32(SC_EV_IN))
@@ -84,6 +91,11 @@ final class SubscriberLoop: @unchecked Sendable {
     /// `tokens`: one per connection, in order (else every connection uses the loop's token).
     func beginOpening(_ count: Int, event: String, sinceSeq: Int64, window: Int, tokens: [String] = []) {
         self.tokens = tokens
+        if target == .staffcast {
+            // In the URL: the server answers the upgrade with `hello` and `subscribed` at once.
+            subscribeQuery = subscribeInURL ? "subscribe=\(event)&since_seq=\(sinceSeq)&ref=s" : ""
+            upgrades = ports.map { upgradeRequest(host: host, port: $0, token: token, query: subscribeQuery) }
+        }
         nextToken = 0
         toOpen += count
         self.window = max(1, window)
@@ -193,7 +205,7 @@ final class SubscriberLoop: @unchecked Sendable {
             let c = Subscriber(fd: fd)
             c.server = server
             if nextToken < tokens.count {
-                c.upgrade = upgradeRequest(host: host, port: ports[server], token: tokens[nextToken])
+                c.upgrade = upgradeRequest(host: host, port: ports[server], token: tokens[nextToken], query: subscribeQuery)
                 nextToken += 1
             }
             if Int(fd) >= conns.count { conns += Array(repeating: nil, count: Int(fd) + 1_024 - conns.count) }
