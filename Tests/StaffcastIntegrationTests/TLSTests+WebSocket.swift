@@ -15,6 +15,19 @@ extension TLSTests {
         return socket
     }
 
+    /// A subscribe in the URL over wss: `hello` and `subscribed` come without a client frame.
+    func testWSSSubscribeInTheURL() throws {
+        let url = wss + "?subscribe=\(fixture.event.uuidString.lowercased())&ref=u"
+        let socket = TestSocket(try WebSocketClient(url: url, headers: ["Authorization": "Bearer \(fixture.staffToken)"], trust: trust))
+        guard case .hello = try socket.next() else { return XCTFail("hello comes first") }
+        guard case .subscribed(let ref, let event, _, _, _) = try socket.next() else { return XCTFail("subscribed follows hello") }
+        XCTAssertEqual(ref, "u")
+        XCTAssertEqual(event.id, fixture.event)
+        let live = try api(fixture.ownerToken).sendMessage(event: fixture.event, message: "over wss", type: nil, priority: nil,
+                                                           expiresInMinutes: nil)
+        XCTAssertEqual(try socket.expect("message").message?.id, live.id)
+    }
+
     func testWSSSubscribeLiveFanOutRequestsAndAClientClose() throws {
         let a = try connectWSS(fixture.staffToken)
         let b = try connectWSS(fixture.adminToken)
