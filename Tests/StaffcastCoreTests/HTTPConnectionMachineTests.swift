@@ -351,19 +351,6 @@ final class HTTPConnectionMachineTests: XCTestCase {
         var draining = machine()
         _ = draining.beginDrain()
         XCTAssertEqual(served(draining.received(upgradeRequest(), now: 0)), [], "a draining connection frames nothing new")
-
-        // A subscribe in the URL that names no event is a 400 before the token is looked at.
-        var badSubscribe = machine()
-        let refusedSubscribe = badSubscribe.received(upgradeRequest("/v1/ws?subscribe=gate-b"), now: 0)
-        XCTAssertEqual(refusals(refusedSubscribe).map(\.status), [400])
-        guard case .refuse(_, let subscribeRefusal)? = refusedSubscribe.first, case .error(let subscribeError) = subscribeRefusal.reason else {
-            return XCTFail("\(refusedSubscribe)")
-        }
-        XCTAssertTrue(subscribeError.message.contains("gate-b"), subscribeError.message)
-
-        var goodSubscribe = machine()
-        let checked = goodSubscribe.received(upgradeRequest("/v1/ws?subscribe=\(UUID().uuidString)&since_seq=4"), now: 0)
-        guard case .checkToken? = checked.first else { return XCTFail("a good subscribe goes on to the token: \(checked)") }
     }
 
     func testADrainDuringTheTokenLookupRefusesTheUpgrade() {

@@ -47,12 +47,17 @@ final class SubscribeInURLTests: IntegrationTestCase {
         XCTAssertEqual(server.subscribers(fixture.event) ?? 0, 0, "nobody was subscribed")
     }
 
-    func testAMalformedSubscribeIsRefusedWithA400BeforeTheUpgrade() throws {
+    func testAMalformedSubscribeIsRefusedWithA400InsteadOfTheUpgrade() throws {
         let socket = try RawSocket(port: server.port)
         defer { socket.close() }
         let response = try socket.upgrade(path: "/v1/ws?subscribe=hall-b", token: fixture.staffToken)
         XCTAssertEqual(response.status, 400, "\(response)")
         XCTAssertEqual(response.errorCode, "invalid", "\(response)")
         XCTAssertTrue(response.bodyText.contains("hall-b"), "the sentence names what was sent: \(response.bodyText)")
+
+        // Without a token, the missing token is what the caller learns.
+        let anonymous = try RawSocket(port: server.port)
+        defer { anonymous.close() }
+        XCTAssertEqual(try anonymous.upgrade(path: "/v1/ws?subscribe=hall-b", token: nil).status, 401)
     }
 }

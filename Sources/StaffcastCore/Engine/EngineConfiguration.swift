@@ -29,8 +29,9 @@ public struct EngineConfiguration: Sendable, Equatable {
     /// Most bytes one writable callback hands to the transport (several frames, one write).
     public var maxWriteBytes = 64 << 10
     /// How long `hello` waits for the answer to a subscribe in the upgrade's URL
-    /// (`URLSubscribe`), so that the `101`, `hello` and `subscribed` leave in one write. A
-    /// slower answer (a busy database) follows on its own; the client sees `hello` by then.
+    /// (`URLSubscribe`), so that the `101`, `hello` and `subscribed` leave in one write; the
+    /// hold ends on the first tick after it (ticks are a second apart). A slower answer (a
+    /// busy database) follows on its own; the client sees `hello` by then.
     public var urlSubscribeHold = 1.0
 
     public init() {}

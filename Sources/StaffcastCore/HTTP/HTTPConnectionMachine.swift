@@ -265,14 +265,10 @@ public struct HTTPConnectionMachine: Sendable {
 
     static let continueBytes = Array("HTTP/1.1 100 Continue\r\n\r\n".utf8)
 
-    /// What refuses an upgrade before its token is looked at: the path, a subscribe in the URL
-    /// that names no event, a draining server, size.
+    /// What refuses an upgrade before its token is looked at: the path, a draining server, size.
     func upgradeRefusal(_ head: HTTPRequestHead) -> HTTPRefusal? {
         guard head.path == limits.upgradePath else {
             return HTTPRefusal(status: 404, .error(.notFound("WebSockets connect at \(limits.upgradePath).")))
-        }
-        if case .failure(let error) = URLSubscribe.parse(head.query) {
-            return HTTPRefusal(status: 400, .error(error))
         }
         guard !draining else {
             return HTTPRefusal(status: 503, .error(.unavailable("This server is shutting down; connect again in a moment.")))

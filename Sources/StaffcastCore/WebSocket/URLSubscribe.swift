@@ -3,8 +3,8 @@ import Foundation
 /// A subscribe carried by the upgrade's URL: `/v1/ws?subscribe=EVENT_ID` (optionally with
 /// `since_seq=N` and `ref=R`). The server subscribes as the WebSocket opens, exactly as if the
 /// client's first frame had been `{"op":"subscribe","event_id":…,"since_seq":…,"ref":…}`, and
-/// holds `hello` back until the answer is ready (at most `EngineConfiguration.urlSubscribeHold`
-/// seconds), so the `101`, `hello` and `subscribed` leave in one write.
+/// holds `hello` back until the answer is ready (for at most `EngineConfiguration.urlSubscribeHold`
+/// seconds, ended on the tick after it), so the `101`, `hello` and `subscribed` leave in one write.
 ///
 /// Why: a reconnecting phone or scanner then needs one round trip instead of two, and a
 /// reconnect storm costs the server one send and one read per connection fewer (nchan takes
@@ -24,7 +24,7 @@ public struct URLSubscribe: Sendable, Equatable {
     public static let parameter = "subscribe"
 
     /// What the upgrade's query asks: nil when it names no event; a failure (answered with
-    /// 400 before the upgrade, so the client learns it at once) when it names one wrongly.
+    /// 400 instead of the upgrade, once the caller is admitted) when it names one wrongly.
     public static func parse(_ query: [String: String]) -> Result<URLSubscribe?, StaffcastError> {
         guard let raw = query[parameter] else {
             if query["since_seq"] != nil {

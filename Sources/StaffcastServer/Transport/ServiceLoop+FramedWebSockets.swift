@@ -36,6 +36,17 @@ extension ServiceLoop {
         case .success(let fields):
             accepted = fields
         }
+        // A subscribe in the URL that names no event: 400 instead of the upgrade (checked once
+        // the caller is admitted, so one without a token learns that first).
+        let subscribe: URLSubscribe?
+        switch URLSubscribe.parse(head.query) {
+        case .failure(let error):
+            gatekeeper.release(admission)
+            logRefusedUpgrade(connection, error)
+            return perform(connection.machine.upgradeRefused(error), on: connection)
+        case .success(let asked):
+            subscribe = asked
+        }
         let rest = connection.machine.handOver()
         http[connection.fd] = nil
         let answer = WebSocketHandshake.response(accepted) { Array(Insecure.SHA1.hash(data: $0)) }
@@ -54,9 +65,8 @@ extension ServiceLoop {
                 poller?.modify(connection.fd, readable: true, writable: false)
             }
         }
-        // A subscribe in the URL (checked by the HTTP machine before the token) runs at once;
-        // the engine then holds `hello` for its answer, and the 101 goes with both.
-        let subscribe = (try? URLSubscribe.parse(head.query).get()) ?? nil
+        // A subscribe in the URL runs at once; the engine then holds `hello` for its answer,
+        // and the 101 goes with both.
         opened(socket, peer: connection.peer, subscribe: subscribe)
         if subscribe == nil { askWritable(socket) } // the 101, even if the engine had nothing to say yet
         if !rest.isEmpty {
