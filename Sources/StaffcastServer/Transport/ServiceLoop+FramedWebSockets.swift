@@ -22,30 +22,22 @@ extension ServiceLoop {
     /// Seconds the peer has to answer our close frame before the socket is closed anyway.
     static let closeGrace = 5.0
 
-    /// An admitted upgrade: its handshake fields are checked here (a bad one gets 400 with a
-    /// sentence), and from now on the connection is a WebSocket the engine knows, on the same
+    /// An admitted upgrade: its handshake fields and a subscribe in its URL are checked here (a
+    /// bad one gets 400 with a sentence), and from now on the connection is a WebSocket the engine knows, on the same
     /// socket (or TLS wsi); the `101` goes out in front of `hello`, and bytes that came after
     /// the request head are its first frames.
     func upgrade(_ connection: HTTPConnection, _ head: HTTPRequestHead, admission: Gatekeeper.Admission) {
+        // The handshake's fields, and a subscribe in the URL: either wrong is a 400 instead of
+        // the upgrade (checked once the caller is admitted, so one without a token learns that first).
         let accepted: WebSocketHandshake.Accepted
-        switch WebSocketHandshake.check(head, subprotocol: LWSContext.subprotocol) {
-        case .failure(let error):
-            gatekeeper.release(admission)
-            logRefusedUpgrade(connection, error)
-            return perform(connection.machine.upgradeRefused(error), on: connection)
-        case .success(let fields):
-            accepted = fields
-        }
-        // A subscribe in the URL that names no event: 400 instead of the upgrade (checked once
-        // the caller is admitted, so one without a token learns that first).
         let subscribe: URLSubscribe?
-        switch URLSubscribe.parse(head.query) {
-        case .failure(let error):
+        do throws(StaffcastError) {
+            accepted = try WebSocketHandshake.check(head, subprotocol: LWSContext.subprotocol).get()
+            subscribe = try URLSubscribe.parse(head.query).get()
+        } catch {
             gatekeeper.release(admission)
             logRefusedUpgrade(connection, error)
             return perform(connection.machine.upgradeRefused(error), on: connection)
-        case .success(let asked):
-            subscribe = asked
         }
         let rest = connection.machine.handOver()
         http[connection.fd] = nil
