@@ -48,7 +48,7 @@ target_sources() {
   case "$1" in
     frames) echo fuzz/FrameDecoderFuzz.swift \
               $CORE/Protocol/{ClientFrameDecoder,ClientFrameDecoder+Plain,ClientFrame,ClientFrame+Codable,WireFields,WireKey,KnownFields,EditDistance,SendBody,Wire,WireValue,WireNull,WireDefault,KeyedDecodingContainer+RFC3339,JSONValue,RFC3339,SendRequest,TextRules}.swift \
-              $CORE/Model/{Limits,MessageType,Priority,StaffMessage,StaffNotification}.swift \
+              $CORE/Model/{Limits,MessageType,Priority,StaffMessage,StaffNotification,UUID+WireText}.swift \
               $CORE/Errors/{ErrorCode,StaffcastError}.swift \
               $CORE/Toolbox/{LeadTime,MessageTemplate,Reply,ReplyRequest,SendSchedule,TemplateUse}.swift \
               $CORE/Audience/{Team,TeamName,Poll}.swift ;;

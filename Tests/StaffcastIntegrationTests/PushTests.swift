@@ -136,7 +136,7 @@ final class PushTests: IntegrationTestCase {
             let body = try JSONSerialization.data(withJSONObject: ["endpoint": "\(endpoint)-device\(i)", "keys": ok["keys"] ?? [:]])
             let r = try server.api(fixture.staffToken).raw("POST", "/v1/push/subscriptions", body: body, contentType: "application/json")
             XCTAssertEqual(r.status, 201, String(decoding: r.body, as: UTF8.self))
-            ids.append(try XCTUnwrap(((try JSONSerialization.jsonObject(with: r.body) as? [String: Any])?["id"] as? String).flatMap(UUID.init)))
+            ids.append(try XCTUnwrap(((try JSONSerialization.jsonObject(with: r.body) as? [String: Any])?["id"] as? String).flatMap(UUID.init(uuidString:))))
         }
         XCTAssertEqual(Set(try fixture.store.pushSubscriptionIDs(user: fixture.staff)), Set(ids.suffix(10)),
                        "the two oldest were replaced; the newest (a reinstalled phone) is kept")

@@ -14,7 +14,7 @@ public enum CheckinURL {
     public static func make(base: String, event: UUID, zone: String) -> String {
         let trimmed = base.hasSuffix("/") ? String(base.dropLast()) : base
         let name = zone.addingPercentEncoding(withAllowedCharacters: segment) ?? zone
-        return "\(trimmed)/checkin/\(event.uuidString.lowercased())/\(name)"
+        return "\(trimmed)/checkin/\(event.wireText)/\(name)"
     }
 
     /// The server's base URL, the event and the zone of a check-in link; nil when it is not one.
@@ -23,7 +23,7 @@ public enum CheckinURL {
         let base = String(url[..<marker.lowerBound])
         guard base.hasPrefix("http://") || base.hasPrefix("https://"), base.count > "https://".count else { return nil }
         let rest = url[marker.upperBound...].split(separator: "/", omittingEmptySubsequences: false)
-        guard rest.count == 2, let event = UUID(uuidString: String(rest[0])),
+        guard rest.count == 2, let event = UUID(wireText: String(rest[0])),
               let zone = String(rest[1]).removingPercentEncoding, !zone.isEmpty else { return nil }
         return (base, event, zone)
     }

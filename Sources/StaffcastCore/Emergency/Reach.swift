@@ -27,7 +27,7 @@ public struct Reach: Sendable, Equatable, Codable {
 
         public func encode(to encoder: Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(userID.uuidString.lowercased(), forKey: .userID)
+            try c.encode(userID.wireText, forKey: .userID)
             try c.encode(displayName, forKey: .displayName)
             try c.encode(lastSeen.map(RFC3339.format), forKey: .lastSeen)
         }

@@ -28,7 +28,7 @@ public struct EventSummary: Sendable, Equatable, Codable {
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id.uuidString.lowercased(), forKey: .id)
+        try c.encode(id.wireText, forKey: .id)
         try c.encode(name, forKey: .name)
         try c.encode(startsAt.map(RFC3339.format), forKey: .startsAt)
         try c.encode(accessLevel, forKey: .accessLevel)

@@ -92,7 +92,7 @@ extension ClientFrame: Codable {
         var c = encoder.container(keyedBy: Key.self)
         try c.encode(request.op, forKey: .op)
         try c.encodeIfPresent(ref, forKey: .ref)
-        func id(_ u: UUID, _ key: Key) throws { try c.encode(u.uuidString.lowercased(), forKey: key) }
+        func id(_ u: UUID, _ key: Key) throws { try c.encode(u.wireText, forKey: key) }
         switch request {
         case .subscribe(let event, let since):
             try id(event, .eventID)

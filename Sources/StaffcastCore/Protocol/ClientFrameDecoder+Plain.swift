@@ -31,7 +31,7 @@ extension ClientFrameDecoder {
             guard scanner.take(UInt8(ascii: "}")), scanner.atEnd else { return nil }
             switch op {
             case "subscribe":
-                guard let eventID, let id = UUID(uuidString: eventID) else { return nil }
+                guard let eventID, let id = UUID(wireText: eventID) else { return nil }
                 return ClientFrame(ref: ref, request: .subscribe(eventID: id, sinceSeq: sinceSeq))
             case "ping":
                 guard eventID == nil, sinceSeq == nil else { return nil }

@@ -143,7 +143,7 @@ public enum ServerFrame: Sendable, Equatable {
 extension ServerFrame: Codable {
     typealias Key = WireKey
 
-    private static func id(_ u: UUID) -> String { u.uuidString.lowercased() }
+    private static func id(_ u: UUID) -> String { u.wireText }
 
     public func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: Key.self)

@@ -30,7 +30,7 @@ public struct SubscribedFrameBuilder {
             out.append(UInt8(ascii: ","))
         }
         out += Array(#""event_id":""#.utf8)
-        out += Array(event.id.uuidString.lowercased().utf8)
+        out += Array(event.id.wireText.utf8)
         out += Array(#"","event_name":"#.utf8)
         Self.appendJSONString(event.name, to: &out)
         out += Array(#","access_level":""#.utf8)

@@ -49,7 +49,7 @@ public struct WireFields {
 
     public func requiredUUID(_ key: String) throws(StaffcastError) -> UUID {
         guard let s = try string(key) else { throw .invalid("\(key) is missing; it must be a UUID.") }
-        guard let id = UUID(uuidString: s) else { throw .invalid("\(key) '\(s.prefix(64))' is not a UUID.") }
+        guard let id = UUID(wireText: s) else { throw .invalid("\(key) '\(s.prefix(64))' is not a UUID.") }
         return id
     }
 

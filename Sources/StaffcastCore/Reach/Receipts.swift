@@ -31,7 +31,7 @@ public struct Receipts: Sendable, Equatable, Decodable {
         }
         public func encode(to encoder: Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(userID.uuidString.lowercased(), forKey: .userID)
+            try c.encode(userID.wireText, forKey: .userID)
             try c.encode(displayName, forKey: .displayName)
             if let readAt { try c.encode(RFC3339.format(readAt), forKey: .readAt) }
             if let reply { try c.encode(reply, forKey: .reply) }

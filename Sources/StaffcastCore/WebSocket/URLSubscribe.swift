@@ -32,7 +32,7 @@ public struct URLSubscribe: Sendable, Equatable {
             }
             return .success(nil)
         }
-        guard let event = UUID(uuidString: raw) else {
+        guard let event = UUID(wireText: raw) else {
             return .failure(.invalid("subscribe '\(raw.prefix(64))' in the WebSocket URL is not an event id (a UUID)."))
         }
         let sinceSeq: Int64?

@@ -262,7 +262,7 @@ public final class PGConnection {
                                _ body: (PGConnection) throws -> T) throws -> T {
         try inTransaction(readOnly: mode.hasSuffix("READ ONLY"), {
             try pipeline([("BEGIN ISOLATION LEVEL \(mode)", []), ("SET LOCAL ROLE staffcast_app", []),
-                          ("SELECT set_config('staffcast.user_id', $1, true)", [user.uuidString.lowercased()])])
+                          ("SELECT set_config('staffcast.user_id', $1, true)", [user.wireText])])
         }, body)
     }
 

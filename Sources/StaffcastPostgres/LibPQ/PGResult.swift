@@ -29,7 +29,7 @@ public final class PGResult {
     public func int64(_ row: Int, _ column: Int) -> Int64? { string(row, column).flatMap { Int64($0) } }
     public func int(_ row: Int, _ column: Int) -> Int? { string(row, column).flatMap { Int($0) } }
     public func bool(_ row: Int, _ column: Int) -> Bool? { string(row, column).map { $0 == "t" } }
-    public func uuid(_ row: Int, _ column: Int) -> UUID? { string(row, column).flatMap { UUID(uuidString: $0) } }
+    public func uuid(_ row: Int, _ column: Int) -> UUID? { string(row, column).flatMap { UUID(wireText: $0) } }
 
     /// A timestamp selected as microseconds since 1970 (`Store.epochMicros`).
     public func date(_ row: Int, _ column: Int) -> Date? {

@@ -153,7 +153,7 @@ extension Store {
             for (i, reply) in try Self.replies(rp).enumerated() {
                 guard let seq = rp.int64(i, 7) else { continue }
                 let list = (rp.string(i, 8) ?? "{}").trimmingCharacters(in: CharacterSet(charactersIn: "{}"))
-                let organisers = Set(list.split(separator: ",").compactMap { UUID(uuidString: String($0)) })
+                let organisers = Set(list.split(separator: ",").compactMap { UUID(wireText: String($0)) })
                 batch.replies.append((reply, organisers))
                 batch.cursors.reply = seq
             }

@@ -19,7 +19,7 @@ extension Store {
 
         public func encode(to encoder: Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(id.uuidString.lowercased(), forKey: .id)
+            try c.encode(id.wireText, forKey: .id)
             try c.encode(name, forKey: .name)
             try c.encode(startsAt.map(RFC3339.format), forKey: .startsAt)
             try c.encode(RFC3339.format(createdAt), forKey: .createdAt)
@@ -43,7 +43,7 @@ extension Store {
 
         public func encode(to encoder: Encoder) throws {
             var c = encoder.container(keyedBy: CodingKeys.self)
-            try c.encode(id.uuidString.lowercased(), forKey: .id)
+            try c.encode(id.wireText, forKey: .id)
             try c.encode(name, forKey: .name)
             try c.encode(RFC3339.format(createdAt), forKey: .createdAt)
             try c.encode(events, forKey: .events)

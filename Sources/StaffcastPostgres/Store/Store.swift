@@ -95,13 +95,13 @@ public struct Store {
         }
     }
 
-    static func id(_ u: UUID) -> String { u.uuidString.lowercased() }
+    static func id(_ u: UUID) -> String { u.wireText }
 
     /// A `uuid[]` (or `text[]` of UUIDs) as PostgreSQL prints it: `{a,b,c}`.
     static func uuidArray(_ text: String?) -> [UUID] {
         guard let text else { return [] }
         return text.trimmingCharacters(in: CharacterSet(charactersIn: "{}")).split(separator: ",")
-            .compactMap { UUID(uuidString: String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\""))) }
+            .compactMap { UUID(wireText: String($0).trimmingCharacters(in: CharacterSet(charactersIn: "\""))) }
     }
 
     /// UUIDs as a PostgreSQL array literal.

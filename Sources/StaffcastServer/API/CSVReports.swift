@@ -59,5 +59,5 @@ enum CSVReports {
         return response(csv, name: "audit-\(id(eventID))")
     }
 
-    private static func id(_ u: UUID) -> String { u.uuidString.lowercased() }
+    private static func id(_ u: UUID) -> String { u.wireText }
 }

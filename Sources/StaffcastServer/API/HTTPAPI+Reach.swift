@@ -30,7 +30,7 @@ extension HTTPAPI {
                     // The subscription belongs to this token: revoking it ends the subscription (sql/019).
                     let registeredBy = token.map(TokenHasher.digest(of:))
                     return .json(201, ["id": try store.addPushSubscription(as: identity.userID, token: registeredBy, subscription,
-                                                                          keep: keep).uuidString.lowercased()])
+                                                                          keep: keep).wireText])
                 }
             }
             guard !configuration.reach.allowPrivateHosts else { return add() }
@@ -73,7 +73,7 @@ struct DeletedBody: Encodable {
     enum CodingKeys: String, CodingKey { case id, deleted }
     func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(id.uuidString.lowercased(), forKey: .id)
+        try c.encode(id.wireText, forKey: .id)
         try c.encode(true, forKey: .deleted)
     }
 }

@@ -92,7 +92,7 @@ struct TeamMembership: Encodable {
     func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(team, forKey: .team)
-        try c.encode(userID.uuidString.lowercased(), forKey: .userID)
+        try c.encode(userID.wireText, forKey: .userID)
         try c.encode(member, forKey: .member)
     }
 }
@@ -104,7 +104,7 @@ struct Answered: Encodable {
     enum CodingKeys: String, CodingKey { case option, messageID = "message_id" }
     func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(messageID.uuidString.lowercased(), forKey: .messageID)
+        try c.encode(messageID.wireText, forKey: .messageID)
         try c.encode(option, forKey: .option)
     }
 }
@@ -118,7 +118,7 @@ struct CheckedIn: Encodable {
     func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(zone, forKey: .zone)
-        try c.encode(eventID.uuidString.lowercased(), forKey: .eventID)
-        try c.encode(userID.uuidString.lowercased(), forKey: .userID)
+        try c.encode(eventID.wireText, forKey: .eventID)
+        try c.encode(userID.wireText, forKey: .userID)
     }
 }

@@ -77,7 +77,7 @@ enum HTTPRoute: Equatable {
     static func match(method: String, path: String) -> Result<HTTPRoute, Failure> {
         let parts = path.split(separator: "/", omittingEmptySubsequences: true).map(String.init)
         func id(_ s: String) -> Result<UUID, Failure> {
-            UUID(uuidString: s).map(Result.success) ?? .failure(.badID(s))
+            UUID(wireText: s).map(Result.success) ?? .failure(.badID(s))
         }
         func only(_ allowed: String, _ route: () -> Result<HTTPRoute, Failure>) -> Result<HTTPRoute, Failure> {
             method == allowed || (allowed == "GET" && method == "HEAD") ? route() : .failure(.methodNotAllowed(allowed: allowed))

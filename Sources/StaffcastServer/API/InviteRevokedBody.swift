@@ -10,7 +10,7 @@ struct InviteRevokedBody: Encodable, Sendable {
     func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
         try c.encode(code, forKey: .code)
-        try c.encode(eventID.uuidString.lowercased(), forKey: .eventID)
+        try c.encode(eventID.wireText, forKey: .eventID)
         try c.encode(true, forKey: .revoked)
     }
 }

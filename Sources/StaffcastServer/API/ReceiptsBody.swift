@@ -38,8 +38,8 @@ struct ReceiptsBody: Encodable {
 
     func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(receipts.messageID.uuidString.lowercased(), forKey: .messageID)
-        try c.encode(receipts.eventID.uuidString.lowercased(), forKey: .eventID)
+        try c.encode(receipts.messageID.wireText, forKey: .messageID)
+        try c.encode(receipts.eventID.wireText, forKey: .eventID)
         try c.encode(readCount, forKey: .readCount)
         try c.encode(receipts.readBy, forKey: .readBy)
         try c.encode(receipts.unreadBy, forKey: .unreadBy)

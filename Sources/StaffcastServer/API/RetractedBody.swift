@@ -8,7 +8,7 @@ struct RetractedBody: Encodable, Sendable {
 
     func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(messageID.uuidString.lowercased(), forKey: .messageID)
+        try c.encode(messageID.wireText, forKey: .messageID)
         try c.encode(true, forKey: .retracted)
     }
 }

@@ -10,7 +10,7 @@ struct UserTokensBody: Encodable, Sendable {
 
     func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(userID.uuidString.lowercased(), forKey: .userID)
+        try c.encode(userID.wireText, forKey: .userID)
         try c.encode(tokens, forKey: .tokens)
     }
 }
@@ -25,8 +25,8 @@ struct TokensRevokedBody: Encodable, Sendable {
 
     func encode(to encoder: Encoder) throws {
         var c = encoder.container(keyedBy: CodingKeys.self)
-        try c.encode(userID.uuidString.lowercased(), forKey: .userID)
-        if let tokenID { try c.encode(tokenID.uuidString.lowercased(), forKey: .tokenID) }
+        try c.encode(userID.wireText, forKey: .userID)
+        if let tokenID { try c.encode(tokenID.wireText, forKey: .tokenID) }
         try c.encode(revoked, forKey: .revoked)
     }
 }

@@ -44,7 +44,7 @@ final class ChangeFeed: Sendable {
         self.localFanout = localFanout
         self.isRunning = isRunning
         gate = Mutex(LocalFanoutGate(start: Self.position(start)))
-        origin = localFanout ? UUID().uuidString.lowercased() : nil
+        origin = localFanout ? UUID().wireText : nil
     }
 
     /// What the change listener may skip (`ChangeListener.Shortcut`): a wake-up made only of

@@ -66,7 +66,7 @@ struct StatusReports: Sendable {
             subscriptions: counts.values.reduce(0, +),
             events: counts.sorted { $0.key.uuidString < $1.key.uuidString }.map { id, n in
                 let f = byID[id]
-                return StatusSnapshot.EventStatus(event_id: id.uuidString.lowercased(), name: f?.name, subscribers: n,
+                return StatusSnapshot.EventStatus(event_id: id.wireText, name: f?.name, subscribers: n,
                                                   roster: f?.roster, last_message_seq: f?.lastMessageSeq,
                                                   last_message_at: f?.lastMessageAt.map(RFC3339.format))
             },
@@ -130,7 +130,7 @@ struct StatusReports: Sendable {
     /// (unread, last read).
     func eventStatus(_ eventID: UUID, loops: [LoopSnapshot], roster: [Store.RosterEntry], elsewhere: [Store.PresenceRow]) -> EventStatusBody {
         let connections = Connections(eventID, loops: loops, elsewhere: elsewhere)
-        return EventStatusBody(event_id: eventID.uuidString.lowercased(), node: configuration.nodeID,
+        return EventStatusBody(event_id: eventID.wireText, node: configuration.nodeID,
                                subscribers: connections.subscribers, roster: roster.count,
                                staff: roster.map { member($0, connections) })
     }
@@ -147,7 +147,7 @@ struct StatusReports: Sendable {
         let byID = Dictionary(entries.map { ($0.userID, $0) }, uniquingKeysWith: { a, _ in a })
         // Someone who lost access between the two queries is left out of the page.
         let staff = selection.people.compactMap { byID[$0.userID].map { member($0, connections) } }
-        var body = EventStatusBody(event_id: eventID.uuidString.lowercased(), node: configuration.nodeID,
+        var body = EventStatusBody(event_id: eventID.wireText, node: configuration.nodeID,
                                    subscribers: connections.subscribers, roster: selection.roster, staff: staff)
         body.connected = selection.connected
         body.not_connected = selection.notConnected
@@ -164,7 +164,7 @@ struct StatusReports: Sendable {
         let rtts = live.compactMap { $0.rtt.map { ($0 * 100_000).rounded() / 100 } } + others.compactMap(\.rttMs)
         let opens = gatekeeper.opensLastHour(of: entry.userID)
         return EventStatusBody.Member(
-            user_id: entry.userID.uuidString.lowercased(), display_name: entry.displayName,
+            user_id: entry.userID.wireText, display_name: entry.displayName,
             access_level: entry.level.rawValue, connected: !live.isEmpty || !others.isEmpty,
             connected_since: since.map(RFC3339.format), connections: live.count + others.count,
             nodes: Array(Set((live.isEmpty ? [] : [configuration.nodeID]) + others.map(\.node))).sorted(),

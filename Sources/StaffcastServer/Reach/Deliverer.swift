@@ -79,7 +79,7 @@ struct Deliverer: Sendable {
         let headers = [
             "Content-Type: application/json",
             "User-Agent: staffcast-webhooks",
-            "X-Staffcast-Delivery: \(deliveryID.uuidString.lowercased())",
+            "X-Staffcast-Delivery: \(deliveryID.wireText)",
             "X-Staffcast-Event: \(changeType)",
             "X-Staffcast-Signature: sha256=\(hex)",
         ]
@@ -97,7 +97,7 @@ struct Deliverer: Sendable {
             return .transportFailure("email is not configured (smtp_url, email_from)")
         }
         let text = EmailText.compose(from: from, to: address, name: name, eventName: eventName, message: message,
-                                     correction: correction, appURL: appURL, messageID: "<\(deliveryID.uuidString.lowercased())@staffcast>")
+                                     correction: correction, appURL: appURL, messageID: "<\(deliveryID.wireText)@staffcast>")
         let answer = try curl.sendMail(url: smtp, user: nil, password: nil, from: from, to: [address], message: Array(text.utf8))
         return .status(answer.code, retryAfterSeconds: nil, reply: answer.reply)
     }

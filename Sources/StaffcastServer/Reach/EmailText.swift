@@ -42,7 +42,7 @@ enum EmailText {
             "MIME-Version: 1.0",
             "Content-Type: text/plain; charset=utf-8",
             "Content-Transfer-Encoding: quoted-printable",
-            "X-Staffcast-Message: \(message.id.uuidString.lowercased())",
+            "X-Staffcast-Message: \(message.id.wireText)",
         ]
         // CRLF line ends of at most 76 characters; no line starts with "." (it could end the data early).
         return headers.joined(separator: "\r\n") + "\r\n\r\n" + QuotedPrintable.encode(body) + "\r\n"
