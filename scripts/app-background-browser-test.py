@@ -13,10 +13,13 @@ sent while visible (GOT_LIVE). On the go-ahead file HIDE (in --signals) it bring
 front (CDP Target.createTarget): this page is then hidden as behind another app, with real
 visibilitychange events and its timers running (throttled), and the app must close its WebSocket
 no sooner than the hand-over wait and not reconnect (PARKED). On SHOW it brings the app's tab back
-(Target.activateTarget): the app must reconnect and list the message sent while it was hidden
-once, and the one before once (CAUGHT_UP), and stay until the test has seen the server count it
-connected (DONE). One line per step; exits non-zero with a reason on a
-failure.
+(Target.activateTarget): the app must reconnect at once and list the message sent while it was
+hidden once, and the one before once (CAUGHT_UP). On FREEZE it hides the tab again with a 600 s
+wait and freezes the page (Page.setWebLifecycleState), as Chrome does to tabs long in the
+background: no timer runs, so the app must hand over at the freeze event (FROZEN); on RESUME it
+resumes and shows the page, which must list the message sent meanwhile once (RESUMED). It stays
+until DONE (the test has seen the server count it connected again). One line per step; exits
+non-zero with a reason on a failure.
 """
 import argparse, os, time
 
@@ -31,6 +34,7 @@ ap.add_argument("--subscription", required=True, help="a PushSubscription's JSON
 ap.add_argument("--hand-over-ms", type=int, required=True)
 ap.add_argument("--visible-text", required=True, help="the message the test sends while the app is visible")
 ap.add_argument("--hidden-text", required=True, help="the message the test sends while the app is hidden")
+ap.add_argument("--frozen-text", required=True, help="the message the test sends while the app is frozen")
 ap.add_argument("--signals", required=True, help="a folder where the test creates HIDE and SHOW")
 args = ap.parse_args()
 
@@ -118,7 +122,7 @@ try:
     driver.execute_cdp_cmd("Target.closeTarget", {"targetId": other})
     wait(lambda: js("return document.visibilityState") == "visible", "the app's tab to be visible again", timeout=10)
     shown_at = time.monotonic()
-    wait(lambda: conn() == "live", "the app to reconnect once visible", timeout=10)
+    wait(lambda: conn() == "live", "the app to reconnect once visible", timeout=5)
     step("visible again: live after %.1f s" % (time.monotonic() - shown_at))
     wait(lambda: args.hidden_text in texts(), "the message sent while hidden", timeout=30)
     listed = texts()
@@ -130,6 +134,31 @@ try:
         fail("the list holds a message twice: %r" % seqs)
     step("caught up: the message sent while hidden is listed once, the one before once")
     marker("CAUGHT_UP")
+
+    # A page the browser freezes (Chrome does, to tabs long in the background) runs no timer:
+    # the app hands over at the freeze event, however long the wait. Hidden with a long wait,
+    # then frozen (CDP Page.setWebLifecycleState), then resumed and brought back.
+    go_ahead("FREEZE")
+    js("localStorage.setItem('staffcast.app.hand_over_after_ms', '600000')")
+    other = driver.execute_cdp_cmd("Target.createTarget", {"url": "about:blank"})["targetId"]
+    wait(lambda: js("return document.visibilityState") == "hidden", "the app's tab to be hidden", timeout=10)
+    if conn() != "live":
+        fail("hidden with a 600 s wait, the app is not live: " + conn())
+    driver.execute_cdp_cmd("Page.setWebLifecycleState", {"state": "frozen"})
+    wait(lambda: conn() == "offline", "the app to close its WebSocket as it is frozen", timeout=10)
+    step("hidden, then frozen: the app closed its WebSocket at the freeze event")
+    marker("FROZEN")
+    go_ahead("RESUME")
+    driver.execute_cdp_cmd("Page.setWebLifecycleState", {"state": "active"})
+    driver.execute_cdp_cmd("Target.activateTarget", {"targetId": me})
+    driver.execute_cdp_cmd("Target.closeTarget", {"targetId": other})
+    wait(lambda: js("return document.visibilityState") == "visible", "the app's tab to be visible again", timeout=10)
+    wait(lambda: conn() == "live", "the app to reconnect once visible", timeout=10)
+    wait(lambda: args.frozen_text in texts(), "the message sent while frozen", timeout=30)
+    if texts().count(args.frozen_text) != 1:
+        fail("%r is listed %d times" % (args.frozen_text, texts().count(args.frozen_text)))
+    step("resumed and visible: live, and the message sent while frozen is listed once")
+    marker("RESUMED")
     go_ahead("DONE", timeout=30)  # the test has seen the server count it connected again
 
     errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]

@@ -9,10 +9,12 @@ import XCTest
 /// count it connected, push nothing for a normal message, and the page would show nothing. Real
 /// server, real PostgreSQL, headless Chromium (`scripts/app-background-browser-test.py`) and the
 /// test push service of PushTests (`scripts/test-counterparts.py push`, which decrypts each
-/// push). The app's tab is hidden by bringing another tab to the front; its hand-over wait is
-/// shortened to 3 s. This side checks what the server did: a message while visible went live and
-/// was not pushed; hidden past the wait, the person is not connected (reach) and a normal
-/// message is pushed to the phone's subscription; shown again, the app reconnects and lists it once.
+/// push). The app's tab is hidden by bringing another tab to the front (real visibilitychange
+/// events, timers still running); its hand-over wait is shortened to 3 s. This side checks what
+/// the server did: a message while visible went live and was not pushed; hidden past the wait,
+/// the person is not connected (reach, presence) and a normal message is pushed to the phone's
+/// subscription; shown again, the app reconnects and lists it once. Then hidden with a long wait
+/// and frozen (no timer runs in a frozen page): the app hands over at the freeze event.
 final class AppBackgroundTests: IntegrationTestCase {
     func testAHiddenPhoneWithPushHandsOverToPushAndCatchesUpWhenShown() throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("staffcast-background-\(UUID().uuidString.prefix(8))")
@@ -37,10 +39,11 @@ final class AppBackgroundTests: IntegrationTestCase {
         let subscription = try JSONSerialization.data(withJSONObject: [
             "endpoint": ok["endpoint"] ?? "", "keys": ["p256dh": ok["p256dh"] ?? "", "auth": ok["auth"] ?? ""]])
         let visibleText = "Lunch is served in the crew tent", hiddenText = "Crew change at gate 2 moved to 14:30"
+        let frozenText = "Radio check on channel 4 at 15:00"
 
         guard let browser = try BrowserScript.start("app-background-browser-test.py", [
             "--url", server.http, "--invite", url, "--subscription", String(decoding: subscription, as: UTF8.self),
-            "--hand-over-ms", "3000", "--visible-text", visibleText, "--hidden-text", hiddenText,
+            "--hand-over-ms", "3000", "--visible-text", visibleText, "--hidden-text", hiddenText, "--frozen-text", frozenText,
             "--signals", dir.path]) else { return }
         defer { browser.stop() }
         func reached(_ marker: String) -> Bool { browser.reached(marker, timeout: 120) }
@@ -71,12 +74,7 @@ final class AppBackgroundTests: IntegrationTestCase {
         XCTAssertTrue(try waitUntil(10) { try !self.connected(owner, pia) }, "reach still counts the hidden phone connected")
         XCTAssertTrue(try waitUntil(15) { try !self.present(pia) }, "the hidden phone is still in the presence table")
         let hidden = try owner.sendMessage(event: fixture.event, message: hiddenText, type: nil, priority: nil, expiresInMinutes: nil)
-        let id = hidden.id.uuidString.lowercased()
-        let got = service.wait { request in
-            guard (request["path"] as? String)?.hasPrefix("/ok/") == true, let text = request["plaintext"] as? String,
-                  let frame = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else { return false }
-            return (frame["message"] as? [String: Any])?["id"] as? String == id
-        }
+        let got = service.wait { self.pushedMessageID($0) == hidden.id.uuidString.lowercased() }
         XCTAssertEqual(got.count, 1, "the message sent while hidden was not pushed to the phone")
         XCTAssertEqual((got.first?["headers"] as? [String: String])?["urgency"], "normal")
         XCTAssertEqual(try pushes(hidden.id, sub), 1)
@@ -87,9 +85,29 @@ final class AppBackgroundTests: IntegrationTestCase {
         say("SHOW")
         guard reached("CAUGHT_UP") else { return }
         XCTAssertTrue(try waitUntil(10) { try self.connected(owner, pia) }, "reach counts the shown phone connected again")
+
+        // Hidden with a long wait, then frozen by the browser: no timer runs in a frozen page, so
+        // the app hands over at the freeze event.
+        say("FREEZE")
+        guard reached("FROZEN") else { return }
+        XCTAssertTrue(try waitUntil(10) { try !self.connected(owner, pia) }, "reach still counts the frozen phone connected")
+        XCTAssertTrue(try waitUntil(15) { try !self.present(pia) }, "the frozen phone is still in the presence table")
+        let frozen = try owner.sendMessage(event: fixture.event, message: frozenText, type: nil, priority: nil, expiresInMinutes: nil)
+        XCTAssertEqual(service.wait { self.pushedMessageID($0) == frozen.id.uuidString.lowercased() }.count, 1,
+                       "the message sent while frozen was not pushed to the phone")
+        say("RESUME")
+        guard reached("RESUMED") else { return }
+        XCTAssertTrue(try waitUntil(10) { try self.connected(owner, pia) }, "reach counts the resumed phone connected again")
         say("DONE")
         browser.finish(within: 60)
         print(browser.output.text)
+    }
+
+    /// The id of the message a request to the test push service's "ok" subscription carried (decrypted).
+    private func pushedMessageID(_ request: [String: Any]) -> String? {
+        guard (request["path"] as? String)?.hasPrefix("/ok/") == true, let text = request["plaintext"] as? String,
+              let frame = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any] else { return nil }
+        return (frame["message"] as? [String: Any])?["id"] as? String
     }
 
     /// Whether GET /v1/events/{id}/reach counts `user` connected (this server's sockets and others' presence).
