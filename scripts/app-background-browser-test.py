@@ -122,7 +122,7 @@ try:
     driver.execute_cdp_cmd("Target.closeTarget", {"targetId": other})
     wait(lambda: js("return document.visibilityState") == "visible", "the app's tab to be visible again", timeout=10)
     shown_at = time.monotonic()
-    wait(lambda: conn() == "live", "the app to reconnect once visible", timeout=5)
+    wait(lambda: conn() == "live", "the app to reconnect once visible", timeout=10)
     step("visible again: live after %.1f s" % (time.monotonic() - shown_at))
     wait(lambda: args.hidden_text in texts(), "the message sent while hidden", timeout=30)
     listed = texts()
