@@ -17,6 +17,7 @@ enum WebAsset: String, CaseIterable, Equatable, Sendable {
     case manifest = "manifest.webmanifest", iconSVG = "icon.svg", icon192 = "icon-192.png", icon512 = "icon-512.png"
     /// The staff app's other ES modules, imported by `app.js`.
     case appState = "app-state.js", appSocket = "app-socket.js", appRender = "app-render.js", appPush = "app-push.js"
+    case appBackground = "app-background.js"
     /// The retry waits both pages use (`Assets/shared/`): served under `/app/` and `/console/`
     /// alike, so that neither page loads a file from the other's folder.
     case backoff = "backoff.js"
@@ -62,6 +63,7 @@ enum WebAsset: String, CaseIterable, Equatable, Sendable {
         case .appSocket: PackageResources.app_socket_js
         case .appRender: PackageResources.app_render_js
         case .appPush: PackageResources.app_push_js
+        case .appBackground: PackageResources.app_background_js
         case .backoff: PackageResources.backoff_js
         case .appStyle: PackageResources.app_css
         case .serviceWorker: PackageResources.sw_js
@@ -76,7 +78,8 @@ enum WebAsset: String, CaseIterable, Equatable, Sendable {
         switch self {
         case .consolePage, .appPage: "text/html; charset=utf-8"
         case .consoleScript, .consoleCore, .consoleSocket, .consoleMessages, .consolePeople, .consoleSend, .consoleInvites,
-             .appScript, .appText, .appState, .appSocket, .appRender, .appPush, .backoff, .serviceWorker: "text/javascript; charset=utf-8"
+             .appScript, .appText, .appState, .appSocket, .appRender, .appPush, .appBackground, .backoff, .serviceWorker:
+            "text/javascript; charset=utf-8"
         case .consoleStyle, .appStyle: "text/css; charset=utf-8"
         case .manifest: "application/manifest+json"
         case .iconSVG: "image/svg+xml"

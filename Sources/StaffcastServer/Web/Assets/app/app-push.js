@@ -1,6 +1,7 @@
 // The staff app's Web Push offer (docs/protocol.md, Web Push).
 "use strict";
 import { $, S, t } from "./app-state.js";
+import { pushRegistered } from "./app-background.js";
 
 // Web Push (docs/protocol.md, Web Push), offered only when this server answers GET /v1/push/key.
 function b64url(s) {
@@ -22,6 +23,7 @@ export async function offerPush() {
       const r = await fetch("/v1/push/subscriptions", { method: "POST", cache: "no-store",
         headers: { "Authorization": "Bearer " + S.token, "Content-Type": "application/json" }, body: JSON.stringify(sub.toJSON()) });
       if (!r.ok) throw new Error("HTTP " + r.status);
+      pushRegistered();
       $("push-status").textContent = t("pushDone");
     } catch (err) { $("push-status").textContent = t("pushFailed", { reason: err.message || String(err) }); }
   };

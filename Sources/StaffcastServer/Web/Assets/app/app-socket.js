@@ -43,12 +43,23 @@ export function connect() {
   };
 }
 function retry() {
-  if (S.stopped) return;
+  if (S.stopped || S.parked) return; // parked: handed over to Web Push while hidden (app-background.js)
   const wait = backoff(S.retry, 1000, 30000);
   S.retry += 1;
   setConn("retrying", { n: Math.ceil(wait / 1000) }, "down");
   if (S.msgs.size) notice(t("offlineCached"));
   S.retryTimer = setTimeout(connect, wait);
+}
+// Closed on purpose (app-background.js: hidden, and Web Push reaches this phone meanwhile): the
+// clean-up of onclose done here at once, so that no retry follows and a return to the page
+// before the close completes reconnects straight away.
+export function disconnect() {
+  clearTimeout(S.retryTimer);
+  const ws = S.ws;
+  if (!ws) return;
+  S.ws = null; S.wsOpen = false; S.pongDue = null; clearInterval(S.pingTimer); clearTimeout(S.subTimer);
+  S.paging = false;
+  try { ws.close(1000); } catch (_) {}
 }
 export function send(f) { if (!S.ws || !S.wsOpen) return false; S.ws.send(JSON.stringify(f)); return true; }
 function request(f, onError) {

@@ -8,7 +8,7 @@ const TEXT = window.STAFFCAST_TEXT || { en: {} };
 const saved = (() => { try { return JSON.parse(localStorage.getItem(KEY)) || {}; } catch (_) { return {}; } })();
 export const S = {
   token: saved.token || null, userId: saved.user_id || null, name: saved.display_name || "", eventId: saved.event_id || null,
-  eventName: saved.event_name || "",
+  eventName: saved.event_name || "", push: !!saved.push, parked: false,
   lang: saved.lang || ((navigator.language || "en").toLowerCase().startsWith("tr") ? "tr" : "en"),
   events: [], ws: null, wsOpen: false, retry: 0, retryTimer: null, pingTimer: null, pongDue: null,
   msgs: new Map(), cursor: 0, paging: false, heldMax: 0, unread: null, countedThrough: 0, alarms: [], acking: null,
@@ -53,7 +53,7 @@ export const clock = (iso) => {
 // ---- storage -------------------------------------------------------------------------------
 export function save() {
   localStorage.setItem(KEY, JSON.stringify({ token: S.token, user_id: S.userId, display_name: S.name, event_id: S.eventId,
-    event_name: S.eventName, lang: S.lang }));
+    event_name: S.eventName, lang: S.lang, push: S.push }));
 }
 // The cache is one person's: keyed by user and event, and dropped whole when someone joins on
 // this phone. Keyed by event alone, a phone handed to a colleague showed them the previous

@@ -7,6 +7,7 @@
 // start; the app-*.js modules it imports hold one part each.
 "use strict";
 import { $, S, applyText, dropCaches, dropExpired, el, loadCache, save, saveCache, setEventName, t } from "./app-state.js";
+import { watchVisibility } from "./app-background.js";
 import { offerPush } from "./app-push.js";
 import { hideBanner, render, setInert, stopAlarm } from "./app-render.js";
 import { connect, send, subscribe } from "./app-socket.js";
@@ -21,7 +22,7 @@ export function setConn(key, vars, cls) {
 export function notice(text, keep) { S.noticeKept = !!(text && keep); $("notice").textContent = text || ""; $("notice").hidden = !text; }
 
 export function signedOut(reason) {
-  S.stopped = true; S.token = null; save();
+  S.stopped = true; S.token = null; S.push = false; save(); // the push subscription was this sign-in's
   if (S.ws) { try { S.ws.close(1000); } catch (_) {} S.ws = null; }
   clearTimeout(S.retryTimer); clearInterval(S.pingTimer); stopAlarm();
   $("alarm").hidden = true; setInert(false);
@@ -56,7 +57,7 @@ function joinMode(code) {
       $("join-error").textContent = why; return;
     }
     dropCaches(); // whoever used this phone before: their messages are not this person's
-    S.token = data.token; S.userId = data.user_id; S.eventId = data.event_id; S.name = name; S.eventName = "";
+    S.token = data.token; S.userId = data.user_id; S.eventId = data.event_id; S.name = name; S.eventName = ""; S.push = false;
     save();
     location.replace("/app");
   });
@@ -131,8 +132,8 @@ function start() {
   $("event-name").textContent = S.eventName || "staffcast";
   loadCache(); render();
   connect(); loadEvents(); offerPush();
-  window.addEventListener("online", () => { S.retry = 0; connect(); });
-  document.addEventListener("visibilitychange", () => { if (!document.hidden && !S.ws) { S.retry = 0; connect(); } });
+  window.addEventListener("online", () => { if (!S.parked) { S.retry = 0; connect(); } });
+  watchVisibility(); // back in front: reconnects at once; hidden with push: hands over to it
   setInterval(() => { if (dropExpired()) { render(); saveCache(); } }, 30000);
 }
 

@@ -4,7 +4,8 @@
 "use strict";
 const SHELL = "staffcast-shell";
 const FILES = ["/app", "/app/app.css", "/app/app-text.js", "/app/app.js", "/app/app-state.js", "/app/app-socket.js",
-  "/app/app-render.js", "/app/app-push.js", "/app/backoff.js", "/app/manifest.webmanifest", "/app/icon.svg", "/app/icon-192.png"];
+  "/app/app-render.js", "/app/app-push.js", "/app/app-background.js", "/app/backoff.js", "/app/manifest.webmanifest",
+  "/app/icon.svg", "/app/icon-192.png"];
 
 self.addEventListener("install", (e) => {
   e.waitUntil(caches.open(SHELL).then((c) => c.addAll(FILES.map((f) => new Request(f, { cache: "no-cache" })))).then(() => self.skipWaiting()));
