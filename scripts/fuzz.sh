@@ -48,12 +48,12 @@ target_sources() {
   case "$1" in
     frames) echo fuzz/FrameDecoderFuzz.swift \
               $CORE/Protocol/{ClientFrameDecoder,ClientFrameDecoder+Plain,ClientFrame,ClientFrame+Codable,WireFields,WireKey,KnownFields,EditDistance,SendBody,Wire,WireValue,WireNull,WireDefault,KeyedDecodingContainer+RFC3339,JSONValue,RFC3339,SendRequest,TextRules}.swift \
-              $CORE/Model/{Limits,MessageType,Priority,StaffMessage,StaffNotification,UUID+WireText}.swift \
+              $CORE/Model/{Limits,MessageType,Priority,StaffMessage,StaffNotification,UUID+WireText,HexDigit}.swift \
               $CORE/Errors/{ErrorCode,StaffcastError}.swift \
               $CORE/Toolbox/{LeadTime,MessageTemplate,Reply,ReplyRequest,SendSchedule,TemplateUse}.swift \
               $CORE/Audience/{Team,TeamName,Poll}.swift ;;
     http)   echo fuzz/HTTPParserFuzz.swift \
-              $CORE/HTTP/{HTTPRequestParser,HTTPRequestHead}.swift $CORE/Model/Limits.swift ;;
+              $CORE/HTTP/{HTTPRequestParser,HTTPRequestHead}.swift $CORE/Model/{Limits,HexDigit}.swift ;;
     wsframe) echo fuzz/WebSocketFrameFuzz.swift \
               $CORE/WebSocket/{WebSocketFrameReader,UTF8Validator}.swift ;;
     *) echo "unknown fuzz target '$1' (frames, http, wsframe)" >&2; return 1 ;;

@@ -252,7 +252,7 @@ public struct HTTPRequestParser: Sendable {
         while let c = it.popFirst() {
             if c == UInt8(ascii: "+") {
                 out.append(0x20)
-            } else if c == UInt8(ascii: "%"), it.count >= 2, let h = hexValue(it[it.startIndex]), let l = hexValue(it[it.startIndex + 1]) {
+            } else if c == UInt8(ascii: "%"), it.count >= 2, let h = HexDigit.value(it[it.startIndex]), let l = HexDigit.value(it[it.startIndex + 1]) {
                 out.append(h << 4 | l)
                 it = it.dropFirst(2)
             } else {
@@ -260,15 +260,6 @@ public struct HTTPRequestParser: Sendable {
             }
         }
         return String(decoding: out, as: UTF8.self)
-    }
-
-    static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: return c - 0x30
-        case 0x41...0x46: return c - 0x41 + 10
-        case 0x61...0x66: return c - 0x61 + 10
-        default: return nil
-        }
     }
 
     static func find(crlfcrlf bytes: UnsafeBufferPointer<UInt8>, from: Int, limit: Int) -> Int? {
@@ -310,7 +301,7 @@ public struct HTTPRequestParser: Sendable {
             }
             let hex = sizeLine.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first.map { String($0).trimmingSpaces } ?? ""
             // Hex digits only: `Int(_:radix:)` also takes a sign, and "-2" made a negative size.
-            guard !hex.isEmpty, hex.count <= 8, hex.utf8.allSatisfy({ Self.hexValue($0) != nil }), let size = Int(hex, radix: 16) else {
+            guard !hex.isEmpty, hex.count <= 8, hex.utf8.allSatisfy({ HexDigit.value($0) != nil }), let size = Int(hex, radix: 16) else {
                 return .failure(HTTPParseError(status: 400, "A chunk size is not a hexadecimal number."))
             }
             i = next

@@ -36,7 +36,7 @@ public struct TokenDigest: Hashable, Sendable {
         bytes.reserveCapacity(32)
         var i = 0
         while i < 64 {
-            guard let hi = Self.nibble(utf8[i]), let lo = Self.nibble(utf8[i + 1]) else { return nil }
+            guard let hi = HexDigit.value(utf8[i]), let lo = HexDigit.value(utf8[i + 1]) else { return nil }
             bytes.append(hi << 4 | lo)
             i += 2
         }
@@ -55,12 +55,11 @@ public struct TokenDigest: Hashable, Sendable {
 
     /// 64 lowercase hexadecimal digits.
     public var hex: String {
-        let digits = Array("0123456789abcdef".utf8)
         var out: [UInt8] = []
         out.reserveCapacity(64)
         for byte in bytes {
-            out.append(digits[Int(byte >> 4)])
-            out.append(digits[Int(byte & 0x0F)])
+            out.append(HexDigit.lowercase[Int(byte >> 4)])
+            out.append(HexDigit.lowercase[Int(byte & 0x0F)])
         }
         return String(decoding: out, as: UTF8.self)
     }
@@ -71,14 +70,5 @@ public struct TokenDigest: Hashable, Sendable {
 
     public static func == (a: TokenDigest, b: TokenDigest) -> Bool {
         a.w0 == b.w0 && a.w1 == b.w1 && a.w2 == b.w2 && a.w3 == b.w3
-    }
-
-    private static func nibble(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: return c - 0x30
-        case 0x61...0x66: return c - 0x61 + 10
-        case 0x41...0x46: return c - 0x41 + 10
-        default: return nil
-        }
     }
 }

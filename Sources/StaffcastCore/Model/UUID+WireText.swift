@@ -18,8 +18,8 @@ extension UUID {
                         out[o] = UInt8(ascii: "-")
                         o += 1
                     }
-                    out[o] = Self.hexDigits[Int(b >> 4)]
-                    out[o + 1] = Self.hexDigits[Int(b & 0x0F)]
+                    out[o] = HexDigit.lowercase[Int(b >> 4)]
+                    out[o + 1] = HexDigit.lowercase[Int(b & 0x0F)]
                     o += 2
                 }
             }
@@ -46,7 +46,7 @@ extension UUID {
                     guard bytes[i] == UInt8(ascii: "-") else { return false }
                     i += 1
                 }
-                guard let high = hexValue(bytes[i]), let low = hexValue(bytes[i + 1]) else { return false }
+                guard let high = HexDigit.value(bytes[i]), let low = HexDigit.value(bytes[i + 1]) else { return false }
                 out[k] = high << 4 | low
                 i += 2
             }
@@ -55,14 +55,4 @@ extension UUID {
         return ok ? raw : nil
     }
 
-    private static let hexDigits = Array("0123456789abcdef".utf8)
-
-    private static func hexValue(_ c: UInt8) -> UInt8? {
-        switch c {
-        case 0x30...0x39: return c - 0x30
-        case 0x41...0x46: return c - 0x41 + 10
-        case 0x61...0x66: return c - 0x61 + 10
-        default: return nil
-        }
-    }
 }
