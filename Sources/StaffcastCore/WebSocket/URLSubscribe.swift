@@ -43,7 +43,7 @@ public struct URLSubscribe: Sendable, Equatable {
     /// The query items that ask for it: the client's side of `parse` (`staffcast watch`),
     /// so both sides spell the parameters in one place.
     public var queryItems: [URLQueryItem] {
-        var items = [URLQueryItem(name: Self.parameter, value: eventID.uuidString.lowercased())]
+        var items = [URLQueryItem(name: Self.parameter, value: eventID.wireText)]
         if let sinceSeq { items.append(URLQueryItem(name: "since_seq", value: String(sinceSeq))) }
         if let ref { items.append(URLQueryItem(name: "ref", value: ref)) }
         return items
