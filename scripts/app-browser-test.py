@@ -9,14 +9,16 @@ a banner coloured by its priority with the unread count in the title, marks it r
 (ACKNOWLEDGED); a second emergency read on the same person's other device stops ringing here too
 (READ_ELSEWHERE); then, with the server stopped (GO_OFFLINE), reloads the app from the service
 worker's cache with its saved messages (RELOADED_OFFLINE) and, once the server is back
-(BACK_ONLINE), finds every missed message once, in order, plus the one sent after (CAUGHT_UP).
+(BACK_ONLINE), finds every missed message once, in order, plus the one sent after (CAUGHT_UP);
+every WebSocket it opened subscribed in its URL (after the return with since_seq of its saved
+cursor) and it sent no subscribe frame (Chromium's network log says).
 Then the phone changes hands: it sees a message to its zone only, someone else joins on it with
 a second invite link, and nothing of the first person's (that message, their cache) is shown or
 kept; signing out leaves no messages on the device (SHARED_PHONE). axe-core
 finds no serious or critical violation on the join page, the app and the emergency screen.
 Screenshots: .build/app-*.png. One line per step; exits non-zero with a reason on a failure.
 """
-import argparse, json, os, re, sys, time
+import argparse, json, os, re, sys, time, urllib.parse
 
 from browser_test import Browser, fail, step
 from selenium.webdriver.common.by import By
@@ -33,7 +35,7 @@ ap.add_argument("--screenshots", required=True)
 args = ap.parse_args()
 
 os.makedirs(args.screenshots, exist_ok=True)
-browser = Browser(390, 844, on_timeout=lambda: shot("failed"), text_limit=1500)
+browser = Browser(390, 844, on_timeout=lambda: shot("failed"), text_limit=1500, network_log=True)
 driver, wait, set_viewport, axe_check = browser.driver, browser.wait, browser.set_viewport, browser.axe_check
 
 def marker(m):
@@ -161,12 +163,11 @@ try:
     wait(lambda: driver.find_element(By.ID, "alarm").is_displayed() and second_alarm in driver.find_element(By.ID, "alarm").text, "the second emergency screen")
     wait(lambda: driver.title.startswith("(1) "), "the second emergency counted unread")
     js("""const text = arguments[0], saved = JSON.parse(localStorage.getItem("staffcast.app"));
-        const url = location.origin.replace(/^http/, "ws") + "/v1/ws";
+        const url = location.origin.replace(/^http/, "ws") + "/v1/ws?subscribe=" + saved.event_id + "&ref=s";
         const other = new WebSocket(url, ["staffcast.v1", "staffcast.bearer." + saved.token]);
         window.__otherDevice = [];
         other.onmessage = (e) => {
           const f = JSON.parse(e.data); window.__otherDevice.push(f.op);
-          if (f.op === "hello") other.send(JSON.stringify({ op: "subscribe", event_id: saved.event_id, ref: "s" }));
           if (f.op === "subscribed") {
             const m = f.history.find((x) => x.message === text);
             other.send(JSON.stringify({ op: "mark_read", message_id: m.id, ref: "r" }));
@@ -203,6 +204,13 @@ try:
 
     # 5. Offline: the server goes away; the app, reloaded, opens from its cache.
     before = [i["seq"] for i in items()]
+    event_id = js("return JSON.parse(localStorage.getItem('staffcast.app')).event_id")
+    token = js("return JSON.parse(localStorage.getItem('staffcast.app')).token")
+    cursor = js("""const k = Object.keys(localStorage).find((k) => k.includes('.cache.'));
+        return k ? JSON.parse(localStorage.getItem(k)).cursor : null""")
+    if not cursor:
+        fail("no catch-up cursor saved: %r" % cursor)
+    opened_before = len(browser.websockets())
     marker("GO_OFFLINE")
     wait(lambda: js("return document.getElementById('conn').dataset.state") != "live", "the app to notice the server is gone", timeout=30)
     time.sleep(1)
@@ -231,6 +239,23 @@ try:
     wait(lambda: driver.find_element(By.ID, "unread").text == "%d unread" % (args.missed + 1), "the unread count after the catch-up")
     step("caught up: %d missed messages once each, in order, then the live one; %s" % (args.missed, driver.find_element(By.ID, "unread").text))
     shot("caught-up")
+    # One round trip per reconnect: every WebSocket subscribed in its URL, none with a frame,
+    # and those after the server went away asked for what came after the saved cursor.
+    sockets = [w for w in browser.websockets() if "/v1/ws" in w["url"]]
+    for w in sockets:
+        q = urllib.parse.parse_qs(urllib.parse.urlsplit(w["url"]).query)
+        if q.get("subscribe") != [event_id] or not q.get("ref"):
+            fail("a WebSocket opened without subscribe=EVENT&ref=R in its URL: " + w["url"])
+        if token in w["url"]:
+            fail("the token is in a WebSocket URL")
+        subs = [f for f in w["sent"] if '"subscribe"' in f and json.loads(f).get("op") == "subscribe"]
+        if subs:
+            fail("a subscribe frame was sent on %s: %r" % (w["url"], subs))
+    again = sockets[opened_before:]
+    if not again or any(urllib.parse.parse_qs(urllib.parse.urlsplit(w["url"]).query).get("since_seq") != [str(cursor)] for w in again):
+        fail("the reconnects did not all ask for since_seq=%d: %r" % (cursor, [w["url"] for w in again]))
+    step("subscribed in the URL on each of %d WebSockets (the %d since the server went away with since_seq=%d); no subscribe frame"
+         % (len(sockets), len(again), cursor))
     marker("CAUGHT_UP")
 
     # 7. The phone changes hands. Pat sees a message to Gate 3 only; Sam (not at Gate 3) joins on

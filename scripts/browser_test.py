@@ -47,7 +47,7 @@ class Browser:
     """One headless Chromium window of `width`x`height`; `on_timeout` (called with no
     arguments) saves what a failed wait saw, e.g. a screenshot."""
 
-    def __init__(self, width, height, on_timeout=None, text_limit=2000):
+    def __init__(self, width, height, on_timeout=None, text_limit=2000, network_log=False):
         chromium = shutil.which("chromium") or shutil.which("chromium-browser")
         driver_path = shutil.which("chromedriver") or "/usr/bin/chromedriver"
         if not chromium or not os.path.exists(driver_path):
@@ -57,7 +57,8 @@ class Browser:
         for a in ["--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--disable-gpu",
                   "--window-size=%d,%d" % (width, height), "--lang=en-GB"]:
             opts.add_argument(a)
-        opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+        # network_log: Chromium's own record of the page's WebSockets (see websockets()).
+        opts.set_capability("goog:loggingPrefs", {"browser": "ALL", **({"performance": "ALL"} if network_log else {})})
         # Chromium sometimes fails to start when the machine is busy ("DevToolsActivePort file
         # doesn't exist", "session not created"): three tries, then a clear failure.
         for attempt in range(3):
@@ -72,6 +73,7 @@ class Browser:
                 time.sleep(2)
         self.on_timeout = on_timeout
         self.text_limit = text_limit
+        self._sockets = {}
 
     def wait(self, cond, what, timeout=30):
         # The pages redraw their lists (live frames, polls), so an element found a moment ago
@@ -100,6 +102,20 @@ class Browser:
             self.driver.find_element(by, selector).click()
             return True
         self.wait(attempt, what, timeout=timeout)
+
+    def websockets(self):
+        """Every WebSocket the pages opened so far (with network_log), oldest first, as the
+        browser's network log saw it: {"url": the upgrade's URL, "sent": [each text frame sent]}.
+        Nothing in the page is wrapped or replaced to see it."""
+        for entry in self.driver.get_log("performance"):
+            m = json.loads(entry["message"])["message"]
+            p = m.get("params", {})
+            if m.get("method") == "Network.webSocketCreated":
+                self._sockets[p["requestId"]] = {"url": p["url"], "sent": []}
+            elif m.get("method") == "Network.webSocketFrameSent" and p.get("requestId") in self._sockets:
+                if p.get("response", {}).get("opcode") == 1:
+                    self._sockets[p["requestId"]]["sent"].append(p["response"].get("payloadData", ""))
+        return list(self._sockets.values())
 
     def set_viewport(self, w, h):
         """The window sized so that the page itself (innerWidth x innerHeight) is w x h."""

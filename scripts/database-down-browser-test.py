@@ -11,7 +11,9 @@ database down, the console's WebSocket drops: it reconnects, its subscribe is re
 refused subscribe is tried again waiting longer each time (not every 500 ms). Meanwhile, in the
 app, one unread message expires: it leaves the list and the unread count. Once the database is back, both
 pages subscribe again by themselves and show the Hebrew message, its text and options laid out
-right to left. A recorder wrapped around WebSocket in each page sees the frames. Screenshots:
+right to left. Both pages subscribe in the WebSocket's URL when they reconnect: the first
+refusal answers that URL's ref, before any subscribe frame. A recorder wrapped around WebSocket
+in each page sees the URLs and frames. Screenshots:
 .build/down-*.png. One line per step; exits non-zero with a reason on a failure.
 """
 import argparse, os, time, urllib.error, urllib.request
@@ -33,11 +35,11 @@ driver, wait = browser.driver, browser.wait
 
 # Every WebSocket of the page, what it sent and what it got, with the time.
 RECORDER = """
-  window.__sockets = []; window.__sent = []; window.__frames = [];
+  window.__sockets = []; window.__sent = []; window.__frames = []; window.__urls = [];
   const Native = window.WebSocket;
   window.WebSocket = class extends Native {
     constructor(url, protocols) {
-      super(url, protocols); window.__sockets.push(this);
+      super(url, protocols); window.__sockets.push(this); window.__urls.push([Date.now(), String(url)]);
       this.addEventListener('message', (e) => { try { window.__frames.push([Date.now(), JSON.parse(e.data)]); } catch (_) {} });
     }
     send(data) { try { window.__sent.push([Date.now(), JSON.parse(data)]); } catch (_) {} return super.send(data); }
@@ -71,6 +73,20 @@ def drop_socket():
 def refused_since(t):
     # (Any ref: the console's subscribe used to carry none.)
     return js("return window.__frames.filter(([t, f]) => t >= arguments[0] && f.op === 'error' && f.code === 'unavailable').length", t)
+
+
+def url_subscribe_refused_since(t, who):
+    """The first WebSocket the page opened since `t` subscribed in its URL, and the first
+    `unavailable` refusal since then answered that (its ref) before any subscribe frame went."""
+    got = js("""const t = arguments[0], u = window.__urls.find(([at]) => at >= t);
+        const e = window.__frames.find(([at, f]) => at >= t && f.op === 'error' && f.code === 'unavailable');
+        const s = window.__sent.find(([at, f]) => at >= t && f.op === 'subscribe');
+        const q = u ? new URL(u[1]).searchParams : new URLSearchParams();
+        return { url: u ? u[1] : null, subscribe: q.get('subscribe'), ref: q.get('ref'), refused: e ? e[1].ref || null : null,
+                 frameFirst: !!(s && (!e || s[0] <= e[0])) };""", t)
+    if not got["subscribe"] or not got["ref"] or got["refused"] != got["ref"] or got["frameFirst"]:
+        fail("%s's reconnect did not subscribe in its URL (refused by ref): %r" % (who, got))
+    return got["url"]
 
 
 def app_item(text):
@@ -133,7 +149,9 @@ try:
             fail("the console says %r while its subscribe is refused" % conn())
         time.sleep(0.1)
     shot("console-unavailable")
-    step("the console, reconnected while the database is down, says: " + conn())
+    url = url_subscribe_refused_since(dropped, "the console")
+    step("the console, reconnected while the database is down (subscribing in its URL, %s), says: %s"
+         % (url.split("?", 1)[1], conn()))
 
     # 4. The app's WebSocket drops too: its refused subscribe is tried again, each wait longer.
     driver.switch_to.window(app_window)
@@ -147,7 +165,9 @@ try:
     # (a retry every 500 ms made about 25).
     if len(subs) > 6 or any(b < a * 1.3 for a, b in zip(gaps, gaps[1:])):
         fail("the app's subscribes while the database is down come %d times, %r s apart: no backoff" % (len(subs), gaps))
-    step("the app's refused subscribes back off: %d in 14 s, %s s apart" % (len(subs), ", ".join("%.1f" % g for g in gaps)))
+    url = url_subscribe_refused_since(dropped, "the app")
+    step("the app's reconnect subscribed in its URL (%s); its refused subscribes back off: %d frames in 14 s, %s s apart"
+         % (url.split("?", 1)[1], len(subs), ", ".join("%.1f" % g for g in gaps)))
 
     # 5. Meanwhile, in the app, the unread message expired: it leaves the list and the count.
     # (The app drops expired messages every 30 s; this wait overlaps the 14 s above.)

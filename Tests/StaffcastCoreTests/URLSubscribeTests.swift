@@ -19,6 +19,21 @@ final class URLSubscribeTests: XCTestCase {
         XCTAssertEqual(bare.frame, ClientFrame(ref: nil, request: .subscribe(eventID: event, sinceSeq: nil)))
     }
 
+    func testTheURLAClientBuildsParsesBackToTheSameSubscribe() throws {
+        for asked in [URLSubscribe(eventID: event, sinceSeq: 42, ref: "c7"), URLSubscribe(eventID: event),
+                      URLSubscribe(eventID: event, sinceSeq: 0, ref: "a b+c&d=e")] {
+            let url = asked.url("ws://127.0.0.1:8080/v1/ws")
+            let components = try XCTUnwrap(URLComponents(string: url))
+            XCTAssertEqual(components.path, "/v1/ws")
+            var query: [String: String] = [:]
+            for item in components.queryItems ?? [] { query[item.name] = item.value }
+            XCTAssertEqual(try URLSubscribe.parse(query).get(), asked, url)
+        }
+        // What the URL asks already stays; the subscribe follows it.
+        let url = URLSubscribe(eventID: event, sinceSeq: 3, ref: "r").url("wss://example.org/v1/ws?x=1")
+        XCTAssertEqual(url, "wss://example.org/v1/ws?x=1&subscribe=\(event.uuidString.lowercased())&since_seq=3&ref=r")
+    }
+
     func testWhatIsWrongIsNamed() {
         for (query, words) in [
             (["subscribe": "hall-b"], "not an event id"),

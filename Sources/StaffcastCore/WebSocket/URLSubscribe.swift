@@ -40,6 +40,28 @@ public struct URLSubscribe: Sendable, Equatable {
         return .success(URLSubscribe(eventID: event, sinceSeq: sinceSeq, ref: query["ref"]))
     }
 
+    /// The query items that ask for it: the client's side of `parse` (`staffcast watch`),
+    /// so both sides spell the parameters in one place.
+    public var queryItems: [URLQueryItem] {
+        var items = [URLQueryItem(name: Self.parameter, value: eventID.wireText)]
+        if let sinceSeq { items.append(URLQueryItem(name: "since_seq", value: String(sinceSeq))) }
+        if let ref { items.append(URLQueryItem(name: "ref", value: ref)) }
+        return items
+    }
+
+    /// `url` (a WebSocket URL) asking for it, after any query `url` has already. Values are
+    /// percent-encoded but for RFC 3986's unreserved characters (`queryItems` alone would leave
+    /// a `+` in a ref, which a server may read as a space).
+    public func url(_ url: String) -> String {
+        guard var components = URLComponents(string: url) else { return url }
+        let unreserved = CharacterSet(charactersIn: "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-._~")
+        let encoded = queryItems.map {
+            URLQueryItem(name: $0.name, value: $0.value?.addingPercentEncoding(withAllowedCharacters: unreserved))
+        }
+        components.percentEncodedQueryItems = (components.percentEncodedQueryItems ?? []) + encoded
+        return components.string ?? url
+    }
+
     /// The client frame it stands for.
     public var frame: ClientFrame {
         ClientFrame(ref: ref, request: .subscribe(eventID: eventID, sinceSeq: sinceSeq))

@@ -12,13 +12,17 @@ export function connect() {
   clearTimeout(S.retryTimer);
   if (S.ws) return;
   setConn("connecting");
-  const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/v1/ws";
+  // The subscribe rides in the URL (the token never does): the server answers the upgrade with
+  // `hello` and `subscribed` together, one round trip per reconnect instead of two.
+  const sub = S.eventId ? nextSubscribe() : null;
+  const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/v1/ws" + (sub ? "?" + subscribeQuery(sub) : "");
   let ws, opened = false;
   try { ws = new WebSocket(url, ["staffcast.v1", "staffcast.bearer." + S.token]); } catch (_) { return retry(); }
   S.ws = ws;
   ws.onopen = () => {
     opened = true; S.wsOpen = true; S.retry = 0; setConn("live", null, "live"); if (!S.noticeKept) notice("");
-    subscribe();
+    // Another event picked while connecting: the URL's subscription is not the one wanted.
+    if (sub && sub.event_id !== S.eventId) { send({ op: "unsubscribe", event_id: sub.event_id }); subscribe(); }
     clearInterval(S.pingTimer);
     // A phone that loses its network may not notice for minutes: ask, and give up on silence.
     S.pingTimer = setInterval(() => {
@@ -68,8 +72,13 @@ function request(f, onError) {
   return send(f);
 }
 
+// A subscribe frame on the open socket: another event, or again after an `unavailable`.
 export function subscribe() {
   if (!S.eventId) return;
+  send(nextSubscribe());
+}
+// The next subscribe to the current event, sent as a frame or in the upgrade's URL.
+function nextSubscribe() {
   clearTimeout(S.subTimer);
   // Its own ref each time: a refusal of an earlier subscribe (another event) retries nothing.
   S.subRef = "sub-" + (++S.refs);
@@ -77,7 +86,13 @@ export function subscribe() {
   if (S.cursor > 0) f.since_seq = S.cursor; // exactly what was missed, however long
   // Until the pages end, live messages do not move the cursor the pages follow.
   S.paging = true; S.heldMax = 0;
-  send(f);
+  return f;
+}
+// `/v1/ws?subscribe=EVENT&since_seq=N&ref=R`: the same subscribe, which the server runs as the socket opens.
+function subscribeQuery(f) {
+  const q = new URLSearchParams({ subscribe: f.event_id, ref: f.ref });
+  if (f.since_seq) q.set("since_seq", String(f.since_seq));
+  return q.toString();
 }
 function pageOn(more) {
   if (more) { send({ op: "history", event_id: S.eventId, after_seq: S.cursor, limit: 200 }); return; }
