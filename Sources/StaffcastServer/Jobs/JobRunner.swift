@@ -163,8 +163,10 @@ struct JobRunner: Sendable {
                 outcomes = jobs.map { _ in .failed(e) }
             }
             metrics.databaseJob.recordSeconds(ServiceLoop.monotonicNow() - started)
-            // One item per answer: the loop runs a storm's answers a few at a time (`drainInbox`).
-            loop.post(contentsOf: zip(jobs, outcomes).map { job, outcome in { $0.jobFinished(job, outcome) } })
+            // One item per answer: the loop runs a storm's answers a few at a time (`drainInbox`);
+            // then the batch counts as back, and what gathered behind it goes.
+            let answers: [ServiceLoop.Work] = zip(jobs, outcomes).map { job, outcome in { $0.jobFinished(job, outcome) } }
+            loop.post(contentsOf: answers + [{ $0.subscribeBatchFinished() }])
         }
     }
 

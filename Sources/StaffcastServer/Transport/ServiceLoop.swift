@@ -51,8 +51,12 @@ final class ServiceLoop: @unchecked Sendable {
     /// Open WebSockets (ws and wss), by connection id.
     var sockets: [Int: FramedWebSocket] = [:]
     var nextConnection = 1
-    /// Subscribe jobs gathered until `flushSubscribes` runs from the loop's backlog.
+    /// Subscribe jobs gathered until `flushSubscribes` runs from the loop's backlog (or, while
+    /// `maxSubscribeBatchesInFlight` batches are out, until one comes back). Bounded by the
+    /// connections: each has at most `max_in_flight_per_connection` requests out.
     var subscribes: [DatabaseJob] = []
+    /// This loop's subscribe batches on the database workers now (`flushSubscribes`).
+    var subscribeBatchesInFlight = 0
     /// Sends read during this turn of the loop: handed to the group commit together when the
     /// turn ends (`turnEnded`, `flushSends`), so the sends of one turn join one batch.
     var gatheredSends: [GatheredSend] = []
