@@ -65,13 +65,7 @@ def go_ahead(name, timeout=120):
 
 
 try:
-    driver.get(args.invite)
-    wait(lambda: driver.find_element(By.ID, "join").is_displayed(), "the join form")
-    box = driver.find_element(By.ID, "join-name")
-    box.send_keys("Pia Pocket")
-    box.send_keys(Keys.ENTER)
-    wait(lambda: js("return location.pathname") == "/app", "the app after joining")
-    wait(lambda: conn() == "live", "the app's WebSocket to be live")
+    browser.join_app(args.invite, "Pia Pocket")
     step("joined through the invite link")
 
     # Push on this device, as far as the app and the server can tell.

@@ -73,14 +73,7 @@ driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": """
 try:
     set_viewport(390, 844)
     # 1. The invite link opens the app's join form; joining lands in /app, signed in.
-    driver.get(args.invite)
-    wait(lambda: driver.find_element(By.ID, "join").is_displayed(), "the join form")
-    axe_check("the join page (390x844)")
-    box = driver.find_element(By.ID, "join-name")
-    box.send_keys("Pat Phone")
-    box.send_keys(Keys.ENTER)
-    wait(lambda: js("return location.pathname") == "/app", "the app after joining")
-    wait(lambda: js("return document.getElementById('conn').dataset.state") == "live", "the app's WebSocket to be live")
+    browser.join_app(args.invite, "Pat Phone", on_form=lambda: axe_check("the join page (390x844)"))
     stored = js("return JSON.parse(localStorage.getItem('staffcast.app'))")
     if not stored or not stored.get("token") or args.invite.split("/")[-1] in json.dumps(stored):
         fail("the token is not kept on the device (or the invite code is): %r" % stored)

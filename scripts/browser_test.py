@@ -34,6 +34,7 @@ try:
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
     from selenium.webdriver.common.by import By
+    from selenium.webdriver.common.keys import Keys
     from selenium.webdriver.support.ui import WebDriverWait
 except ImportError:
     fail("python selenium is not installed: run scripts/install-deps.sh (pip install selenium)")
@@ -116,6 +117,21 @@ class Browser:
                 if p.get("response", {}).get("opcode") == 1:
                     self._sockets[p["requestId"]]["sent"].append(p["response"].get("payloadData", ""))
         return list(self._sockets.values())
+
+    def join_app(self, invite, name, on_form=None):
+        """Opens an invite link, joins as `name` and waits for the staff app (/app) to be live;
+        `on_form()` runs while the join form shows (an axe check, say)."""
+        d = self.driver
+        d.get(invite)
+        self.wait(lambda: d.find_element(By.ID, "join").is_displayed(), "the join form")
+        if on_form:
+            on_form()
+        box = d.find_element(By.ID, "join-name")
+        box.send_keys(name)
+        box.send_keys(Keys.ENTER)
+        self.wait(lambda: d.execute_script("return location.pathname") == "/app", "the app after joining")
+        self.wait(lambda: d.execute_script("return document.getElementById('conn').dataset.state") == "live",
+                  "the app's WebSocket to be live")
 
     def set_viewport(self, w, h):
         """The window sized so that the page itself (innerWidth x innerHeight) is w x h."""

@@ -109,13 +109,7 @@ try:
     # 1. The app joins and shows the two unread messages (one expires in about 30 s).
     app_window = driver.current_window_handle
     driver.execute_cdp_cmd("Page.addScriptToEvaluateOnNewDocument", {"source": RECORDER})
-    driver.get(args.invite)
-    wait(lambda: driver.find_element(By.ID, "join").is_displayed(), "the join form")
-    box = driver.find_element(By.ID, "join-name")
-    box.send_keys("Dana Down")
-    box.send_keys(Keys.ENTER)
-    wait(lambda: js("return location.pathname") == "/app", "the app after joining")
-    wait(lambda: js("return document.getElementById('conn').dataset.state") == "live", "the app's WebSocket to be live")
+    browser.join_app(args.invite, "Dana Down")
     expiring = "Shuttle leaves from gate 2"
     wait(lambda: app_item(expiring) and app_item("Lunch is in tent C"), "the two messages in the app")
     wait(lambda: app_unread()[0] == "2 unread" and app_unread()[1].startswith("(2) "), "2 unread in the badge and the title")
