@@ -122,6 +122,7 @@ final class AppBrowserTests: IntegrationTestCase {
             ("/app/app-state.js", "text/javascript; charset=utf-8"), ("/app/app-socket.js", "text/javascript; charset=utf-8"),
             ("/app/app-render.js", "text/javascript; charset=utf-8"), ("/app/app-push.js", "text/javascript; charset=utf-8"),
             ("/app/app-background.js", "text/javascript; charset=utf-8"), ("/app/backoff.js", "text/javascript; charset=utf-8"),
+            ("/app/subscribe-url.js", "text/javascript; charset=utf-8"),
             ("/app/app.css", "text/css; charset=utf-8"), ("/app/sw.js", "text/javascript; charset=utf-8"),
             ("/app/manifest.webmanifest", "application/manifest+json"), ("/app/icon.svg", "image/svg+xml"),
             ("/app/icon-192.png", "image/png"), ("/app/icon-512.png", "image/png"),

@@ -100,8 +100,8 @@ final class ConsoleBrowserTests: IntegrationTestCase {
     }
 
     func testTheConsoleIsServedWithAStrictPolicy() throws {
-        // backoff.js: the file both pages share, served under /console/ too.
-        let modules = ["core", "socket", "messages", "people", "send", "invites"].map { "/console/console-\($0).js" } + ["/console/backoff.js"]
+        // backoff.js and subscribe-url.js: the files both pages share, served under /console/ too.
+        let modules = ["core", "socket", "messages", "people", "send", "invites"].map { "/console/console-\($0).js" } + ["/console/backoff.js", "/console/subscribe-url.js"]
         for path in ["/console", "/console/console.js", "/console/console.css", "/join/AAAAAAAAAAAAAAAAAAAAAA"] + modules {
             let r = try server.api(nil).raw("GET", path)
             XCTAssertEqual(r.status, 200, path)

@@ -18,15 +18,19 @@ enum WebAsset: String, CaseIterable, Equatable, Sendable {
     /// The staff app's other ES modules, imported by `app.js`.
     case appState = "app-state.js", appSocket = "app-socket.js", appRender = "app-render.js", appPush = "app-push.js"
     case appBackground = "app-background.js"
-    /// The retry waits both pages use (`Assets/shared/`): served under `/app/` and `/console/`
-    /// alike, so that neither page loads a file from the other's folder.
-    case backoff = "backoff.js"
+    /// What both pages use (`Assets/shared/`: the retry waits, the query that subscribes in the
+    /// WebSocket's URL): served under `/app/` and `/console/` alike, so that neither page loads
+    /// a file from the other's folder.
+    case backoff = "backoff.js", subscribeURL = "subscribe-url.js"
 
     /// The asset a path under `/console/` names (`console.js`, `backoff.js`), nil for any other file.
     init?(consoleFile name: String) {
-        guard let asset = WebAsset(rawValue: name), asset.isConsole || asset == .backoff else { return nil }
+        guard let asset = WebAsset(rawValue: name), asset.isConsole || asset.isShared else { return nil }
         self = asset
     }
+
+    /// Served to both pages.
+    var isShared: Bool { self == .backoff || self == .subscribeURL }
 
     /// The asset a path under `/app/` names (`app.js`, `sw.js`, `backoff.js`, …), nil for any other file.
     init?(appFile name: String) {
@@ -65,6 +69,7 @@ enum WebAsset: String, CaseIterable, Equatable, Sendable {
         case .appPush: PackageResources.app_push_js
         case .appBackground: PackageResources.app_background_js
         case .backoff: PackageResources.backoff_js
+        case .subscribeURL: PackageResources.subscribe_url_js
         case .appStyle: PackageResources.app_css
         case .serviceWorker: PackageResources.sw_js
         case .manifest: PackageResources.manifest_webmanifest
@@ -78,7 +83,7 @@ enum WebAsset: String, CaseIterable, Equatable, Sendable {
         switch self {
         case .consolePage, .appPage: "text/html; charset=utf-8"
         case .consoleScript, .consoleCore, .consoleSocket, .consoleMessages, .consolePeople, .consoleSend, .consoleInvites,
-             .appScript, .appText, .appState, .appSocket, .appRender, .appPush, .appBackground, .backoff, .serviceWorker:
+             .appScript, .appText, .appState, .appSocket, .appRender, .appPush, .appBackground, .backoff, .subscribeURL, .serviceWorker:
             "text/javascript; charset=utf-8"
         case .consoleStyle, .appStyle: "text/css; charset=utf-8"
         case .manifest: "application/manifest+json"

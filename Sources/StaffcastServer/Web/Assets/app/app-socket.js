@@ -4,6 +4,7 @@
 import { $, S, dropExpired, expired, save, saveCache, setEventName, t, trim } from "./app-state.js";
 import { hideBanner, render, showBanner } from "./app-render.js";
 import { backoff } from "./backoff.js";
+import { subscribeQuery } from "./subscribe-url.js";
 import { notice, setConn, signedOut } from "./app.js";
 
 // ---- the WebSocket ---------------------------------------------------------------------------
@@ -87,12 +88,6 @@ function nextSubscribe() {
   // Until the pages end, live messages do not move the cursor the pages follow.
   S.paging = true; S.heldMax = 0;
   return f;
-}
-// `/v1/ws?subscribe=EVENT&since_seq=N&ref=R`: the same subscribe, which the server runs as the socket opens.
-function subscribeQuery(f) {
-  const q = new URLSearchParams({ subscribe: f.event_id, ref: f.ref });
-  if (f.since_seq) q.set("since_seq", String(f.since_seq));
-  return q.toString();
 }
 function pageOn(more) {
   if (more) { send({ op: "history", event_id: S.eventId, after_seq: S.cursor, limit: 200 }); return; }

@@ -4,7 +4,7 @@
 "use strict";
 const SHELL = "staffcast-shell";
 const FILES = ["/app", "/app/app.css", "/app/app-text.js", "/app/app.js", "/app/app-state.js", "/app/app-socket.js",
-  "/app/app-render.js", "/app/app-push.js", "/app/app-background.js", "/app/backoff.js", "/app/manifest.webmanifest",
+  "/app/app-render.js", "/app/app-push.js", "/app/app-background.js", "/app/backoff.js", "/app/subscribe-url.js", "/app/manifest.webmanifest",
   "/app/icon.svg", "/app/icon-192.png"];
 
 self.addEventListener("install", (e) => {

@@ -1,6 +1,7 @@
 // The console's WebSocket: connecting with retries, subscribing with catch-up, and each frame.
 "use strict";
 import { backoff } from "./backoff.js";
+import { subscribeQuery } from "./subscribe-url.js";
 import { S, setConn } from "./console-core.js";
 import { addNotification, addReply, refreshDetail, renderMessages } from "./console-messages.js";
 import { announce, sendFailed, sendSucceeded } from "./console-send.js";
@@ -60,12 +61,6 @@ function nextSubscribe() {
   // (or a page after a live message's seq would skip what lies between).
   S.paging = true; S.heldMax = 0;
   return f;
-}
-// `/v1/ws?subscribe=EVENT&since_seq=N&ref=R`: the same subscribe, which the server runs as the socket opens.
-function subscribeQuery(f) {
-  const q = new URLSearchParams({ subscribe: f.event_id, ref: f.ref });
-  if (f.since_seq) q.set("since_seq", String(f.since_seq));
-  return q.toString();
 }
 // A refused subscribe: while the database is down (`unavailable`), again later, waiting longer
 // each time; anything else is said and left (a reload or another event tries again).
