@@ -74,18 +74,18 @@ try:
         const saved = JSON.parse(localStorage.getItem("staffcast.app"));
         fetch("/v1/push/subscriptions", { method: "POST", cache: "no-store", body: arguments[0],
           headers: { "Authorization": "Bearer " + saved.token, "Content-Type": "application/json" } })
-          .then((r) => done(r.status), (e) => done(String(e)));""", args.subscription)
-    if answer != 201:
+          .then((r) => r.json().then((b) => done([r.status, b.id])), (e) => done([String(e), null]));""", args.subscription)
+    if answer[0] != 201:
         fail("the push subscription was not stored: %r" % answer)
-    js("""const saved = JSON.parse(localStorage.getItem("staffcast.app")); saved.push = true;
-        localStorage.setItem("staffcast.app", JSON.stringify(saved));
-        localStorage.setItem("staffcast.app.hand_over_after_ms", String(arguments[0]));""", args.hand_over_ms)
+    subscription_id = answer[1]
+    # Not told by the page: the app must learn from the server that push reaches this device.
+    js("""localStorage.setItem("staffcast.app.hand_over_after_ms", String(arguments[0]));""", args.hand_over_ms)
     driver.refresh()
     wait(lambda: conn() == "live", "the app live again after the reload")
     if js("return Notification.permission") != "granted":
         fail("the notifications permission is not granted: " + js("return Notification.permission"))
-    if not js("return JSON.parse(localStorage.getItem('staffcast.app')).push"):
-        fail("the app forgot that push is registered on this device (permission checked at start-up)")
+    wait(lambda: js("return JSON.parse(localStorage.getItem('staffcast.app')).push") is True,
+         "the app to learn from the server (GET /v1/push/subscriptions) that push reaches this device", timeout=10)
     step("push registered for the app's token, permission granted, hand-over after %d ms" % args.hand_over_ms)
     marker("LIVE")
 
@@ -154,6 +154,29 @@ try:
     step("resumed and visible: live, and the message sent while frozen is listed once")
     marker("RESUMED")
     go_ahead("DONE", timeout=30)  # the test has seen the server count it connected again
+
+    # The subscription is gone from the server (as after a push service's 410): the app learns
+    # it when it comes to the front, and hidden again it keeps its WebSocket, the only way left.
+    gone = driver.execute_async_script("""const done = arguments[arguments.length - 1];
+        const saved = JSON.parse(localStorage.getItem("staffcast.app"));
+        fetch("/v1/push/subscriptions/" + arguments[0], { method: "DELETE", cache: "no-store",
+          headers: { "Authorization": "Bearer " + saved.token } }).then((r) => done(r.status), (e) => done(String(e)));""",
+        subscription_id)
+    if gone != 200:
+        fail("the push subscription was not deleted: %r" % gone)
+    js("localStorage.setItem('staffcast.app.hand_over_after_ms', String(arguments[0]))", args.hand_over_ms)
+    driver.refresh()
+    wait(lambda: conn() == "live", "the app live after the reload")
+    wait(lambda: js("return JSON.parse(localStorage.getItem('staffcast.app')).push") is False,
+         "the app to learn that push no longer reaches this device", timeout=10)
+    other = driver.execute_cdp_cmd("Target.createTarget", {"url": "about:blank"})["targetId"]
+    wait(lambda: js("return document.visibilityState") == "hidden", "the app's tab to be hidden", timeout=10)
+    time.sleep(args.hand_over_ms / 1000 + 2)  # past the hand-over wait: nothing may happen
+    if conn() != "live":
+        fail("hidden without a push subscription, the app closed its WebSocket: " + conn())
+    driver.execute_cdp_cmd("Target.activateTarget", {"targetId": me})
+    driver.execute_cdp_cmd("Target.closeTarget", {"targetId": other})
+    step("without a push subscription on the server, the hidden app kept its WebSocket")
 
     errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
     if errors:

@@ -42,6 +42,19 @@ extension Store {
         }
     }
 
+    /// The subscriptions `token` registered for `user`, oldest first, as the user (row-level
+    /// security): whether Web Push still reaches the device that signed in with it (a push
+    /// service's 404 or 410, a revoke or an expiry removes them).
+    public func pushSubscriptions(as user: UUID, token: TokenDigest?) throws -> [UUID] {
+        guard let token else { return [] }
+        return try conn.transaction(asUser: user) { tx in
+            let r = try tx.query("""
+                SELECT id FROM push_subscriptions WHERE user_id = $1 AND token_hash = $2::bytea ORDER BY created_at, id
+                """, [Self.id(user), TokenHasher.byteaText(token)])
+            return (0..<r.rowCount).compactMap { r.uuid($0, 0) }
+        }
+    }
+
     /// The subscriptions of `user` (server login; tests and ops).
     public func pushSubscriptionIDs(user: UUID) throws -> [UUID] {
         let r = try conn.query("SELECT id FROM push_subscriptions WHERE user_id = $1 ORDER BY created_at", [Self.id(user)])

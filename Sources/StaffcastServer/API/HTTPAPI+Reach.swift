@@ -38,6 +38,12 @@ extension HTTPAPI {
             Self.pushHostCheck.check(URL(string: subscription.endpoint)?.host ?? "") { refusal in
                 if let refusal { respond(.error(refusal)) } else { add() }
             }
+        case .pushSubscriptions:
+            // This sign-in's own: what the staff app asks before it leaves a hidden phone to push.
+            let registeredBy = token.map(TokenHasher.digest(of:))
+            listAsUser("subscriptions", token, respond) { store, user in
+                try store.pushSubscriptions(as: user, token: registeredBy).map { ["id": $0.wireText] }
+            }
         case .deletePushSubscription(let id):
             runAsUser(token, respond) { store, identity in
                 try store.deletePushSubscription(as: identity.userID, id: id)

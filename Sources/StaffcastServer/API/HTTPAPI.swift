@@ -237,7 +237,7 @@ final class HTTPAPI: @unchecked Sendable {
             teams(route, request, bearer: token, respond)
         case .createInvite, .revokeInvite, .redeemInvite:
             invites(route, request, peer: peer, bearer: token, respond)
-        case .pushKey, .addPushSubscription, .deletePushSubscription, .webhooks, .deleteWebhook, .webhookDeliveries:
+        case .pushKey, .addPushSubscription, .pushSubscriptions, .deletePushSubscription, .webhooks, .deleteWebhook, .webhookDeliveries:
             reach(route, request, bearer: token, respond)
         case .web(let asset):
             respond(asset.response(ifNoneMatch: head.header("if-none-match")))

@@ -44,6 +44,8 @@ enum HTTPRoute: Equatable {
     /// Web Push and webhooks (HTTPAPI+Reach).
     case pushKey
     case addPushSubscription
+    /// The caller's sign-in's push subscriptions (does push still reach this device?).
+    case pushSubscriptions
     case deletePushSubscription(id: UUID)
     case webhooks(eventID: UUID)
     case deleteWebhook(eventID: UUID, webhookID: UUID)
@@ -123,7 +125,11 @@ enum HTTPRoute: Equatable {
         case 3 where parts == ["v1", "push", "key"]:
             return only("GET") { .success(.pushKey) }
         case 3 where parts == ["v1", "push", "subscriptions"]:
-            return only("POST") { .success(.addPushSubscription) }
+            switch method {
+            case "POST": return .success(.addPushSubscription)
+            case "GET", "HEAD": return .success(.pushSubscriptions)
+            default: return .failure(.methodNotAllowed(allowed: "GET, POST"))
+            }
         case 4 where parts[0] == "v1" && parts[1] == "push" && parts[2] == "subscriptions":
             return only("DELETE") { id(parts[3]).map { .deletePushSubscription(id: $0) } }
         case 4 where parts[0] == "v1" && parts[1] == "events" && parts[3] == "webhooks":
@@ -216,6 +222,7 @@ enum HTTPRoute: Equatable {
         case .userToken: return "DELETE /v1/users/{id}/tokens/{id}"
         case .pushKey: return "GET /v1/push/key"
         case .addPushSubscription: return "POST /v1/push/subscriptions"
+        case .pushSubscriptions: return "GET /v1/push/subscriptions"
         case .deletePushSubscription: return "DELETE /v1/push/subscriptions/{id}"
         case .webhooks: return "GET|POST /v1/events/{id}/webhooks"
         case .deleteWebhook: return "DELETE /v1/events/{id}/webhooks/{id}"

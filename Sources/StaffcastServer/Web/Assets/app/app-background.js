@@ -23,18 +23,34 @@ function handOverAfter() {
   return n >= 0 ? n : HAND_OVER_AFTER_MS;
 }
 
-// Push reaches this device: a subscription was registered (app-push.js) for this person's
-// sign-in, and the browser still lets notifications show (where it says).
+// Push reaches this device: the server holds a subscription registered with this sign-in
+// (app-push.js registers it; `confirmPush` asks), and the browser still lets notifications show
+// (where it says).
 export function pushReady() {
   return !!S.push && !("Notification" in window && Notification.permission !== "granted");
 }
 // After a successful registration (app-push.js). Kept with the sign-in: a join or a sign-out clears it.
 export function pushRegistered() { S.push = true; save(); }
+// Asks the server whether a subscription of this sign-in is still there: a push service's 404 or
+// 410, a revoke or an expiry removes it, and a phone handed over to a push that no longer
+// arrives would hear nothing while hidden. At start and each time the app comes to the front;
+// offline or refused, what was known stands.
+export async function confirmPush() {
+  if (!S.token) return;
+  try {
+    const r = await fetch("/v1/push/subscriptions", { headers: { "Authorization": "Bearer " + S.token }, cache: "no-store" });
+    if (!r.ok) return;
+    const body = await r.json();
+    const on = Array.isArray(body.subscriptions) && body.subscriptions.length > 0;
+    if (on !== !!S.push) { S.push = on; save(); }
+  } catch (_) { /* offline */ }
+}
 
 let timer = null;
 export function watchVisibility() {
   // Notifications blocked in the browser's settings since the registration: push would show nothing.
   if (S.push && !pushReady()) { S.push = false; save(); }
+  confirmPush();
   document.addEventListener("visibilitychange", changed);
   // A page the browser freezes runs no timer: hand over before it is frozen, at once.
   document.addEventListener("freeze", () => { if (document.visibilityState === "hidden") park(); });
@@ -50,6 +66,7 @@ function changed() {
   // Back in front: connected at once (parked, or a retry waiting), then the usual catch-up.
   S.parked = false;
   if (!S.ws) { S.retry = 0; connect(); }
+  confirmPush();
 }
 
 function park() {
