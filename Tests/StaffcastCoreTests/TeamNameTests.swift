@@ -15,7 +15,11 @@ final class TeamNameTests: XCTestCase {
     func testNewNamesRefuseInvisibleCharacters() throws {
         XCTAssertEqual(try TeamName.validatedNew(" Gate\u{A0}3"), "Gate 3")
         XCTAssertEqual(try TeamName.validatedNew("\u{1F692} Medics"), "\u{1F692} Medics")
-        for hidden in ["Secu\u{200B}rity", "a\u{200D}b", "a\u{200C}b", "x\u{2060}", "\u{FEFF}x", "soft\u{AD}hyphen", "abc\u{202E}dcba"] {
+        // An emoji written with joiners (woman firefighter; woman health worker with a skin tone).
+        XCTAssertEqual(try TeamName.validatedNew("👩‍🚒 Fire crew"), "👩‍🚒 Fire crew")
+        XCTAssertEqual(try TeamName.validatedNew("👩🏽‍⚕️ Medics"), "👩🏽‍⚕️ Medics")
+        for hidden in ["Secu\u{200B}rity", "a\u{200D}b", "a\u{200C}b", "1\u{200D}2", "\u{1F692}\u{200D}x", "x\u{200D}\u{1F692}",
+                       "\u{1F692}\u{200D}", "\u{200D}\u{1F692}", "x\u{2060}", "\u{FEFF}x", "soft\u{AD}hyphen", "abc\u{202E}dcba"] {
             XCTAssertThrowsError(try TeamName.validatedNew(hidden), hidden) { e in
                 XCTAssertEqual((e as? StaffcastError)?.code, .invalid)
             }

@@ -28,13 +28,30 @@ public enum TeamName {
     /// A new team's or zone's name as it is stored: `normalize`d, valid (`Team.validateName`),
     /// and without invisible format characters (Unicode Cf: zero-width space and joiners,
     /// text-direction controls, soft hyphen…), which make two names look alike. Throws `invalid`.
+    /// The one exception is a zero-width joiner inside an emoji sequence ("👩‍🚒 Fire crew"),
+    /// which is how such an emoji is written and hides nothing.
     public static func validatedNew(_ name: String) throws(StaffcastError) -> String {
         let normalized = normalize(name)
         try Team.validateName(normalized)
-        if let hidden = normalized.unicodeScalars.first(where: { $0.properties.generalCategory == .format }) {
+        let scalars = Array(normalized.unicodeScalars)
+        let hidden = scalars.indices.first { i in
+            scalars[i].properties.generalCategory == .format && !joinsEmoji(scalars, at: i)
+        }.map { scalars[$0] }
+        if let hidden {
             throw .invalid("A team or zone name may not contain invisible characters such as U+\(String(format: "%04X", hidden.value)) (zero-width spaces and joiners, text-direction controls): they make two names look the same. Nothing was stored.")
         }
         return normalized
+    }
+
+    /// A zero-width joiner between two emoji (a variation selector or skin tone may stand before
+    /// it): part of one emoji, as in 👩‍🚒. ASCII digits, `#` and `*` count as emoji in Unicode
+    /// (keycaps) but not here, so "1‍2" is still refused.
+    static func joinsEmoji(_ scalars: [Unicode.Scalar], at i: Int) -> Bool {
+        guard scalars[i].value == 0x200D, i > 0, i + 1 < scalars.count else { return false }
+        func isEmoji(_ s: Unicode.Scalar) -> Bool { s.value > 0x7F && s.properties.isEmoji }
+        var before = i - 1
+        while before > 0, scalars[before].value == 0xFE0F || scalars[before].properties.isEmojiModifier { before -= 1 }
+        return isEmoji(scalars[before]) && isEmoji(scalars[i + 1])
     }
 
     /// Whether `a` and `b` name the same team: equal once normalized, ignoring case.
