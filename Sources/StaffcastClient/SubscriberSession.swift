@@ -74,7 +74,10 @@ public final class SubscriberSession {
     private func subscribingURL() -> String {
         let ref = takeRef()
         subscribeRef = ref
-        return URLSubscribe(eventID: eventID, sinceSeq: lastSeq, ref: ref).url(webSocketURL)
+        let url = URLSubscribe(eventID: eventID, sinceSeq: lastSeq, ref: ref).url(webSocketURL)
+        // A server URL the subscribe could not be added to: the frame, as before.
+        if url == webSocketURL { enqueueSubscribe() }
+        return url
     }
 
     private func takeRef() -> String {
@@ -152,9 +155,13 @@ public final class SubscriberSession {
 
     private func handle(_ frame: ServerFrame, _ onUpdate: (Update) -> Void) {
         switch frame {
-        case .hello(let user, _, _):
+        case .hello(let user, _, _, let features):
+            // An older server ignored the subscribe in the URL: subscribe with a frame.
+            if !features.contains("subscribe_in_url") { enqueueSubscribe() }
             onUpdate(.connected(user))
         case .subscribed(_, let event, let history, let unread, let more):
+            // An answer for the event before a switch (already on its way): not this event's.
+            guard event.id == eventID else { return }
             subscribeRef = nil
             let fresh = history.filter { lastSeq == nil || $0.seq > lastSeq! }
             if let lastSeq, !contextRequested.contains(event.id) {

@@ -18,7 +18,7 @@ final class SubscribeInURLTests: IntegrationTestCase {
         let second = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "Hall B is closed"))
         let staff = TestSocket(try WebSocketClient(url: url(fixture.event, sinceSeq: first.seq),
                                                    headers: ["Authorization": "Bearer \(fixture.staffToken)"]))
-        guard case .hello(let user, _, _) = try staff.next() else { return XCTFail("hello comes first") }
+        guard case .hello(let user, _, _, _) = try staff.next() else { return XCTFail("hello comes first") }
         XCTAssertEqual(user.userID, fixture.staff)
         guard case .subscribed(let ref, let event, let history, let unread, let more) = try staff.next() else {
             return XCTFail("subscribed follows hello")

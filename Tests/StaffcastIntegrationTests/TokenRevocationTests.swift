@@ -45,7 +45,7 @@ final class TokenRevocationTests: IntegrationTestCase {
             return connected != nil
         }
         let socket = try XCTUnwrap(connected, "a new token must work within 2 s")
-        guard case .hello(let user, _, _) = try socket.next() else { return XCTFail("expected hello") }
+        guard case .hello(let user, _, _, _) = try socket.next() else { return XCTFail("expected hello") }
         XCTAssertEqual(user.userID, fixture.staff)
     }
 

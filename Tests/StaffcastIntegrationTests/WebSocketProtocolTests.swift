@@ -11,7 +11,8 @@ final class WebSocketProtocolTests: IntegrationTestCase {
 
     func testHelloNamesTheUser() throws {
         let socket = TestSocket(try WebSocketClient(url: server.ws, headers: ["Authorization": "Bearer \(fixture.staffToken)"]))
-        guard case .hello(let user, let time, _) = try socket.next() else { return XCTFail("no hello") }
+        guard case .hello(let user, let time, _, let features) = try socket.next() else { return XCTFail("no hello") }
+        XCTAssertEqual(features, ["subscribe_in_url"], "clients subscribe with a frame when a server does not say it")
         XCTAssertEqual(user.userID, fixture.staff)
         XCTAssertEqual(user.displayName, "Sam Staff")
         XCTAssertLessThan(abs(time.timeIntervalSinceNow), 60)
@@ -20,7 +21,7 @@ final class WebSocketProtocolTests: IntegrationTestCase {
 
     func testTokenInQueryIsAccepted() throws {
         let socket = TestSocket(try WebSocketClient(url: server.ws + "?access_token=\(fixture.staffToken)"))
-        guard case .hello(let user, _, _) = try socket.next() else { return XCTFail("no hello") }
+        guard case .hello(let user, _, _, _) = try socket.next() else { return XCTFail("no hello") }
         XCTAssertEqual(user.userID, fixture.staff)
     }
 

@@ -4,7 +4,10 @@ import Foundation
 /// `encoded()` produces the exact bytes of one text frame; the server encodes a live message
 /// once and writes those same bytes to every subscriber.
 public enum ServerFrame: Sendable, Equatable {
-    case hello(user: Identity, serverTime: Date, node: String)
+    /// `features`: what this server does beyond protocol v1's frames (`subscribe_in_url`: it
+    /// took a subscribe in the upgrade's URL), so a client can tell an older server that
+    /// ignored one and subscribe with a frame instead.
+    case hello(user: Identity, serverTime: Date, node: String, features: [String] = ["subscribe_in_url"])
     case subscribed(ref: String?, event: EventSummary, history: [StaffMessage], unreadCount: Int, more: Bool = false)
     case unsubscribed(ref: String?, eventID: UUID)
     case message(StaffMessage)
@@ -91,7 +94,7 @@ public enum ServerFrame: Sendable, Equatable {
         case .sent(let ref, let m): return Self.messageFrame(Self.sentOp, ref: ref, m)
         // Every WebSocket gets a hello, so a reconnect storm encodes ten thousand: written
         // straight into bytes (JSONEncoder and its date style were 7 % of a storm's server CPU).
-        case .hello(let user, let serverTime, let node): return Self.helloBytes(user, serverTime, node)
+        case .hello(let user, let serverTime, let node, let features): return Self.helloBytes(user, serverTime, node, features)
         default: break
         }
         do {
@@ -120,7 +123,7 @@ public enum ServerFrame: Sendable, Equatable {
     }
 
     /// `hello` as `encode(to:)` writes it (the same keys and values).
-    static func helloBytes(_ user: Identity, _ serverTime: Date, _ node: String) -> [UInt8] {
+    static func helloBytes(_ user: Identity, _ serverTime: Date, _ node: String, _ features: [String]) -> [UInt8] {
         var out: [UInt8] = []
         out.reserveCapacity(160 + user.displayName.utf8.count + node.utf8.count)
         out += #"{"op":"hello","user_id":"#.utf8
@@ -131,7 +134,12 @@ public enum ServerFrame: Sendable, Equatable {
         JSONBytes.appendRFC3339(serverTime, to: &out)
         out += #","node":"#.utf8
         JSONBytes.appendString(node, to: &out)
-        out += #","protocol":1}"#.utf8
+        out += #","protocol":1,"features":["#.utf8
+        for (i, feature) in features.enumerated() {
+            if i > 0 { out.append(UInt8(ascii: ",")) }
+            JSONBytes.appendString(feature, to: &out)
+        }
+        out += "]}".utf8
         return out
     }
 
@@ -150,12 +158,13 @@ extension ServerFrame: Codable {
         try c.encode(op, forKey: Key("op"))
         if let ref { try c.encode(ref, forKey: Key("ref")) }
         switch self {
-        case .hello(let user, let serverTime, let node):
+        case .hello(let user, let serverTime, let node, let features):
             try c.encode(Self.id(user.userID), forKey: Key("user_id"))
             try c.encode(user.displayName, forKey: Key("display_name"))
             try c.encode(RFC3339.format(serverTime), forKey: Key("server_time"))
             try c.encode(node, forKey: Key("node"))
             try c.encode(1, forKey: Key("protocol"))
+            try c.encode(features, forKey: Key("features"))
         case .subscribed(_, let event, let history, let unread, let more):
             try c.encode(Self.id(event.id), forKey: Key("event_id"))
             try c.encode(event.name, forKey: Key("event_name"))
@@ -237,7 +246,9 @@ extension ServerFrame: Codable {
             self = .hello(user: Identity(userID: try uuid("user_id"),
                                          displayName: try c.decode(String.self, forKey: Key("display_name"))),
                           serverTime: try c.decodeRFC3339(forKey: Key("server_time")),
-                          node: try c.decodeIfPresent(String.self, forKey: Key("node")) ?? "")
+                          node: try c.decodeIfPresent(String.self, forKey: Key("node")) ?? "",
+                          // An older server sends none: it may have ignored a subscribe in the URL.
+                          features: try c.decodeIfPresent([String].self, forKey: Key("features")) ?? [])
         case "subscribed":
             let event = EventSummary(id: try uuid("event_id"),
                                      name: try c.decodeIfPresent(String.self, forKey: Key("event_name")) ?? "",

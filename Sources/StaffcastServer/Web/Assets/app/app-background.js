@@ -30,19 +30,29 @@ export function pushReady() {
   return !!S.push && !("Notification" in window && Notification.permission !== "granted");
 }
 // After a successful registration (app-push.js). Kept with the sign-in: a join or a sign-out clears it.
-export function pushRegistered() { S.push = true; save(); }
+export function pushRegistered() { S.push = true; confirmed = true; save(); }
+
+// The server confirmed (or the app registered) push since the page last came to the front: the
+// app hands over only then, never on what it knew before (a subscription a push service ended
+// meanwhile, with the check that would have said so lost to a bad network).
+let confirmed = false;
 // Asks the server whether a subscription of this sign-in is still there: a push service's 404 or
 // 410, a revoke or an expiry removes it, and a phone handed over to a push that no longer
-// arrives would hear nothing while hidden. At start and each time the app comes to the front;
-// offline or refused, what was known stands.
+// arrives would hear nothing while hidden. At start, each time the app comes to the front, and
+// before handing over if not confirmed since; offline or refused, nothing is confirmed.
 export async function confirmPush() {
-  if (!S.token) return;
+  const token = S.token;
+  if (!token) return;
   try {
-    const r = await fetch("/v1/push/subscriptions", { headers: { "Authorization": "Bearer " + S.token }, cache: "no-store" });
+    const r = await fetch("/v1/push/subscriptions", { headers: { "Authorization": "Bearer " + token }, cache: "no-store" });
     if (!r.ok) return;
     const body = await r.json();
+    if (S.token !== token) return; // signed out (or someone else joined) meanwhile
     const on = Array.isArray(body.subscriptions) && body.subscriptions.length > 0;
+    confirmed = true;
     if (on !== !!S.push) { S.push = on; save(); }
+    // Learnt while hidden: the hand-over's wait starts now.
+    if (on && document.visibilityState === "hidden" && !S.parked && !timer) changed();
   } catch (_) { /* offline */ }
 }
 
@@ -52,8 +62,9 @@ export function watchVisibility() {
   if (S.push && !pushReady()) { S.push = false; save(); }
   confirmPush();
   document.addEventListener("visibilitychange", changed);
-  // A page the browser freezes runs no timer: hand over before it is frozen, at once.
-  document.addEventListener("freeze", () => { if (document.visibilityState === "hidden") park(); });
+  // A page the browser freezes runs no timer: hand over before it is frozen, at once (no time
+  // to ask the server: only on a confirmation already had).
+  document.addEventListener("freeze", () => { if (document.visibilityState === "hidden" && confirmed) parkNow(); });
   if (document.visibilityState === "hidden") changed(); // opened in the background
 }
 
@@ -66,11 +77,17 @@ function changed() {
   // Back in front: connected at once (parked, or a retry waiting), then the usual catch-up.
   S.parked = false;
   if (!S.ws) { S.retry = 0; connect(); }
+  confirmed = false;
   confirmPush();
 }
 
-function park() {
+async function park() {
   timer = null;
+  if (!confirmed) await confirmPush();
+  if (confirmed) parkNow();
+}
+
+function parkNow() {
   if (S.stopped || S.parked || document.visibilityState !== "hidden" || !pushReady()) return;
   S.parked = true;
   disconnect();

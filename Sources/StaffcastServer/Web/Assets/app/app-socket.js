@@ -16,6 +16,7 @@ export function connect() {
   // The subscribe rides in the URL (the token never does): the server answers the upgrade with
   // `hello` and `subscribed` together, one round trip per reconnect instead of two.
   const sub = S.eventId ? nextSubscribe() : null;
+  S.urlSub = sub; // sent as a frame after all if `hello` says the server ignored it
   const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/v1/ws" + (sub ? "?" + subscribeQuery(sub) : "");
   let ws, opened = false;
   try { ws = new WebSocket(url, ["staffcast.v1", "staffcast.bearer." + S.token]); } catch (_) { return retry(); }
@@ -23,7 +24,7 @@ export function connect() {
   ws.onopen = () => {
     opened = true; S.wsOpen = true; S.retry = 0; setConn("live", null, "live"); if (!S.noticeKept) notice("");
     // Another event picked while connecting: the URL's subscription is not the one wanted.
-    if (sub && sub.event_id !== S.eventId) { send({ op: "unsubscribe", event_id: sub.event_id }); subscribe(); }
+    if (sub && sub.event_id !== S.eventId) { S.urlSub = null; send({ op: "unsubscribe", event_id: sub.event_id }); subscribe(); }
     clearInterval(S.pingTimer);
     // A phone that loses its network may not notice for minutes: ask, and give up on silence.
     S.pingTimer = setInterval(() => {
@@ -48,7 +49,8 @@ export function connect() {
   };
 }
 function retry() {
-  if (S.stopped || S.parked) return; // parked: handed over to Web Push while hidden (app-background.js)
+  // Parked: handed over to Web Push while hidden (app-background.js); a socket: already back.
+  if (S.stopped || S.parked || S.ws) return;
   const wait = backoff(S.retry, 1000, 30000);
   S.retry += 1;
   setConn("retrying", { n: Math.ceil(wait / 1000) }, "down");
@@ -100,7 +102,11 @@ function pageOn(more) {
 function onFrame(f) {
   switch (f.op) {
     case "hello":
-      S.userId = f.user_id; S.name = f.display_name; save(); break;
+      S.userId = f.user_id; S.name = f.display_name; save();
+      // A server older than subscribing in the URL (a rolling upgrade) ignored it: the frame.
+      if (S.urlSub && !(f.features || []).includes("subscribe_in_url")) send(S.urlSub);
+      S.urlSub = null;
+      break;
     case "subscribed":
       if (f.event_id !== S.eventId) break;
       S.subRetry = 0;

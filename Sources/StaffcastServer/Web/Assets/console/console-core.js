@@ -14,7 +14,7 @@ export const S = {
   token: sessionStorage.getItem(TOKEN_KEY), me: null, events: [], eventId: null, ws: null, wsOpen: false,
   retry: 0, retryTimer: null, lastSeq: 0, messages: new Map(), receipts: new Map(), replies: new Map(),
   roster: null, pollTimer: null, pollGen: 0, features: {}, refs: 0, pending: new Map(), invite: null, stopped: false,
-  retryFrame: null, confirming: null, paging: false, heldMax: 0, subRef: null, subRetry: 0, subTimer: null,
+  retryFrame: null, confirming: null, paging: false, heldMax: 0, subRef: null, subRetry: 0, subTimer: null, urlSub: null,
   teams: [], tallies: new Map(), openId: null, detailTimer: null, detail: null,
 };
 

@@ -15,6 +15,7 @@ export function connect() {
   // The subscribe rides in the URL (the token never does): the server answers the upgrade with
   // `hello` and `subscribed` together, one round trip per reconnect instead of two.
   const sub = S.eventId ? nextSubscribe() : null;
+  S.urlSub = sub; // sent as a frame after all if `hello` says the server ignored it
   const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/v1/ws" + (sub ? "?" + subscribeQuery(sub) : "");
   let ws;
   try { ws = new WebSocket(url, ["staffcast.v1", "staffcast.bearer." + S.token]); } catch (_) { return scheduleRetry(); }
@@ -24,7 +25,7 @@ export function connect() {
     S.wsOpen = true; S.retry = 0;
     if (!sub) return;
     // Another event picked while connecting: the URL's subscription is not the one wanted.
-    if (sub.event_id !== S.eventId) { wsSend({ op: "unsubscribe", event_id: sub.event_id }); subscribe(); } else setConn("subscribing…");
+    if (sub.event_id !== S.eventId) { S.urlSub = null; wsSend({ op: "unsubscribe", event_id: sub.event_id }); subscribe(); } else setConn("subscribing…");
   };
   ws.onmessage = (e) => { let f; try { f = JSON.parse(e.data); } catch (_) { return; } onFrame(f); };
   ws.onclose = (e) => {
@@ -74,7 +75,12 @@ function subscribeFailed(f) {
 
 function onFrame(f) {
   switch (f.op) {
-    case "hello": S.me = { id: f.user_id, name: f.display_name }; break;
+    case "hello":
+      S.me = { id: f.user_id, name: f.display_name };
+      // A server older than subscribing in the URL (a rolling upgrade) ignored it: the frame.
+      if (S.urlSub && !(f.features || []).includes("subscribe_in_url")) wsSend(S.urlSub);
+      S.urlSub = null;
+      break;
     case "subscribed":
       if (f.event_id !== S.eventId) break;
       S.subRetry = 0;
