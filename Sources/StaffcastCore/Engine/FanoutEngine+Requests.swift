@@ -120,7 +120,8 @@ extension FanoutEngine {
         }
         runHeld(connection, now: now, into: &actions)
         // The only request of a connection whose writes are held is the subscribe in its URL
-        // (the client cannot send before the `101`): answered, so `hello` and it go together.
+        // (a client may not send before the `101`; one that pipelines frames anyway only gets
+        // `hello` early): answered, so `hello` and it go together.
         releaseWrites(connection, into: &actions)
         // A connection closing after its requests are answered may close now.
         if case .closing(_, _, true, _) = connection.phase, connection.inFlight == 0 {

@@ -114,9 +114,11 @@ struct JobRunner: Sendable {
     }
 
     /// Queues subscribes of one event as one batch (`Store.subscribeBatch`): a few statements
-    /// for the whole batch, and each message encoded at most twice for all its frames. False
-    /// when the worker queue is full.
-    func submitSubscribes(event: UUID, _ jobs: [DatabaseJob], replyTo loop: ServiceLoop) -> Bool {
+    /// for the whole batch, and each message encoded at most twice for all its frames.
+    /// `finished` runs on the loop after the answers (the loop's count of batches in flight).
+    /// False when the worker queue is full.
+    func submitSubscribes(event: UUID, _ jobs: [DatabaseJob], replyTo loop: ServiceLoop,
+                          finished: ServiceLoop.Work? = nil) -> Bool {
         let logger = self.logger
         let metrics = self.metrics
         return workers.submit { session in
@@ -166,7 +168,7 @@ struct JobRunner: Sendable {
             // One item per answer: the loop runs a storm's answers a few at a time (`drainInbox`);
             // then the batch counts as back, and what gathered behind it goes.
             let answers: [ServiceLoop.Work] = zip(jobs, outcomes).map { job, outcome in { $0.jobFinished(job, outcome) } }
-            loop.post(contentsOf: answers + [{ $0.subscribeBatchFinished() }])
+            loop.post(contentsOf: answers + (finished.map { [$0] } ?? []))
         }
     }
 

@@ -131,7 +131,7 @@ extension ServiceLoop {
         for (event, list) in byEvent {
             for start in stride(from: 0, to: list.count, by: Self.maxSubscribeBatch) {
                 let chunk = Array(list[start..<min(start + Self.maxSubscribeBatch, list.count)])
-                if runner.submitSubscribes(event: event, chunk, replyTo: self) {
+                if runner.submitSubscribes(event: event, chunk, replyTo: self, finished: { $0.subscribeBatchFinished() }) {
                     subscribeBatchesInFlight += 1
                 } else {
                     let now = Self.monotonicNow()
