@@ -11,6 +11,9 @@ import { signOut, start } from "./console.js";
 export function connect() {
   if (S.stopped || !S.token) return;
   clearTimeout(S.retryTimer);
+  // Another event picked while a socket was still connecting: that one goes (it would stay
+  // subscribed to the old event, and count as present).
+  if (S.ws) { const old = S.ws; S.ws = null; S.wsOpen = false; try { old.close(1000); } catch (_) {} }
   setConn(S.retry ? "reconnecting…" : "connecting…");
   // The subscribe rides in the URL (the token never does): the server answers the upgrade with
   // `hello` and `subscribed` together, one round trip per reconnect instead of two.
@@ -22,6 +25,7 @@ export function connect() {
   S.ws = ws;
   // Connected is not live: that waits for `subscribed` (the database may be down).
   ws.onopen = () => {
+    if (S.ws !== ws) return;
     S.wsOpen = true; S.retry = 0;
     if (!sub) return;
     // Another event picked while connecting: the URL's subscription is not the one wanted.
