@@ -36,7 +36,7 @@ extension UUID {
     }
 
     /// Reads the 36-byte form from bytes in either case; nil for anything else.
-    public static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> uuid_t? {
+    static func parse(_ bytes: UnsafeBufferPointer<UInt8>) -> uuid_t? {
         guard bytes.count == 36 else { return nil }
         var raw: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
         let ok = withUnsafeMutableBytes(of: &raw) { out -> Bool in
@@ -54,5 +54,4 @@ extension UUID {
         }
         return ok ? raw : nil
     }
-
 }

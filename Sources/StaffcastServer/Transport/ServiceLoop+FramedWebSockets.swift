@@ -57,10 +57,9 @@ extension ServiceLoop {
                 poller?.modify(connection.fd, readable: true, writable: false)
             }
         }
-        // A subscribe in the URL runs at once; the engine then holds `hello` for its answer,
-        // and the 101 goes with both.
+        // The engine asks for the first write (the 101 goes in front of it): `hello` at once, or,
+        // with a subscribe in the URL, `hello` and that subscribe's answer together.
         opened(socket, peer: connection.peer, subscribe: subscribe)
-        if subscribe == nil { askWritable(socket) } // the 101, even if the engine had nothing to say yet
         if !rest.isEmpty {
             _ = rest.withUnsafeBytes { framedRead(socket, $0) }
         }
