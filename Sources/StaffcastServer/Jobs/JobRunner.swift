@@ -94,7 +94,9 @@ struct JobRunner: Sendable {
             let ref = job.ref
             let traced = tracer.sample(at: submitted) ? (received: send.receivedAt, submitted: submitted) : nil
             return sends.item(sender: job.identity.userID, request, via: "websocket", traced: traced) { result in
-                Self.finish(job, result, on: loop) { message in ServerFrame.sent(ref: ref, message: message).encoded() }
+                Self.finish(job, result, on: loop, tracer: traced == nil ? nil : tracer) { message in
+                    ServerFrame.sent(ref: ref, message: message).encoded()
+                }
             }
         }
         let queued = sends.submit(contentsOf: items)
@@ -103,14 +105,23 @@ struct JobRunner: Sendable {
 
     /// Posts a group-committed job's outcome to its loop: the reply `frame` encodes from the
     /// committed value, or the error. Called on the database worker that committed the batch.
+    /// With a `tracer` (a traced send), the answer's hand-over to the loop is recorded (`answer`).
     private static func finish<Value>(_ job: DatabaseJob, _ result: Result<Value, StaffcastError>, on loop: ServiceLoop,
-                                      frame: (Value) -> [UInt8]) {
+                                      tracer: MessageTracer? = nil, frame: (Value) -> [UInt8]) {
         let outcome: JobOutcome<OutFrame>
         switch result {
         case .success(let value): outcome = .reply(OutFrame(text: frame(value)))
         case .failure(let e): outcome = .failed(e)
         }
-        loop.post { $0.jobFinished(job, outcome) }
+        guard let tracer else {
+            loop.postAnswer { $0.jobFinished(job, outcome) }
+            return
+        }
+        let posted = MessageTracer.now()
+        loop.postAnswer { loop in
+            tracer.record(.answer, MessageTracer.now() - posted)
+            loop.jobFinished(job, outcome)
+        }
     }
 
     /// Queues subscribes of one event as one batch (`Store.subscribeBatch`): a few statements

@@ -37,6 +37,9 @@ final class MessageTracer: Sendable {
         case firstWrite = "first_write"
         /// → the last of the loop's recipients has it written.
         case lastWrite = "last_write"
+        /// Beside the fan-out: the sender's `sent`, posted to its loop after the commit → the
+        /// loop runs it (its write then comes first at the turn's end: `writeFirst`).
+        case answer
     }
 
     /// A traced send between its commit and the change feed.

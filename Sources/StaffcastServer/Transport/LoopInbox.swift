@@ -6,13 +6,19 @@
 /// within a budget per wake-up (`ServiceLoop.drainInbox`), so a reconnect storm's
 /// thousands of answers never sit between a live message and its sockets.
 ///
-/// Bounds: `live` is kept under `ChangeFeed.maxInboxDepth` by the change feed, which waits
+/// `answers` holds the group commits' answers to a client's own requests (`sent`, `read`,
+/// `answered`): one small frame each, run at the loop's next chance, even between the writes of
+/// a long fan-out (`ServiceLoop.runAnswers`), so a publisher's window does not wait for a turn
+/// of writes to end.
+///
+/// Bounds: `answers` by what can be in flight, as `work`; `live` is kept under `ChangeFeed.maxInboxDepth` by the change feed, which waits
 /// before posting more (the change log keeps the rest); `work` is bounded by what can be in
 /// flight (the worker queue's capacity, `max_in_flight_per_connection` requests per WebSocket,
 /// 16 pipelined requests per HTTP connection).
 struct LoopInbox {
     var live: [ServiceLoop.Work] = []
     var work: [ServiceLoop.Work] = []
+    var answers: [ServiceLoop.Work] = []
     /// The libwebsockets context to wake (0 while the loop has none).
     var context: UInt = 0
     /// A wake-up was asked for since the loop last took the inbox: posting more needs none
@@ -26,5 +32,5 @@ struct LoopInbox {
         return true
     }
 
-    var count: Int { live.count + work.count }
+    var count: Int { live.count + work.count + answers.count }
 }

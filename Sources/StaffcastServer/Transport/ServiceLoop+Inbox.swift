@@ -42,6 +42,16 @@ extension ServiceLoop {
         }
     }
 
+    /// A group commit's answer to a client's own request: run at the loop's next wake-up, at
+    /// the end of its turn, or between the writes of a long fan-out (`runAnswers`), whichever
+    /// comes first, and written before the fan-out (`writeFirst`).
+    func postAnswer(_ work: @escaping Work) {
+        inbox.withLock { box in
+            box.answers.append(work)
+            if box.needsWake() { Self.wake(box.context) }
+        }
+    }
+
     /// Live fan-out (the change feed): run first at the loop's next wake-up, whatever else waits.
     func postLive(_ work: @escaping Work) {
         inbox.withLock { box in
@@ -69,15 +79,17 @@ extension ServiceLoop {
 
     /// The loop woke for its inbox (`LWS_CALLBACK_EVENT_WAIT_CANCELLED`).
     func drainInbox() {
-        let (live, work) = inbox.withLock { box -> ([Work], [Work]) in
+        let (live, answers, work) = inbox.withLock { box -> ([Work], [Work], [Work]) in
             defer {
                 box.live.removeAll(keepingCapacity: true)
+                box.answers.removeAll(keepingCapacity: true)
                 box.work.removeAll(keepingCapacity: true)
                 box.wakeAsked = false
             }
-            return (box.live, box.work)
+            return (box.live, box.answers, box.work)
         }
         for item in live { item(self) }
+        for item in answers { item(self) }
         backlog.append(contentsOf: work)
         runBacklog()
     }
@@ -166,7 +178,19 @@ extension ServiceLoop {
             return box.live
         }
         for item in live { item(self) }
+        runAnswers()
         writeAskedSockets()
+    }
+
+    /// Runs the answers posted since the loop last looked (`postAnswer`). Cheap when there are
+    /// none (one uncontended lock), so the writes of a fan-out call it every few sockets.
+    func runAnswers() {
+        let answers = inbox.withLock { box -> [Work] in
+            guard !box.answers.isEmpty else { return [] }
+            defer { box.answers.removeAll(keepingCapacity: true) }
+            return box.answers
+        }
+        for item in answers { item(self) }
     }
 
     /// Hands the gathered sends to the group commit in one call, in the order they were read;
@@ -182,6 +206,8 @@ extension ServiceLoop {
 
     /// A database job's answer, on the loop's thread.
     func jobFinished(_ job: DatabaseJob, _ outcome: JobOutcome<OutFrame>) {
+        answering = true
+        defer { answering = false }
         perform(engine.jobCompleted(connection: job.connection, ref: job.ref, outcome: outcome,
                                     now: Self.monotonicNow(), wall: Date()))
     }

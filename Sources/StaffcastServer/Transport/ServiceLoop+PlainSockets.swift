@@ -25,7 +25,7 @@ extension ServiceLoop {
         case .plain:
             guard !socket.ended, !socket.holdsUnsent, !socket.writeAsked else { return }
             socket.writeAsked = true
-            writeSoon.append(socket)
+            if answering { writeFirst.append(socket) } else { writeSoon.append(socket) }
         }
     }
 
@@ -155,17 +155,39 @@ extension ServiceLoop {
     /// The end of a turn: every plain WebSocket the engine asked to write is written (a socket
     /// with more to say asks again and is written again, until the engine has nothing more or
     /// the kernel takes nothing more; each engine queue is bounded, so this ends), then the
-    /// ended ones are closed and forgotten.
+    /// ended ones are closed and forgotten. Those a database answer asked for go first
+    /// (`writeFirst`), and every `socketsBetweenAnswers` sockets the answers that arrived
+    /// meanwhile are run and written: a fan-out to 5,000 sockets is ~5 ms of writes, and a
+    /// publisher's window waits for its `sent`.
     func writeAskedSockets() {
-        while !writeSoon.isEmpty {
+        while !writeFirst.isEmpty || !writeSoon.isEmpty {
+            writeFirstAsked()
             let asked = writeSoon
             writeSoon = []
-            for socket in asked {
+            for (n, socket) in asked.enumerated() {
+                if n % Self.socketsBetweenAnswers == Self.socketsBetweenAnswers - 1 {
+                    runAnswers()
+                    writeFirstAsked()
+                }
                 socket.writeAsked = false
                 if !socket.ended { _ = framedWritable(socket) }
             }
         }
         closeEndedPlain()
+    }
+
+    static let socketsBetweenAnswers = 64
+
+    /// Writes the sockets a database answer asked to write (`writeFirst`).
+    private func writeFirstAsked() {
+        while !writeFirst.isEmpty {
+            let asked = writeFirst
+            writeFirst = []
+            for socket in asked {
+                socket.writeAsked = false
+                if !socket.ended { _ = framedWritable(socket) }
+            }
+        }
     }
 
     private func closeEndedPlain() {
@@ -191,5 +213,6 @@ extension ServiceLoop {
         }
         closeEndedPlain()
         writeSoon.removeAll()
+        writeFirst.removeAll()
     }
 }

@@ -74,6 +74,12 @@ final class ServiceLoop: @unchecked Sendable {
     /// Plain WebSockets to write at the end of this turn (`writeAskedSockets`); each once
     /// (`FramedWebSocket.writeAsked`), so bounded by the loop's connections.
     var writeSoon: [FramedWebSocket] = []
+    /// Plain WebSockets asked to write by a database answer (`sent`, `read`, a reply): written
+    /// before `writeSoon` at the end of the turn, so that a publisher's acknowledgement does not
+    /// wait behind its own batch's fan-out to every subscriber of the loop. Each once, as above.
+    var writeFirst: [FramedWebSocket] = []
+    /// True while a database answer is performed (`jobFinished`): its writes go to `writeFirst`.
+    var answering = false
     /// Plain WebSockets ended this turn, closed and forgotten at its end.
     var endedPlain: [FramedWebSocket] = []
     /// The scratch buffer (LWS_PRE in front) for bytes written whole through libwebsockets:

@@ -6,7 +6,7 @@ import Foundation
 /// p99 read from the histogram's buckets (linear within a bucket, as Prometheus does).
 struct StageBudget {
     /// The server's stages in the order a message passes them.
-    static let order = ["parse", "queue", "commit", "wakeup", "read", "encode", "handoff", "fanout", "first_write", "last_write"]
+    static let order = ["parse", "queue", "commit", "wakeup", "read", "encode", "handoff", "fanout", "first_write", "last_write", "answer"]
 
     /// Cumulative bucket counts by stage, ascending `le` (+Inf last).
     var buckets: [String: [(le: Double, count: Double)]] = [:]
