@@ -23,7 +23,7 @@ non-zero with a reason on a failure.
 """
 import argparse, os, time
 
-from browser_test import Browser, fail, step
+from browser_test import Browser, fail, marker, step
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 
@@ -39,15 +39,7 @@ ap.add_argument("--signals", required=True, help="a folder where the test create
 args = ap.parse_args()
 
 browser = Browser(390, 844, text_limit=1500)
-driver, wait = browser.driver, browser.wait
-
-
-def marker(m):
-    print(m, flush=True)
-
-
-def js(script, *a):
-    return driver.execute_script(script, *a)
+driver, wait, js = browser.driver, browser.wait, browser.js
 
 
 def conn():
@@ -178,9 +170,7 @@ try:
     driver.execute_cdp_cmd("Target.closeTarget", {"targetId": other})
     step("without a push subscription on the server, the hidden app kept its WebSocket")
 
-    errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"]
-    if errors:
-        fail("the browser logged errors: " + repr(errors))
+    browser.check_console()
     step("no errors in the browser console")
     print("OK", flush=True)
 finally:

@@ -20,7 +20,7 @@ Screenshots: .build/app-*.png. One line per step; exits non-zero with a reason o
 """
 import argparse, json, os, re, sys, time, urllib.parse
 
-from browser_test import Browser, fail, step
+from browser_test import Browser, fail, marker, step
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support.ui import Select
@@ -36,18 +36,13 @@ args = ap.parse_args()
 
 os.makedirs(args.screenshots, exist_ok=True)
 browser = Browser(390, 844, on_timeout=lambda: shot("failed"), text_limit=1500, network_log=True)
-driver, wait, set_viewport, axe_check = browser.driver, browser.wait, browser.set_viewport, browser.axe_check
-
-def marker(m):
-    print(m, flush=True)
+driver, wait, js = browser.driver, browser.wait, browser.js
+set_viewport, axe_check = browser.set_viewport, browser.axe_check
 
 def shot(name):
     path = os.path.join(args.screenshots, "app-" + name + ".png")
     driver.save_screenshot(path)
     return path
-
-def js(script, *a):
-    return driver.execute_script(script, *a)
 
 def items():
     # The list as the person sees it (newest first), read in one call (it may redraw between two).
@@ -287,15 +282,11 @@ try:
     step("the phone changed hands: Sam never saw Pat's message to Gate 3, live, cached or stored; signing out left nothing")
     marker("SHARED_PHONE")
 
-    errors = [e for e in driver.get_log("browser") if e.get("level") == "SEVERE"
-              and "ERR_CONNECTION_REFUSED" not in e.get("message", "") and "/v1/ws" not in e.get("message", "")
-              and "Failed to fetch" not in e.get("message", "")
-              # the restart: a request can land while the server drains ("shutting down; try again")
-              and "status of 503" not in e.get("message", "")
-              # a server without Web Push answers 404 there; the app then offers no push
-              and not ("/v1/push/key" in e.get("message", "") and "status of 404" in e.get("message", ""))]
-    if errors:
-        fail("the browser logged errors: " + repr(errors))
+    browser.check_console(lambda m: "ERR_CONNECTION_REFUSED" in m or "/v1/ws" in m or "Failed to fetch" in m
+                          # the restart: a request can land while the server drains ("shutting down; try again")
+                          or "status of 503" in m
+                          # a server without Web Push answers 404 there; the app then offers no push
+                          or ("/v1/push/key" in m and "status of 404" in m))
     step("no errors in the browser console (no CSP violation) but the refused connections while the server was down")
     print("OK", flush=True)
 finally:

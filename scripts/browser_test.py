@@ -18,6 +18,11 @@ def step(msg):
     print("ok: " + msg, flush=True)
 
 
+def marker(m):
+    # A line the Swift test that runs the script waits for (it acts on the server's side then).
+    print(m, flush=True)
+
+
 def _unexpected(kind, value, tb):
     # An exception outside a wait (an element gone, the browser crashed): one FAIL line that
     # names it and the last step that passed, then the traceback for whoever reads on.
@@ -94,6 +99,17 @@ class Browser:
                     pass
             fail("timed out waiting for " + what + "; page text:\n"
                  + self.driver.find_element(By.TAG_NAME, "body").text[:self.text_limit])
+
+    def js(self, script, *a):
+        return self.driver.execute_script(script, *a)
+
+    def check_console(self, expected=lambda message: False):
+        """Fails on an error the browser logged (level SEVERE) since the last call, unless
+        `expected(message)` allows it (a refused connection while the test stops the server)."""
+        errors = [e for e in self.driver.get_log("browser")
+                  if e.get("level") == "SEVERE" and not expected(e.get("message", ""))]
+        if errors:
+            fail("the browser logged errors: " + repr(errors))
 
     def click(self, by, selector, what, timeout=10):
         """Finds and clicks an element of a list the page redraws (live frames, the 4 s poll):

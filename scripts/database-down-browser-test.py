@@ -31,7 +31,7 @@ args = ap.parse_args()
 
 os.makedirs(args.screenshots, exist_ok=True)
 browser = Browser(800, 900, on_timeout=lambda: shot("failed"), text_limit=1500)
-driver, wait = browser.driver, browser.wait
+driver, wait, js = browser.driver, browser.wait, browser.js
 
 # Every WebSocket of the page, what it sent and what it got, with the time.
 RECORDER = """
@@ -49,10 +49,6 @@ HEBREW = "הדלת הצפונית פתוחה"
 
 def shot(name):
     driver.save_screenshot(os.path.join(args.screenshots, "down-" + name + ".png"))
-
-
-def js(script, *a):
-    return driver.execute_script(script, *a)
 
 
 def ready():

@@ -55,6 +55,29 @@ def wait_for_stdin_close():
     os._exit(0)
 
 
+class RecordingHandler(BaseHTTPRequestHandler):
+    """What the HTTP counterparts (push, webhook) share: no access log (the JSON lines on stdout
+    are the record), the request body read whole, and answers without a body."""
+
+    def log_message(self, *a):
+        pass
+
+    def body(self):
+        return self.rfile.read(int(self.headers.get("Content-Length", "0")))
+
+    def answer(self, status, location=None):
+        self.send_response(status)
+        self.send_header("Content-Length", "0")
+        if location:
+            self.send_header("Location", location)
+        self.end_headers()
+
+
+def serve_until_stdin_closes(server):
+    threading.Thread(target=wait_for_stdin_close, daemon=True).start()
+    server.serve_forever()
+
+
 # ---------------------------------------------------------------------------------------- push
 def self_signed(ca_path, key_path):
     from cryptography import x509
@@ -141,12 +164,9 @@ def run_push(args):
         subscriptions[name] = {"p256dh": b64url(public), "auth": b64url(auth)}
     seen_flaky = set()
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *a):
-            pass
-
+    class Handler(RecordingHandler):
         def do_POST(self):
-            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            body = self.body()
             name = self.path.strip("/").split("/")[0]
             record = {"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}}
             status = {"ok": 201, "gone": 410}.get(name, 201)
@@ -164,11 +184,7 @@ def run_push(args):
             record.update(verify_vapid(self.headers.get("Authorization"), "https://127.0.0.1:%d" % port))
             record["answered"] = status
             emit(record)
-            self.send_response(status)
-            self.send_header("Content-Length", "0")
-            if status == 201:
-                self.send_header("Location", "/message/1")
-            self.end_headers()
+            self.answer(status, location="/message/1" if status == 201 else None)
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     port = server.server_address[1]
@@ -179,20 +195,16 @@ def run_push(args):
     for name, s in subscriptions.items():
         s["endpoint"] = "%s/%s/%s" % (base, name, b64url(os.urandom(8)))
     emit({"port": port, "ca": args.ca, "subscriptions": subscriptions})
-    threading.Thread(target=wait_for_stdin_close, daemon=True).start()
-    server.serve_forever()
+    serve_until_stdin_closes(server)
 
 
 # ------------------------------------------------------------------------------------- webhook
 def run_webhook(args):
     attempts = {}
 
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *a):
-            pass
-
+    class Handler(RecordingHandler):
         def do_POST(self):
-            body = self.rfile.read(int(self.headers.get("Content-Length", "0")))
+            body = self.body()
             delivery = self.headers.get("X-Staffcast-Delivery", "")
             expected = "sha256=" + hmac.new(args.secret.encode(), body, hashlib.sha256).hexdigest()
             signature = self.headers.get("X-Staffcast-Signature", "")
@@ -209,16 +221,11 @@ def run_webhook(args):
             emit({"path": self.path, "delivery": delivery, "attempt": attempts[delivery],
                   "signature_ok": hmac.compare_digest(expected, signature), "payload": payload,
                   "answered": status})
-            self.send_response(status)
-            self.send_header("Content-Length", "0")
-            if status == 302:
-                self.send_header("Location", "https://hooks.example.org/new-home")
-            self.end_headers()
+            self.answer(status, location="https://hooks.example.org/new-home" if status == 302 else None)
 
     server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     emit({"port": server.server_address[1]})
-    threading.Thread(target=wait_for_stdin_close, daemon=True).start()
-    server.serve_forever()
+    serve_until_stdin_closes(server)
 
 
 # ---------------------------------------------------------------------------------------- smtp

@@ -4,7 +4,7 @@
 import { $, S, dropExpired, expired, save, saveCache, setEventName, t, trim } from "./app-state.js";
 import { hideBanner, render, showBanner } from "./app-render.js";
 import { backoff } from "./backoff.js";
-import { subscribeQuery } from "./subscribe-url.js";
+import { ignoresURLSubscribe, openSocket } from "./subscribe-url.js";
 import { notice, setConn, signedOut } from "./app.js";
 
 // ---- the WebSocket ---------------------------------------------------------------------------
@@ -17,9 +17,8 @@ export function connect() {
   // `hello` and `subscribed` together, one round trip per reconnect instead of two.
   const sub = S.eventId ? nextSubscribe() : null;
   S.urlSub = sub; // sent as a frame after all if `hello` says the server ignored it
-  const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/v1/ws" + (sub ? "?" + subscribeQuery(sub) : "");
   let ws, opened = false;
-  try { ws = new WebSocket(url, ["staffcast.v1", "staffcast.bearer." + S.token]); } catch (_) { return retry(); }
+  try { ws = openSocket(sub, S.token); } catch (_) { return retry(); }
   S.ws = ws;
   ws.onopen = () => {
     opened = true; S.wsOpen = true; S.retry = 0; setConn("live", null, "live"); if (!S.noticeKept) notice("");
@@ -103,8 +102,7 @@ function onFrame(f) {
   switch (f.op) {
     case "hello":
       S.userId = f.user_id; S.name = f.display_name; save();
-      // A server older than subscribing in the URL (a rolling upgrade) ignored it: the frame.
-      if (S.urlSub && !(f.features || []).includes("subscribe_in_url")) send(S.urlSub);
+      if (S.urlSub && ignoresURLSubscribe(f)) send(S.urlSub);
       S.urlSub = null;
       break;
     case "subscribed":

@@ -1,7 +1,7 @@
 // The console's WebSocket: connecting with retries, subscribing with catch-up, and each frame.
 "use strict";
 import { backoff } from "./backoff.js";
-import { subscribeQuery } from "./subscribe-url.js";
+import { ignoresURLSubscribe, openSocket } from "./subscribe-url.js";
 import { S, setConn } from "./console-core.js";
 import { addNotification, addReply, refreshDetail, renderMessages } from "./console-messages.js";
 import { announce, sendFailed, sendSucceeded } from "./console-send.js";
@@ -19,9 +19,8 @@ export function connect() {
   // `hello` and `subscribed` together, one round trip per reconnect instead of two.
   const sub = S.eventId ? nextSubscribe() : null;
   S.urlSub = sub; // sent as a frame after all if `hello` says the server ignored it
-  const url = (location.protocol === "https:" ? "wss://" : "ws://") + location.host + "/v1/ws" + (sub ? "?" + subscribeQuery(sub) : "");
   let ws;
-  try { ws = new WebSocket(url, ["staffcast.v1", "staffcast.bearer." + S.token]); } catch (_) { return scheduleRetry(); }
+  try { ws = openSocket(sub, S.token); } catch (_) { return scheduleRetry(); }
   S.ws = ws;
   // Connected is not live: that waits for `subscribed` (the database may be down).
   ws.onopen = () => {
@@ -81,8 +80,7 @@ function onFrame(f) {
   switch (f.op) {
     case "hello":
       S.me = { id: f.user_id, name: f.display_name };
-      // A server older than subscribing in the URL (a rolling upgrade) ignored it: the frame.
-      if (S.urlSub && !(f.features || []).includes("subscribe_in_url")) wsSend(S.urlSub);
+      if (S.urlSub && ignoresURLSubscribe(f)) wsSend(S.urlSub);
       S.urlSub = null;
       break;
     case "subscribed":
