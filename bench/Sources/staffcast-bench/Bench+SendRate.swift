@@ -4,15 +4,16 @@ import Foundation
 extension Bench {
     /// `connections` keep-alive HTTP connections, one POST at a time each, as fast as answers
     /// come, for DURATION s, no subscribers: sends committed per second and the answer time.
-    func sendrate(connections: Int, target: Double) {
+    func sendrate(connections: Int, target: Double, pipeline: Int = 1) {
         closePool()
         let base = currentBase()
         let cpu0 = serverCPU(), pg0 = postgresCPU(), self0 = Proc.selfCPUSeconds()
         let first0 = Proc.cpuSeconds(o.serverPID)
         let p = HTTPPublisher(host: o.host, port: o.port, token: o.publisherToken, event: o.event, base: base)
-            .run(.flat(duration: o.duration), connections: connections, pipeline: 1)
+            .run(.flat(duration: o.duration), connections: connections, pipeline: pipeline)
         let cpu = serverCPU() - cpu0, pg = postgresCPU() - pg0, client = Proc.selfCPUSeconds() - self0
-        noteSendCost(connections == 1 ? "sendrate1" : "sendrate", p, serverCPU: cpu, firstServerCPU: Proc.cpuSeconds(o.serverPID) - first0, postgresCPU: pg)
+        let key = pipeline > 1 ? "sendrate-pipelined" : connections == 1 ? "sendrate1" : "sendrate"
+        noteSendCost(key, p, serverCPU: cpu, firstServerCPU: Proc.cpuSeconds(o.serverPID) - first0, postgresCPU: pg)
         noteAcks(p, base: base)
         let rate = p.ackRate
         let problems = publisherProblems(p)
@@ -20,7 +21,8 @@ extension Bench {
             + "\(d(rate, 0)) /s; answer p50 \(ms(p.sendToAck.percentileMs(0.5))) p99 \(ms(p.sendToAck.percentileMs(0.99))) max \(ms(p.sendToAck.maxMs)); "
             + "CPU: server \(d(cpu, 2)) s, PostgreSQL \(d(pg, 2)) s, bench client \(d(client, 2)) s"
             + (problems.isEmpty ? "" : "\n  problems: " + problems))
-        let who = connections == 1 ? "one HTTP publisher, one request at a time" : "\(connections) keep-alive HTTP clients, one POST at a time each"
+        let who = pipeline > 1 ? "one HTTP connection, \(pipeline) POSTs pipelined"
+            : connections == 1 ? "one HTTP publisher, one request at a time" : "\(connections) keep-alive HTTP clients, one POST at a time each"
         var notes = "p50 \(ms(p.sendToAck.percentileMs(0.5))), p99 \(ms(p.sendToAck.percentileMs(0.99))), max \(ms(p.sendToAck.maxMs)) (HTTP answer); "
             + "\(grouped(p.acked)) committed of \(grouped(p.sent)) sent over \(num(o.duration)) s; no subscribers; "
             + "CPU server \(d(cpu, 2)) s, PostgreSQL \(d(pg, 2)) s, bench \(d(client, 2)) s"

@@ -296,6 +296,7 @@ final class Bench {
             case "answerstorm": for n in o.readstormN { readstorm(n, answering: true) }
             case "sendrate": sendrate(connections: o.sendrateConnections, target: 20_000)
             case "sendrate1": sendrate(connections: 1, target: 1_000)
+            case "sendrate-pipelined": sendrate(connections: 1, target: 10_000, pipeline: o.httpPipeline)
             case "sendrate-paced": sendratePaced()
             case "catchup": catchup()
             case "sendrate-ws": sendrateWebSocket()

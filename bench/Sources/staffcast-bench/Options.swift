@@ -34,7 +34,8 @@ struct Options {
     /// before the send-rate runs (those add hundreds of thousands of messages to the event, which
     /// would all be unread for the read storm's fresh users), the 64-client send rate last.
     static let fanoutScenarios = ["storm", "memory", "latency10k", "latency1k", "storm-live", "flatout-ws", "flatout-http"]
-    static let durableScenarios = ["readstorm", "answerstorm", "catchup", "sendrate-ws", "sendrate1", "sendrate-paced", "sendrate"]
+    static let durableScenarios = ["readstorm", "answerstorm", "catchup", "sendrate-ws", "sendrate1", "sendrate-pipelined",
+                                   "sendrate-paced", "sendrate"]
     static let allScenarios = fanoutScenarios + durableScenarios
     /// The rows of the side-by-side table with nchan and NATS (bench/peers.sh), in the order
     /// that reuses connections: the storm's 10,000 serve memory and latency10k, latency1k's
@@ -121,9 +122,10 @@ struct Options {
 
         Scenarios (flag or environment variable; defaults in brackets):
           SCENARIOS             storm memory latency10k latency1k flatout-ws flatout-http
-                                readstorm answerstorm catchup sendrate-ws sendrate1 sendrate-paced sendrate
+                                readstorm answerstorm catchup sendrate-ws sendrate1 sendrate-pipelined
+                                sendrate-paced sendrate
                                 ("flatout" = both flat-out runs, "fanout" = the first six (issue 7),
-                                "durable" = the last six (issue 8), "all" = every one = the default,
+                                "durable" = the last eight (issue 8), "all" = every one = the default,
                                 "custom" = legacy; "compare" = the rows of the side-by-side
                                 table with the peers: storm memory latency10k latency1k
                                 flatout-bounded; named only: flatout-bounded, three-servers)
