@@ -1,7 +1,7 @@
-/// What other threads hand a service loop, in two lanes (guarded by the loop's mutex).
+/// What other threads hand a service loop, in three lanes (guarded by the loop's mutex).
 ///
 /// `live` holds fan-out from the change feed (messages, revokes): the loop runs all of it at
-/// every wake-up, before anything else. `work` holds everything else (database answers,
+/// every wake-up, before anything else. `work` holds everything else (other database answers,
 /// subscribe batches, HTTP answers, ticks): the loop moves it to its own backlog and runs it
 /// within a budget per wake-up (`ServiceLoop.drainInbox`), so a reconnect storm's
 /// thousands of answers never sit between a live message and its sockets.
@@ -11,7 +11,8 @@
 /// a long fan-out (`ServiceLoop.runAnswers`), so a publisher's window does not wait for a turn
 /// of writes to end.
 ///
-/// Bounds: `answers` by what can be in flight, as `work`; `live` is kept under `ChangeFeed.maxInboxDepth` by the change feed, which waits
+/// Bounds: `answers` by `max_in_flight_per_connection` per WebSocket (HTTP answers go to
+/// `work`); `live` is kept under `ChangeFeed.maxInboxDepth` by the change feed, which waits
 /// before posting more (the change log keeps the rest); `work` is bounded by what can be in
 /// flight (the worker queue's capacity, `max_in_flight_per_connection` requests per WebSocket,
 /// 16 pipelined requests per HTTP connection).
