@@ -79,17 +79,16 @@ extension ServiceLoop {
 
     /// The loop woke for its inbox (`LWS_CALLBACK_EVENT_WAIT_CANCELLED`).
     func drainInbox() {
-        let (live, answers, work) = inbox.withLock { box -> ([Work], [Work], [Work]) in
+        let (live, work) = inbox.withLock { box -> ([Work], [Work]) in
             defer {
                 box.live.removeAll(keepingCapacity: true)
-                box.answers.removeAll(keepingCapacity: true)
                 box.work.removeAll(keepingCapacity: true)
                 box.wakeAsked = false
             }
-            return (box.live, box.answers, box.work)
+            return (box.live, box.work)
         }
         for item in live { item(self) }
-        for item in answers { item(self) }
+        runAnswers()
         backlog.append(contentsOf: work)
         runBacklog()
     }
@@ -182,16 +181,27 @@ extension ServiceLoop {
         writeAskedSockets()
     }
 
-    /// Runs the answers posted since the loop last looked (`postAnswer`). Cheap when there are
-    /// none (one uncontended lock), so the writes of a fan-out call it every few sockets.
+    /// Runs the answers posted since the loop last looked (`postAnswer`), at most
+    /// `answersPerRun` of them: a read storm's thousands of `read` answers are spread over
+    /// wake-ups and turns (the loop wakes itself for the rest), as storm work is, so live
+    /// fan-out never waits for all of them. Cheap when there are none (one uncontended lock),
+    /// so the writes of a fan-out call it every few sockets.
     func runAnswers() {
-        let answers = inbox.withLock { box -> [Work] in
-            guard !box.answers.isEmpty else { return [] }
-            defer { box.answers.removeAll(keepingCapacity: true) }
-            return box.answers
+        let (answers, more) = inbox.withLock { box -> ([Work], Bool) in
+            guard !box.answers.isEmpty else { return ([], false) }
+            guard box.answers.count > Self.answersPerRun else {
+                defer { box.answers.removeAll(keepingCapacity: true) }
+                return (box.answers, false)
+            }
+            let taken = Array(box.answers.prefix(Self.answersPerRun))
+            box.answers.removeFirst(Self.answersPerRun)
+            return (taken, true)
         }
         for item in answers { item(self) }
+        if more, let context = lws?.context { lws_cancel_service(context) }
     }
+
+    static let answersPerRun = 128
 
     /// Hands the gathered sends to the group commit in one call, in the order they were read;
     /// those it has no room for are answered `unavailable`.
