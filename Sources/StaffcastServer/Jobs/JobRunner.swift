@@ -114,13 +114,13 @@ struct JobRunner: Sendable {
         case .failure(let e): outcome = .failed(e)
         }
         guard let tracer else {
-            loop.postAnswer { $0.jobFinished(job, outcome) }
+            loop.postAnswer { $0.jobAnswered(job, outcome) }
             return
         }
         let posted = MessageTracer.now()
         loop.postAnswer { loop in
             tracer.record(.answer, MessageTracer.now() - posted)
-            loop.jobFinished(job, outcome)
+            loop.jobAnswered(job, outcome)
         }
     }
 

@@ -49,7 +49,7 @@ final class FramedWebSocket {
     /// reading) and for writability (only while `unsent` holds bytes).
     var readInterest = true
     var writeInterest = false
-    /// Listed in the loop's `writeSoon`, to be written at the end of this turn.
+    /// Listed in the loop's `writeSoon` (or `writeFirst`), to be written at the end of this turn.
     var writeAsked = false
 
     init(carrier: Carrier, id: Int, admission: Gatekeeper.Admission, handshakeAnswer: [UInt8]) {

@@ -8,7 +8,7 @@
 ///
 /// `answers` holds the group commits' answers to a client's own requests (`sent`, `read`,
 /// `answered`): one small frame each, run at the loop's next chance, even between the writes of
-/// a long fan-out (`ServiceLoop.runAnswers`, at most 128 at a time), so a publisher's window
+/// a long fan-out (`ServiceLoop.runAnswers`, at most 128 a turn), so a publisher's window
 /// does not wait for a turn of writes to end.
 ///
 /// Bounds: `answers` by `max_in_flight_per_connection` per WebSocket (HTTP answers go to

@@ -70,7 +70,7 @@ extension ServiceLoop {
         if context != 0 { LWSContext.wake(context) }
     }
 
-    /// Items waiting in the inbox (both lanes); the loop's own backlog is not counted.
+    /// Items waiting in the inbox (every lane); the loop's own backlog is not counted.
     var inboxDepth: Int { inbox.withLock { $0.count } }
     /// Live items waiting: what the change feed holds back on.
     var liveDepth: Int { inbox.withLock { $0.live.count } }
@@ -79,6 +79,8 @@ extension ServiceLoop {
 
     /// The loop woke for its inbox (`LWS_CALLBACK_EVENT_WAIT_CANCELLED`).
     func drainInbox() {
+        answersThisTurn = 0
+        answersWakeAsked = false
         let (live, work) = inbox.withLock { box -> ([Work], [Work]) in
             defer {
                 box.live.removeAll(keepingCapacity: true)
@@ -170,6 +172,9 @@ extension ServiceLoop {
     /// (twice PostgreSQL's CPU per subscribe, measured). Last, the plain WebSockets that have
     /// something to write are written (`writeAskedSockets`).
     func turnEnded() {
+        // Answers first: a `sent` may release a publisher's held sends, which then join this
+        // turn's hand-over to the group commit instead of the next turn's.
+        runAnswers()
         if !gatheredSends.isEmpty { flushSends() }
         let live = inbox.withLock { box -> [Work] in
             guard !box.live.isEmpty else { return [] }
@@ -177,31 +182,39 @@ extension ServiceLoop {
             return box.live
         }
         for item in live { item(self) }
-        runAnswers()
         writeAskedSockets()
+        answersThisTurn = 0
+        answersWakeAsked = false
     }
 
     /// Runs the answers posted since the loop last looked (`postAnswer`), at most
-    /// `answersPerRun` of them: a read storm's thousands of `read` answers are spread over
-    /// wake-ups and turns (the loop wakes itself for the rest), as storm work is, so live
-    /// fan-out never waits for all of them. Cheap when there are none (one uncontended lock),
-    /// so the writes of a fan-out call it every few sockets.
+    /// `answersPerTurn` in one turn of the loop (wake-up, callbacks, turn end, with the fan-out's
+    /// writes): a read storm's thousands of `read` answers are spread over turns as storm work
+    /// is (the loop wakes itself once for the rest), so live fan-out never waits for all of
+    /// them. Cheap when there are none (one uncontended lock), so the writes of a fan-out call
+    /// it every few sockets.
     func runAnswers() {
+        let room = Self.answersPerTurn - answersThisTurn
         let (answers, more) = inbox.withLock { box -> ([Work], Bool) in
             guard !box.answers.isEmpty else { return ([], false) }
-            guard box.answers.count > Self.answersPerRun else {
+            guard room > 0 else { return ([], true) }
+            guard box.answers.count > room else {
                 defer { box.answers.removeAll(keepingCapacity: true) }
                 return (box.answers, false)
             }
-            let taken = Array(box.answers.prefix(Self.answersPerRun))
-            box.answers.removeFirst(Self.answersPerRun)
+            let taken = Array(box.answers.prefix(room))
+            box.answers.removeFirst(room)
             return (taken, true)
         }
+        answersThisTurn += answers.count
         for item in answers { item(self) }
-        if more, let context = lws?.context { lws_cancel_service(context) }
+        if more, !answersWakeAsked, let context = lws?.context {
+            answersWakeAsked = true
+            lws_cancel_service(context)
+        }
     }
 
-    static let answersPerRun = 128
+    static let answersPerTurn = 128
 
     /// Hands the gathered sends to the group commit in one call, in the order they were read;
     /// those it has no room for are answered `unavailable`.
@@ -214,10 +227,17 @@ extension ServiceLoop {
         for job in refused { perform(engine.jobRefused(connection: job.connection, ref: job.ref, now: now)) }
     }
 
-    /// A database job's answer, on the loop's thread.
-    func jobFinished(_ job: DatabaseJob, _ outcome: JobOutcome<OutFrame>) {
+    /// A group commit's answer from the answers lane (`postAnswer`): its socket is written
+    /// before the turn's fan-out (`writeFirst`). Other database answers (a storm's `subscribed`
+    /// with history, say) use `jobFinished` and wait behind live fan-out's writes.
+    func jobAnswered(_ job: DatabaseJob, _ outcome: JobOutcome<OutFrame>) {
         answering = true
         defer { answering = false }
+        jobFinished(job, outcome)
+    }
+
+    /// A database job's answer, on the loop's thread.
+    func jobFinished(_ job: DatabaseJob, _ outcome: JobOutcome<OutFrame>) {
         perform(engine.jobCompleted(connection: job.connection, ref: job.ref, outcome: outcome,
                                     now: Self.monotonicNow(), wall: Date()))
     }

@@ -173,6 +173,8 @@ extension ServiceLoop {
                 if !socket.ended { _ = framedWritable(socket) }
             }
         }
+        // Sends an answer released (a publisher under its in-flight cap) go now, not next turn.
+        if !gatheredSends.isEmpty { flushSends() }
         closeEndedPlain()
     }
 

@@ -74,12 +74,18 @@ final class ServiceLoop: @unchecked Sendable {
     /// Plain WebSockets to write at the end of this turn (`writeAskedSockets`); each once
     /// (`FramedWebSocket.writeAsked`), so bounded by the loop's connections.
     var writeSoon: [FramedWebSocket] = []
-    /// Plain WebSockets asked to write by a database answer (`sent`, `read`, a reply): written
-    /// before `writeSoon` at the end of the turn, so that a publisher's acknowledgement does not
-    /// wait behind its own batch's fan-out to every subscriber of the loop. Each once, as above.
+    /// Plain WebSockets asked to write by a group commit's answer (`sent`, `read`, `answered`:
+    /// the answers lane): written before `writeSoon` at the end of the turn, so that a
+    /// publisher's acknowledgement does not wait behind its own batch's fan-out to every
+    /// subscriber of the loop. Each once, as above.
     var writeFirst: [FramedWebSocket] = []
-    /// True while a database answer is performed (`jobFinished`): its writes go to `writeFirst`.
+    /// True while an answer of the answers lane is performed (`jobAnswered`): its writes go to
+    /// `writeFirst`.
     var answering = false
+    /// Answers run in this turn of the loop, against `answersPerTurn`, and whether the loop
+    /// already woke itself for the rest (`runAnswers`).
+    var answersThisTurn = 0
+    var answersWakeAsked = false
     /// Plain WebSockets ended this turn, closed and forgotten at its end.
     var endedPlain: [FramedWebSocket] = []
     /// The scratch buffer (LWS_PRE in front) for bytes written whole through libwebsockets:
@@ -168,8 +174,8 @@ final class ServiceLoop: @unchecked Sendable {
         lws = nil
         poller = nil
         let leftovers = inbox.withLock { box -> [Work] in
-            defer { box.live.removeAll(); box.work.removeAll() }
-            return box.live + box.work
+            defer { box.live.removeAll(); box.work.removeAll(); box.answers.removeAll() }
+            return box.live + box.work + box.answers
         }
         _ = leftovers // frames held by work that will never run are released here
         backlog.removeAll()
