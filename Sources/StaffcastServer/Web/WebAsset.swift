@@ -49,7 +49,33 @@ enum WebAsset: String, CaseIterable, Equatable, Sendable {
     static let contentSecurityPolicy = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
         + "connect-src 'self'; manifest-src 'self'; worker-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-    var bytes: [UInt8] {
+    /// What is served: the file, except the service worker, which the server writes the app
+    /// shell's manifest in front of (`serviceWorkerBytes`).
+    var bytes: [UInt8] { self == .serviceWorker ? Self.serviceWorkerBytes : fileBytes }
+
+    /// The files the staff app's service worker keeps, all of one version or none (sw.js).
+    static let appShell: [WebAsset] = [.appPage, .appStyle, .appText, .appScript, .appState, .appSocket, .appRender, .appPush,
+                                       .appBackground, .backoff, .subscribeURL, .manifest, .iconSVG, .icon192]
+
+    /// Where the app asks for this file (`/app`, `/app/app.js`, …).
+    var appPath: String { self == .appPage ? "/app" : "/app/" + rawValue }
+
+    /// sw.js with this build's shell in front: `SHELL_VERSION` (one tag over every file's) and
+    /// `SHELL_FILES` (path → ETag). A new build of any file is a new worker, which stores the
+    /// whole new set before it replaces the old one, and refuses a file whose ETag is not the
+    /// one named (another server version behind the same address mid-upgrade).
+    private static let serviceWorkerBytes: [UInt8] = {
+        let files = appShell.map { (path: $0.appPath, etag: tag($0.fileBytes)) }
+        // Paths are plain and tags hex in quotes: JSON string escaping is only the quotes.
+        let entries = files.map { "  \"\($0.path)\": \"\($0.etag.replacingOccurrences(of: "\"", with: "\\\""))\"" }
+        let version = tag(Array(files.map(\.etag).joined().utf8)).filter { $0 != "\"" }
+        let head = "\"use strict\";\n// Written by the server (WebAsset.serviceWorkerBytes): this build's app shell.\n"
+            + "const SHELL_VERSION = \"\(version)\";\n"
+            + "const SHELL_FILES = {\n" + entries.joined(separator: ",\n") + "\n};\n"
+        return Array(head.utf8) + PackageResources.sw_js
+    }()
+
+    private var fileBytes: [UInt8] {
         switch self {
         case .consolePage: PackageResources.console_html
         case .consoleScript: PackageResources.console_js
@@ -95,13 +121,16 @@ enum WebAsset: String, CaseIterable, Equatable, Sendable {
     /// A strong validator of the bytes: the same build serves the same tag on every server.
     var etag: String { Self.etags[self] ?? "" }
 
-    private static let etags: [WebAsset: String] = Dictionary(uniqueKeysWithValues: allCases.map { asset in
-        // FNV-1a (64 bit): a cache validator that changes when the file does, not a security measure.
+    private static let etags: [WebAsset: String] = Dictionary(uniqueKeysWithValues: allCases.map { ($0, tag($0.bytes)) })
+
+    /// FNV-1a (64 bit) in quotes: a cache validator that changes when the bytes do, not a
+    /// security measure.
+    private static func tag(_ bytes: [UInt8]) -> String {
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in asset.bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
+        for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3 }
         let hex = String(hash, radix: 16)
-        return (asset, "\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\"")
-    })
+        return "\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\""
+    }
 
     /// The answer to a GET (or HEAD): `304` without a body when `ifNoneMatch` names the current
     /// tag, else the file. `no-cache`: the browser keeps it but asks each time, so a new server

@@ -2,32 +2,44 @@
 // network (the messages themselves are kept by app.js in localStorage), and shows Web Push
 // messages when the server sends them (docs/protocol.md, Web Push). Never touches the API.
 "use strict";
-const SHELL = "staffcast-shell";
-const FILES = ["/app", "/app/app.css", "/app/app-text.js", "/app/app.js", "/app/app-state.js", "/app/app-socket.js",
-  "/app/app-render.js", "/app/app-push.js", "/app/app-background.js", "/app/backoff.js", "/app/subscribe-url.js", "/app/manifest.webmanifest",
-  "/app/icon.svg", "/app/icon-192.png"];
+// The server writes SHELL_VERSION and SHELL_FILES (path → ETag: every file of this build of the
+// app) in front of this file (WebAsset.serviceWorkerBytes), so any new file is a new worker.
+const SHELL = "staffcast-shell-" + SHELL_VERSION;
 
+// A new version is stored whole before it is used: every file is fetched, and checked to be the
+// one this worker names, before any is kept. A phone that loses the network half-way (or meets
+// another server version mid-upgrade) keeps the version it had, whole, and tries again at its
+// next start; files of two versions are never served together.
 self.addEventListener("install", (e) => {
-  e.waitUntil(caches.open(SHELL).then((c) => c.addAll(FILES.map((f) => new Request(f, { cache: "no-cache" })))).then(() => self.skipWaiting()));
+  e.waitUntil(storeShell().then(() => self.skipWaiting()));
 });
+async function storeShell() {
+  const fetched = await Promise.all(Object.entries(SHELL_FILES).map(async ([path, etag]) => {
+    const r = await fetch(new Request(path, { cache: "no-cache" }));
+    if (!r.ok || r.headers.get("etag") !== etag) throw new Error("not this version's " + path + ": " + r.status + " " + r.headers.get("etag"));
+    return [path, r];
+  }));
+  const cache = await caches.open(SHELL);
+  try {
+    await Promise.all(fetched.map(([path, r]) => cache.put(path, r)));
+  } catch (err) {
+    await caches.delete(SHELL); // out of storage: no half-stored version is left behind
+    throw err;
+  }
+}
 self.addEventListener("activate", (e) => {
   e.waitUntil(caches.keys().then((keys) => Promise.all(keys.filter((k) => k !== SHELL).map((k) => caches.delete(k)))).then(() => self.clients.claim()));
 });
 
-// The shell: answered from the cache at once when there (a stadium's network can be slow), and
-// refreshed from the server behind it (the server revalidates with its ETag), so the next start
-// has the newest files. Without a cached copy, the network.
+// The shell: answered from this version's cache (a stadium's network can be slow or gone); a new
+// version arrives as a new worker (the browser checks sw.js at every start: it is served
+// no-cache). Without a cached copy, the network.
 self.addEventListener("fetch", (e) => {
   const url = new URL(e.request.url);
   if (e.request.method !== "GET" || url.origin !== location.origin) return;
   if (!(url.pathname === "/app" || url.pathname === "/app/" || url.pathname.startsWith("/app/"))) return;
   const key = url.pathname === "/app/" ? "/app" : url.pathname;
-  e.respondWith(caches.open(SHELL).then(async (cache) => {
-    const cached = await cache.match(key);
-    const fresh = fetch(e.request, { cache: "no-cache" }).then((r) => { if (r.ok) cache.put(key, r.clone()); return r; });
-    if (cached) { e.waitUntil(fresh.catch(() => {})); return cached; }
-    return fresh;
-  }));
+  e.respondWith(caches.open(SHELL).then((cache) => cache.match(key)).then((cached) => cached || fetch(e.request)));
 });
 
 // A push: `{"op":"message","message": Message}`, or a correction of one pushed before (same
