@@ -164,7 +164,8 @@ extension ServiceLoop {
             if case .refuse(let e) = outcome { refusal = e }
             loop.api.handle(request, peer: peer, refusal: refusal) { [weak loop] response in
                 let bytes = response.serialized(keepAlive: keepAlive, headOnly: headOnly)
-                loop?.post { l in l.answer(fd: fd, serial: serial, slot: slot, bytes) }
+                // The answers lane: written between a long fan-out's writes, not after them.
+                loop?.postAnswer { l in l.answer(fd: fd, serial: serial, slot: slot, bytes) }
             }
         }
         let check = resolver.check(request.head.bearerToken, peer: peer) { [weak self] outcome in

@@ -42,9 +42,10 @@ extension ServiceLoop {
         }
     }
 
-    /// A group commit's answer to a client's own request: run at the loop's next wake-up, at
-    /// the end of its turn, or between the writes of a long fan-out (`runAnswers`), whichever
-    /// comes first, and written before the fan-out (`writeFirst`).
+    /// The answer to a client's own request (a group commit's on a WebSocket, any HTTP one):
+    /// run at the loop's next wake-up, at the end of its turn, or between the writes of a long
+    /// fan-out (`runAnswers`), whichever comes first. A WebSocket's is written before the
+    /// fan-out (`jobAnswered`, `writeFirst`); an HTTP answer is written as it runs.
     func postAnswer(_ work: @escaping Work) {
         inbox.withLock { box in
             box.answers.append(work)
