@@ -155,8 +155,8 @@ extension ServiceLoop {
     /// The end of a turn: every plain WebSocket the engine asked to write is written (a socket
     /// with more to say asks again and is written again, until the engine has nothing more or
     /// the kernel takes nothing more; each engine queue is bounded, so this ends), then the
-    /// ended ones are closed and forgotten. Those a database answer asked for go first
-    /// (`writeFirst`), and every `socketsBetweenAnswers` sockets the answers that arrived
+    /// ended ones are closed and forgotten. Those an answer of the answers lane asked for go
+    /// first (`writeFirst`), and every `socketsBetweenAnswers` sockets the answers that arrived
     /// meanwhile are run and written: a fan-out to 5,000 sockets is ~5 ms of writes, and a
     /// publisher's window waits for its `sent`.
     func writeAskedSockets() {
@@ -180,7 +180,7 @@ extension ServiceLoop {
 
     static let socketsBetweenAnswers = 64
 
-    /// Writes the sockets a database answer asked to write (`writeFirst`).
+    /// Writes the sockets an answer of the answers lane asked to write (`writeFirst`).
     private func writeFirstAsked() {
         while !writeFirst.isEmpty {
             let asked = writeFirst
