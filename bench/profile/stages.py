@@ -50,7 +50,8 @@ def parse(lines):
                 yield sample, frames
             sample, frames = None, []
             continue
-        if not line.startswith((" ", "\t")):
+        # A frame starts with a tab; a sample's header may start with spaces (perf pads the tid).
+        if not line.startswith("\t"):
             parts = line.split()
             sample = (int(parts[0]), float(parts[1].rstrip(":")) if len(parts) > 1 else 0.0)
             frames = []
