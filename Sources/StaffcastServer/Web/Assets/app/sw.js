@@ -16,7 +16,9 @@ self.addEventListener("install", (e) => {
 async function storeShell() {
   const fetched = await Promise.all(Object.entries(SHELL_FILES).map(async ([path, etag]) => {
     const r = await fetch(new Request(path, { cache: "no-cache" }));
-    if (!r.ok || r.headers.get("etag") !== etag) throw new Error("not this version's " + path + ": " + r.status + " " + r.headers.get("etag"));
+    // A compressing proxy makes the tag weak (W/"…"); one that drops it leaves nothing to check.
+    const tag = (r.headers.get("etag") || "").replace(/^W\//, "");
+    if (!r.ok || (tag && tag !== etag)) throw new Error("not this version's " + path + ": " + r.status + " " + tag);
     return [path, r];
   }));
   const cache = await caches.open(SHELL);
