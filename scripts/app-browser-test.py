@@ -4,7 +4,7 @@ Selenium), run by Tests/StaffcastIntegrationTests/AppBrowserTests.swift against 
 started; the Swift test sends the messages and checks the organiser's side over HTTP.
 
 Opens the invite link, joins as "Pat Phone" and lands in /app signed in, its service worker keeping
-exactly this build's files (those /app/sw.js names, with their ETags) under this build's name; sees a live message as
+exactly this build's files (those /app/sw.js names, by their SHA-256) under this build's name; sees a live message as
 a banner coloured by its priority with the unread count in the title, marks it read and replies
 (prints READ_AND_REPLIED), answers a poll (ANSWERED); an emergency takes the screen and vibrates until acknowledged
 (ACKNOWLEDGED); a second emergency read on the same person's other device stops ringing here too
@@ -76,7 +76,8 @@ try:
     if stored["token"] in driver.current_url:
         fail("the token is in the URL")
     wait(lambda: js("return navigator.serviceWorker.controller !== null"), "the service worker to control the app", timeout=30)
-    # It keeps this build's files whole, under this build's name, each the one the worker names.
+    # It keeps this build's files whole, under this build's name, each byte for byte the one the
+    # worker names (by SHA-256).
     served = urllib.request.urlopen(args.url.rstrip("/") + "/app/sw.js", timeout=10).read().decode()
     version = re.search(r'const SHELL_VERSION = "([0-9a-f]+)";', served)
     files = re.search(r"const SHELL_FILES = (\{.*?\});", served, re.S)
@@ -84,16 +85,20 @@ try:
         fail("sw.js does not carry this build's shell: %r" % served[:300])
     files = json.loads(files.group(1))
     kept = driver.execute_async_script("""const done = arguments[arguments.length - 1];
+        const hex = (b) => Array.from(new Uint8Array(b), (x) => x.toString(16).padStart(2, "0")).join("");
         (async () => {
             const out = {names: await caches.keys(), files: {}};
             for (const name of out.names) {
                 const cache = await caches.open(name);
-                for (const r of await cache.keys()) out.files[name + " " + new URL(r.url).pathname] = (await cache.match(r)).headers.get("etag");
+                for (const r of await cache.keys()) {
+                    const body = await (await cache.match(r)).arrayBuffer();
+                    out.files[name + " " + new URL(r.url).pathname] = hex(await crypto.subtle.digest("SHA-256", body));
+                }
             }
             return out;
         })().then(done, (e) => done({error: String(e)}));""")
     name = "staffcast-shell-" + version.group(1)
-    if kept.get("names") != [name] or kept.get("files") != {name + " " + p: tag for p, tag in files.items()}:
+    if kept.get("names") != [name] or kept.get("files") != {name + " " + p: digest for p, digest in files.items()}:
         fail("the service worker's cache is not exactly this build's shell %s: %r" % (name, kept))
     step("joined through the invite link; /app is signed in, live, and controlled by its service worker, "
          "which keeps this build's %d files under %s" % (len(files), name))

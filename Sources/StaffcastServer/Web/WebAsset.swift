@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 
 /// The files of the organiser's web console and of the staff app (docs/protocol.md, Web console,
@@ -60,20 +61,28 @@ enum WebAsset: String, CaseIterable, Equatable, Sendable {
     /// Where the app asks for this file (`/app`, `/app/app.js`, …).
     var appPath: String { self == .appPage ? "/app" : "/app/" + rawValue }
 
-    /// sw.js with this build's shell in front: `SHELL_VERSION` (one tag over every file's) and
-    /// `SHELL_FILES` (path → ETag). A new build of any file is a new worker, which stores the
-    /// whole new set before it replaces the old one, and refuses a file whose ETag is not the
-    /// one named (another server version behind the same address mid-upgrade).
+    /// sw.js with this build's shell in front: `SHELL_FILES` (path → SHA-256 of the file, hex)
+    /// and `SHELL_VERSION` (one digest over them). A new build of any file is a new worker,
+    /// which stores the whole new set before it replaces the old one, and refuses a file whose
+    /// bytes are not the ones named (another server version mid-upgrade, a captive portal's
+    /// page, a proxy's rewrite: the check is of the content, which any proxy leaves as is).
     private static let serviceWorkerBytes: [UInt8] = {
-        let files = appShell.map { (path: $0.appPath, etag: tag($0.fileBytes)) }
-        // Paths are plain and tags hex in quotes: JSON string escaping is only the quotes.
-        let entries = files.map { "  \"\($0.path)\": \"\($0.etag.replacingOccurrences(of: "\"", with: "\\\""))\"" }
-        let version = tag(Array(files.map(\.etag).joined().utf8)).filter { $0 != "\"" }
+        let files = appShell.map { (path: $0.appPath, digest: sha256Hex($0.fileBytes)) }
+        // Paths are plain and digests hex: nothing to escape in the JavaScript literal.
+        let entries = files.map { "  \"\($0.path)\": \"\($0.digest)\"" }
+        let version = String(sha256Hex(Array(files.map(\.digest).joined().utf8)).prefix(16))
         let head = "\"use strict\";\n// Written by the server (WebAsset.serviceWorkerBytes): this build's app shell.\n"
             + "const SHELL_VERSION = \"\(version)\";\n"
             + "const SHELL_FILES = {\n" + entries.joined(separator: ",\n") + "\n};\n"
         return Array(head.utf8) + PackageResources.sw_js
     }()
+
+    private static func sha256Hex(_ bytes: [UInt8]) -> String {
+        SHA256.hash(data: bytes).map { byte in
+            let hex = String(byte, radix: 16)
+            return byte < 16 ? "0" + hex : hex
+        }.joined()
+    }
 
     private var fileBytes: [UInt8] {
         switch self {

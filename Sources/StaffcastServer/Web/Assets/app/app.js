@@ -113,10 +113,24 @@ async function checkIn(eventId, zone) {
 }
 
 // ---- start -----------------------------------------------------------------------------------
+// The service worker keeps the app for offline starts and shows pushes. An install that fails
+// (the network went half-way, a server mid-upgrade) is tried again while the app stays open:
+// after 5 s doubling to 5 min, until a worker controls this page.
+function registerWorker(attempt) {
+  if (!("serviceWorker" in navigator)) return;
+  const again = () => {
+    if (!navigator.serviceWorker.controller) setTimeout(() => registerWorker(attempt + 1), Math.min(300000, 5000 * 2 ** attempt));
+  };
+  navigator.serviceWorker.register("/app/sw.js", { scope: "/app" }).then((reg) => {
+    const w = reg.installing;
+    if (w) w.addEventListener("statechange", () => { if (w.state === "redundant") again(); });
+  }, again);
+}
+
 // Which page this is: an invite link, a check-in QR code, or the app itself.
 function boot() {
   applyText();
-  if ("serviceWorker" in navigator) navigator.serviceWorker.register("/app/sw.js", { scope: "/app" }).catch(() => {});
+  registerWorker(0);
   const join = location.pathname.match(/^\/join\/([A-Za-z0-9_-]{22})$/);
   if (join) { joinMode(join[1]); return; }
   const checkin = location.pathname.match(/^\/checkin\/([0-9a-f-]{36})\/([^/]+)$/);

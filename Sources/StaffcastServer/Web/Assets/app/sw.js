@@ -2,46 +2,53 @@
 // network (the messages themselves are kept by app.js in localStorage), and shows Web Push
 // messages when the server sends them (docs/protocol.md, Web Push). Never touches the API.
 "use strict";
-// The server writes SHELL_VERSION and SHELL_FILES (path → ETag: every file of this build of the
-// app) in front of this file (WebAsset.serviceWorkerBytes), so any new file is a new worker.
+// The server writes SHELL_FILES (path → SHA-256 of the file: every file of this build of the app)
+// and SHELL_VERSION in front of this file (WebAsset.serviceWorkerBytes), so any new file is a
+// new worker.
 const SHELL = "staffcast-shell-" + SHELL_VERSION;
 
-// A new version is stored whole before it is used: every file is fetched, and checked to be the
-// one this worker names, before any is kept. A phone that loses the network half-way (or meets
-// another server version mid-upgrade) keeps the version it had, whole, and tries again at its
-// next start; files of two versions are never served together.
+// A new version is stored whole before it is used: every file is fetched, and its bytes checked
+// to be the ones this worker names, before any is kept. A phone that loses the network half-way,
+// meets another server version mid-upgrade, or is handed a captive portal's page keeps the
+// version it had, whole (the app registers again later: app.js); files of two versions are
+// never served together.
 self.addEventListener("install", (e) => {
   e.waitUntil(storeShell().then(() => self.skipWaiting()));
 });
 async function storeShell() {
-  const fetched = await Promise.all(Object.entries(SHELL_FILES).map(async ([path, etag]) => {
+  const fetched = await Promise.all(Object.entries(SHELL_FILES).map(async ([path, digest]) => {
     const r = await fetch(new Request(path, { cache: "no-cache" }));
-    // A compressing proxy makes the tag weak (W/"…"); one that drops it leaves nothing to check.
-    const tag = (r.headers.get("etag") || "").replace(/^W\//, "");
-    if (!r.ok || (tag && tag !== etag)) throw new Error("not this version's " + path + ": " + r.status + " " + tag);
+    if (!r.ok || r.redirected || (await sha256(r.clone())) !== digest) throw new Error("not this version's " + path + ": " + r.status);
     return [path, r];
   }));
+  // Only sw.js changed: the same name, whose cache the running worker serves from. Not deleted
+  // on a failure then.
+  const existed = await caches.has(SHELL);
   const cache = await caches.open(SHELL);
   try {
     await Promise.all(fetched.map(([path, r]) => cache.put(path, r)));
   } catch (err) {
-    await caches.delete(SHELL); // out of storage: no half-stored version is left behind
+    if (!existed) await caches.delete(SHELL); // out of storage: no half-stored version is left behind
     throw err;
   }
+}
+async function sha256(response) {
+  const digest = new Uint8Array(await crypto.subtle.digest("SHA-256", await response.arrayBuffer()));
+  return Array.from(digest, (b) => b.toString(16).padStart(2, "0")).join("");
 }
 self.addEventListener("activate", (e) => {
   e.waitUntil(caches.keys().then((keys) => Promise.all(keys.filter((k) => k !== SHELL).map((k) => caches.delete(k)))).then(() => self.clients.claim()));
 });
 
 // The shell: answered from this version's cache (a stadium's network can be slow or gone); a new
-// version arrives as a new worker (the browser checks sw.js at every start: it is served
+// version arrives as a new worker (the browser checks sw.js when the app starts: it is served
 // no-cache). Without a cached copy, the network.
 self.addEventListener("fetch", (e) => {
   const url = new URL(e.request.url);
   if (e.request.method !== "GET" || url.origin !== location.origin) return;
   if (!(url.pathname === "/app" || url.pathname === "/app/" || url.pathname.startsWith("/app/"))) return;
   const key = url.pathname === "/app/" ? "/app" : url.pathname;
-  e.respondWith(caches.open(SHELL).then((cache) => cache.match(key)).then((cached) => cached || fetch(e.request)));
+  e.respondWith(caches.match(key, { cacheName: SHELL }).then((cached) => cached || fetch(e.request)));
 });
 
 // A push: `{"op":"message","message": Message}`, or a correction of one pushed before (same
