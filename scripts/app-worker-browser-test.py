@@ -119,53 +119,40 @@ try:
     driver.get(base + "/app/page.html")
     first = "staffcast-shell-" + version.group(1)
 
+    def case(serve, ended, caches, said, mark):
+        """Serves the files `serve`, installs, and checks how the install ended and what is kept."""
+        served["files"] = serve
+        state = install()
+        if state != ended:
+            fail("%s: the install ended %r, not %r" % (said, state, ended))
+        if kept() != caches:
+            fail("%s: the caches hold %r" % (said, kept()))
+        step(said)
+        marker(mark)
+
+    def with_file(base, path, extra):
+        changed = dict(base)
+        changed[path] = base[path] + extra
+        return changed
+
     # 1. The first install meets a file that is not the one named: nothing is stored.
-    served["files"]["/app/app.css"] = originals["/app/app.css"] + b"\n/* another build */\n"
-    state = install()
-    if state != "redundant":
-        fail("the install with a wrong app.css ended %r, not refused" % state)
-    if kept():
-        fail("a refused install left caches behind: %r" % kept())
-    step("a first install that meets a file of another build is refused and stores nothing")
-    marker("REFUSED")
-
+    case(with_file(originals, "/app/app.css", b"\n/* another build */\n"), "redundant", {},
+         "a first install that meets a file of another build is refused and stores nothing", "REFUSED")
     # 2. The same build served right: exactly its files, under its name.
-    served["files"] = dict(originals)
-    state = install()
-    if state != "activated":
-        fail("the install with the right files ended %r" % state)
-    if kept() != {first: files}:
-        fail("the worker does not keep exactly this build: %r" % kept())
-    step("with the right files it keeps exactly this build's %d files under %s" % (len(files), first))
-    marker("STORED")
-
+    case(dict(originals), "activated", {first: files},
+         "with the right files it keeps exactly this build's %d files under %s" % (len(files), first), "STORED")
     # 3. A new build (another app.js, so another digest and SHELL_VERSION) while its app.css is
     # wrong: the update fails and the first build stays whole.
-    new_files = dict(originals)
-    new_files["/app/app.js"] = originals["/app/app.js"] + b"\n// the next build\n"
+    new_files = with_file(originals, "/app/app.js", b"\n// the next build\n")
     new_digests = digests(new_files)
     second = "staffcast-shell-" + "2" * 16
     served["worker"] = worker.replace(version.group(0), 'const SHELL_VERSION = "%s";' % ("2" * 16)).replace(
         named.group(1), json.dumps(new_digests, indent=1))
-    served["files"] = dict(new_files)
-    served["files"]["/app/app.css"] = originals["/app/app.css"] + b"\n/* half-way */\n"
-    state = install()
-    if state != "redundant":
-        fail("the update with a wrong app.css ended %r, not refused" % state)
-    if kept() != {first: files}:
-        fail("a refused update did not leave the first build whole and alone: %r" % kept())
-    step("an update that meets a wrong file is refused; the first build stays whole and alone")
-    marker("KEPT")
-
+    case(with_file(new_files, "/app/app.css", b"\n/* half-way */\n"), "redundant", {first: files},
+         "an update that meets a wrong file is refused; the first build stays whole and alone", "KEPT")
     # 4. The new build served right: it replaces the first.
-    served["files"] = dict(new_files)
-    state = install()
-    if state != "activated":
-        fail("the update with the right files ended %r" % state)
-    if kept() != {second: new_digests}:
-        fail("the new build did not replace the first: %r" % kept())
-    step("the new build, served right, replaces the first (%s kept, %s deleted)" % (second, first))
-    marker("UPDATED")
+    case(new_files, "activated", {second: new_digests},
+         "the new build, served right, replaces the first (%s kept, %s deleted)" % (second, first), "UPDATED")
     print("OK", flush=True)
 finally:
     origin.shutdown()
