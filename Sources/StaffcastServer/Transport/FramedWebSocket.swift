@@ -51,6 +51,11 @@ final class FramedWebSocket {
     var writeInterest = false
     /// Listed in the loop's `writeSoon` (or `writeFirst`), to be written at the end of this turn.
     var writeAsked = false
+    /// The kernel held nothing of it at the last sample (`ServiceLoop.tick`) and nothing was
+    /// written since: its queue cannot have grown, so the next sample is skipped (an idle
+    /// socket costs no ioctl a second). Plain sockets only: libwebsockets writes a TLS
+    /// socket's buffered bytes on its own.
+    var kernelQueueEmpty = false
 
     init(carrier: Carrier, id: Int, admission: Gatekeeper.Admission, handshakeAnswer: [UInt8]) {
         self.carrier = carrier

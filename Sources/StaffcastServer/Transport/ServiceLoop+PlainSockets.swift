@@ -36,6 +36,7 @@ extension ServiceLoop {
         case .tls(let wsi):
             return lws_write(wsi, UnsafeMutablePointer(mutating: bytes), count, staffcast_lws_write_raw()) >= count
         case .plain(let fd):
+            socket.kernelQueueEmpty = false
             if socket.holdsUnsent {
                 socket.unsent.append(contentsOf: UnsafeBufferPointer(start: bytes, count: count))
                 return true

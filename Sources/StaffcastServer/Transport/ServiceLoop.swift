@@ -235,10 +235,15 @@ final class ServiceLoop: @unchecked Sendable {
         held.withLock { $0 = http.count + sockets.count }
         resumeAccepting()
         // Sample every socket's kernel send queue (one ioctl each) for the write-stall policy.
-        // What we hold unsent counts too.
-        for (id, socket) in sockets where !socket.ended {
+        // What we hold unsent counts too. A plain socket empty at its last sample with nothing
+        // written since is still empty: skipped (the engine's stall clock restarts anyway when
+        // its queue next fills: `FanoutEngine.enqueue`).
+        for (id, socket) in sockets where !socket.ended && !socket.kernelQueueEmpty {
             let fd = descriptor(socket)
-            if fd >= 0 { engine.socketQueued(id, bytes: Int(max(0, sc_send_queue(fd))) + socket.unsentCount, now: now) }
+            guard fd >= 0 else { continue }
+            let queued = Int(max(0, sc_send_queue(fd))) + socket.unsentCount
+            engine.socketQueued(id, bytes: queued, now: now)
+            if queued == 0, case .plain = socket.carrier { socket.kernelQueueEmpty = true }
         }
         framedTick(now: now)
         perform(engine.tick(now: now, wall: Date()))
