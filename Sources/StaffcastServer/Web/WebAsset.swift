@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import StaffcastCore
 
 /// The files of the organiser's web console and of the staff app (docs/protocol.md, Web console,
 /// The staff app), kept as plain
@@ -78,10 +79,12 @@ enum WebAsset: String, CaseIterable, Equatable, Sendable {
     }()
 
     private static func sha256Hex(_ bytes: [UInt8]) -> String {
-        SHA256.hash(data: bytes).map { byte in
-            let hex = String(byte, radix: 16)
-            return byte < 16 ? "0" + hex : hex
-        }.joined()
+        var hex: [UInt8] = []
+        for byte in SHA256.hash(data: bytes) {
+            hex.append(HexDigit.lowercase[Int(byte >> 4)])
+            hex.append(HexDigit.lowercase[Int(byte & 0x0F)])
+        }
+        return String(decoding: hex, as: UTF8.self)
     }
 
     private var fileBytes: [UInt8] {
