@@ -112,7 +112,7 @@ final class DatabaseDownTests: XCTestCase {
 }
 
 extension Fixture {
-    static func count(conninfo: String, _ sql: String) throws -> Int {
-        try PGConnection(conninfo: conninfo).query(sql).int(0, 0) ?? -1
+    static func count(conninfo: String, _ sql: String, _ params: [String?] = []) throws -> Int {
+        try PGConnection(conninfo: conninfo).query(sql, params).int(0, 0) ?? -1
     }
 }
