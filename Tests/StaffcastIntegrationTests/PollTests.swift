@@ -79,6 +79,38 @@ final class PollTests: IntegrationTestCase {
         XCTAssertEqual(history.first { $0.id == poll.id }?.answer, 0)
     }
 
+    /// Two answers of one person in one group commit: the later one counts, as its `answered`
+    /// said. The attack round found "I am safe" then "I need help", sent back to back by 30
+    /// people, stored as 30 safe and no help notification: the batch kept whichever answer the
+    /// access query returned last, in no set order.
+    func testTheLaterOfTwoAnswersInOneBatchCounts() throws {
+        let r = try send(["message": "Are you safe?", "poll": ["options": "safe"], "priority": "urgent"])
+        let check = try JSONDecoder().decode(StaffMessage.self, from: r.body)
+        var batch: [Store.PendingAnswer] = []
+        var expected: [UUID: Int] = [:]
+        for i in 0..<30 {
+            let person = try fixture.person("Steward \(i)").id
+            // Half change their mind to "I need help", half the other way round.
+            let (first, then) = i % 2 == 0 ? (0, 1) : (1, 0)
+            batch.append(Store.PendingAnswer(user: person, message: check.id, option: first))
+            batch.append(Store.PendingAnswer(user: person, message: check.id, option: then))
+            expected[person] = then
+        }
+        // A hash join (what the planner picks once event_access is large) returns the rows of
+        // one bucket latest first; force it here, where the tables are small.
+        try fixture.store.conn.execute("SET enable_nestloop = off; SET enable_mergejoin = off")
+        defer { _ = try? fixture.store.conn.execute("RESET enable_nestloop; RESET enable_mergejoin") }
+        let outcomes = try fixture.store.answerBatch(batch)
+        XCTAssertEqual(outcomes.filter { (try? $0.get()) == fixture.event }.count, 60, "every answer is answered")
+        let stored = try fixture.store.conn.query("SELECT user_id, option FROM poll_answers WHERE message_id = $1",
+                                                  [check.id.uuidString.lowercased()])
+        var got: [UUID: Int] = [:]
+        for row in 0..<stored.rowCount { if let u = stored.uuid(row, 0) { got[u] = stored.int(row, 1) } }
+        XCTAssertEqual(got, expected, "each person's later answer is stored")
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM notifications WHERE type = 'help' AND data->>'message_id' = $1",
+                                         [check.id.uuidString.lowercased()]), 15 * 2, "15 need help, told to the admin and the owner")
+    }
+
     /// An expired poll is closed: a late answer changed counts an organiser may already have
     /// reported (attack round 3).
     func testAnExpiredPollTakesNoMoreAnswers() throws {

@@ -55,7 +55,10 @@ extension Store {
                 ok.append(i)
             }
             guard !ok.isEmpty else { return }
-            // The last answer of a user to a message in this batch wins.
+            // The last answer of a user to a message in this batch wins: "I am safe" then "I
+            // need help" must store help. The query's rows come in no set order, so order them
+            // as the answers arrived first.
+            ok.sort()
             var last: [AnswerKey: Int] = [:]
             for i in ok { last[AnswerKey(user: answers[i].user, message: answers[i].message)] = i }
             let chosen = ok.filter { last[AnswerKey(user: answers[$0].user, message: answers[$0].message)] == $0 }
