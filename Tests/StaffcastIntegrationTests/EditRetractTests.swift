@@ -43,6 +43,41 @@ final class EditRetractTests: IntegrationTestCase {
         XCTAssertEqual(try fixture.store.messageVersions(as: fixture.staff, messageID: m.id), [], "the audit is for organisers")
     }
 
+    /// Requests sent back to back on one connection are carried out in the order sent: the
+    /// attack round sent five edits of one message without waiting and the second one stuck
+    /// (they ran on several database workers at once), and four replies left an earlier one as
+    /// the person's latest.
+    func testEditsAndRepliesSentBackToBackAreCarriedOutInOrder() throws {
+        let m = try send("Meet at gate 1")
+        let admin = try server.connect(fixture.adminToken)
+        for i in 0..<8 {
+            try admin.send(["op": "edit", "ref": "e\(i)", "message_id": m.id.uuidString, "message": "Meet at gate \(i + 2)"])
+        }
+        var refs: [String?] = []
+        for _ in 0..<8 {
+            guard case .messageUpdated(let ref, _) = try admin.expect("message_updated") else { return XCTFail() }
+            refs.append(ref)
+        }
+        XCTAssertEqual(refs, (0..<8).map { "e\($0)" }, "answered in the order sent")
+        let versions = try fixture.store.messageVersions(as: fixture.owner, messageID: m.id)
+        XCTAssertEqual(versions.map(\.newMessage), (0..<8).map { "Meet at gate \($0 + 2)" }, "carried out in the order sent")
+        XCTAssertEqual(try server.connect(fixture.staffToken).subscribe(fixture.event).history.first?.message, "Meet at gate 9")
+
+        let staff = try server.connect(fixture.staffToken)
+        let statuses = ["on_my_way", "running_late", "cannot_make_it", "done"]
+        for (i, status) in statuses.enumerated() {
+            try staff.send(["op": "reply", "ref": "r\(i)", "message_id": m.id.uuidString, "status": status])
+        }
+        var replied: [String?] = []
+        for _ in statuses {
+            guard case .replied(let ref, _) = try staff.expect("replied") else { return XCTFail() }
+            replied.append(ref)
+        }
+        XCTAssertEqual(replied, ["r0", "r1", "r2", "r3"])
+        let latest = try server.api(fixture.ownerToken).call("GET", "/v1/messages/\(m.id.uuidString.lowercased())/replies")
+        XCTAssertTrue(String(decoding: latest, as: UTF8.self).contains(#""status":"done""#), String(decoding: latest, as: UTF8.self))
+    }
+
     /// A phone offline while "Meet at gate 7" was corrected and another message retracted
     /// caught up with neither (attack round 3): an edit keeps its seq, so a catch-up after
     /// since_seq never carried it, and a retracted emergency kept ringing. The subscribe now

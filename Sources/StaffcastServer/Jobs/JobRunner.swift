@@ -13,11 +13,14 @@ struct JobRunner: Sendable {
     let reads: ReadBatcher
     let answers: AnswerBatcher
     let replyLimits: ReplyLimits
+    /// A connection's other jobs (edit, reply, retract, history, …) run in the order sent.
+    let order: ConnectionOrder
     let logger: Logger
     let metrics: ServerMetrics
 
     /// Queues `job`; false when the worker queue is full (nothing was done). Sends and marks
-    /// go to their group commits (`SendBatcher`, `ReadBatcher`).
+    /// go to their group commits (`SendBatcher`, `ReadBatcher`), which keep their order; any
+    /// other job runs after the connection's earlier ones (`ConnectionOrder`).
     func submit(_ job: DatabaseJob, replyTo loop: ServiceLoop) -> Bool {
         if job.isGroupCommittedSend {
             return submitSends([GatheredSend(job: job, receivedAt: loop.frameReceivedAt)], replyTo: loop).isEmpty
@@ -56,7 +59,7 @@ struct JobRunner: Sendable {
         }
         let logger = self.logger
         let metrics = self.metrics
-        return workers.submit { session in
+        return order.submit(connection: job.connection) { session in
             let started = ServiceLoop.monotonicNow()
             let outcome: JobOutcome<OutFrame>
             do {

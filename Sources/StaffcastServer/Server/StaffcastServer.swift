@@ -116,7 +116,7 @@ public final class StaffcastServer: @unchecked Sendable {
         let answers = AnswerBatcher(.answers, workers: workers, capacity: configuration.jobQueueCapacity, logger: logger, metrics: metrics)
         let replyLimits = ReplyLimits(configuration)
         let runner = JobRunner(workers: workers, sends: sends, reads: reads, answers: answers, replyLimits: replyLimits,
-                               logger: logger, metrics: metrics)
+                               order: ConnectionOrder(workers: workers), logger: logger, metrics: metrics)
         let api = HTTPAPI(configuration: configuration, health: health, loops: directory, pushPublicKey: vapid?.publicKey,
                           gatekeeper: gatekeeper, workers: workers, sends: sends, answers: answers, replyLimits: replyLimits,
                           logger: logger, metrics: metrics)
