@@ -171,6 +171,32 @@ final class TokenLifecycleHTTPTests: IntegrationTestCase {
         XCTAssertThrowsError(try fixture.store.issueToken(user: fixture.staff))
     }
 
+    /// An organiser who only set up a template and a scheduled send, and never sent a message,
+    /// could not be deleted at all (attack round: a raw foreign-key error, and they kept their
+    /// access and token). Now they are deleted like a sender: the profile is kept for what
+    /// names it, and their pending scheduled send is cancelled, saying why.
+    func testATemplateAndScheduleMakerIsDeletedAndTheirPendingSendCancelled() throws {
+        _ = try fixture.store.createTemplate(as: fixture.admin, name: "gates", SendRequest(eventID: fixture.event, message: "Gates open"))
+        let sendAt = RFC3339.format(Date().addingTimeInterval(3_600))
+        let body = try JSONSerialization.data(withJSONObject: ["message": "Doors in an hour", "send_at": sendAt])
+        let scheduled = try server.api(fixture.adminToken).raw("POST", "/v1/events/\(fixture.event.uuidString.lowercased())/messages",
+                                                                body: body, contentType: "application/json")
+        XCTAssertEqual(scheduled.status, 202, String(decoding: scheduled.body, as: UTF8.self))
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM staff_messages WHERE sender_id = $1", [fixture.admin.uuidString]), 0)
+
+        let done = try fixture.store.deleteUser(fixture.admin)
+        XCTAssertEqual(done.tokens, 1)
+        XCTAssertTrue(done.keptAsSender)
+        XCTAssertEqual(done.scheduledCancelled, 1)
+        XCTAssertEqual(try fixture.count("""
+            SELECT count(*) FROM scheduled_messages WHERE sender_id = $1 AND status = 'cancelled' AND note = 'the sender was deleted'
+            """, [fixture.admin.uuidString]), 1)
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM event_access WHERE user_id = $1", [fixture.admin.uuidString]), 0)
+        XCTAssertTrue(try waitUntil(3) { try server.api(fixture.adminToken).raw("GET", "/v1/me/events").status == 401 },
+                      "their token still works (revocations reach every server within 2 s)")
+        XCTAssertEqual(try fixture.store.templates(as: fixture.owner, event: fixture.event).map(\.name), ["gates"], "the template stays")
+    }
+
     func testADeletedSenderStaysInHistoryButIsGone() throws {
         let admin = try server.connect(fixture.adminToken)
         _ = try fixture.store.send(as: fixture.admin, SendRequest(eventID: fixture.event, message: "before I leave"))

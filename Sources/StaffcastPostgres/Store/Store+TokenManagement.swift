@@ -52,16 +52,19 @@ extension Store {
     public struct DeletedUser: Sendable, Equatable {
         public var tokens: Int
         public var events: Int
-        /// The profile row stays (marked deleted) because messages or notifications they sent
-        /// name them; otherwise it is gone.
+        /// The profile row stays (marked deleted) because messages, notifications, scheduled
+        /// sends or templates they made name them; otherwise it is gone.
         public var keptAsSender: Bool
+        /// Their scheduled sends that had not gone out: cancelled, with a note saying why.
+        public var scheduledCancelled: Int = 0
     }
 
     /// Deletes `user` (from the shell, as the owner, audited): their tokens (every server closes
     /// their WebSockets with 4401 within 2 s) and access (live subscriptions end), their
-    /// notifications and presence, and the profile itself — or, when messages they sent still
-    /// name them, the profile is kept for history and marked deleted (no token can be issued
-    /// and no access granted to it again).
+    /// notifications and presence, their pending scheduled sends (cancelled), and the profile
+    /// itself — or, when messages, scheduled sends or templates they made still name them, the
+    /// profile is kept for history and marked deleted (no token can be issued and no access
+    /// granted to it again).
     public func deleteUser(_ user: UUID, actor: String = Store.defaultActor) throws -> DeletedUser {
         try requireUser(user)
         return try conn.transaction { tx in
@@ -77,9 +80,18 @@ extension Store {
             let events = try tx.query("DELETE FROM event_access WHERE user_id = $1", [id]).affectedRows
             try tx.query("DELETE FROM notifications WHERE user_id = $1", [id])
             try tx.query("DELETE FROM presence WHERE user_id = $1", [id])
+            // What they scheduled does not go out in their name after they are gone.
+            let cancelled = try tx.query("""
+                UPDATE scheduled_messages SET status = 'cancelled', done_at = now(), note = 'the sender was deleted'
+                WHERE sender_id = $1 AND status = 'pending'
+                """, [id]).affectedRows
+            // Every row that names them without ON DELETE keeps the profile (the attack round
+            // found a template's or a scheduled send's maker could not be deleted at all).
             let sender = try tx.query("""
                 SELECT EXISTS (SELECT 1 FROM staff_messages WHERE sender_id = $1)
                     OR EXISTS (SELECT 1 FROM notifications WHERE sender_id = $1)
+                    OR EXISTS (SELECT 1 FROM scheduled_messages WHERE sender_id = $1)
+                    OR EXISTS (SELECT 1 FROM message_templates WHERE created_by = $1)
                 """, [id]).bool(0, 0) ?? true
             if sender {
                 try tx.query("UPDATE profiles SET deleted_at = now() WHERE id = $1", [id])
@@ -87,8 +99,9 @@ extension Store {
                 try tx.query("DELETE FROM profiles WHERE id = $1", [id])
             }
             try audit(tx, actor, "user_delete", event: nil, user: user,
-                      detail: "\(tokens) token(s), \(events) event(s)\(sender ? "; profile kept as a sender" : "")")
-            return DeletedUser(tokens: tokens, events: events, keptAsSender: sender)
+                      detail: "\(tokens) token(s), \(events) event(s)\(cancelled > 0 ? ", \(cancelled) scheduled send(s) cancelled" : "")"
+                        + (sender ? "; profile kept as a sender" : ""))
+            return DeletedUser(tokens: tokens, events: events, keptAsSender: sender, scheduledCancelled: cancelled)
         }
     }
 }
