@@ -141,6 +141,25 @@ final class TeamsTests: IntegrationTestCase {
         XCTAssertEqual(try JSONDecoder().decode(StaffMessage.self, from: sent.body).teams, ["Caf\u{E9}"])
         try server.api(fixture.staffToken).checkIn(event: fixture.event, zone: "Gate\u{A0}3")
         XCTAssertEqual(try server.api(fixture.ownerToken).teamMembers(event: fixture.event, team: "Gate 3").map(\.userID), [fixture.staff])
+
+        // A spelling refused as taken ("security" beside "Security") also finds the team (the
+        // attack round: 409 "case does not matter", then 404 for a send to "security").
+        XCTAssertEqual(try member("PUT", fixture.ownerToken, team: "SECURITY", user: fixture.staff), 201)
+        XCTAssertEqual(try server.api(fixture.ownerToken).teamMembers(event: fixture.event, team: "security").map(\.userID), [fixture.staff])
+        let reach = try server.api(fixture.ownerToken).raw("GET", base + "/reach", query: ["teams": "security"])
+        XCTAssertEqual(reach.status, 200, String(decoding: reach.body, as: UTF8.self))
+        let staff = try server.subscriber(fixture.staffToken, fixture.event)
+        let toSecurity = try server.api(fixture.ownerToken).raw("POST", base + "/messages", body: try JSONSerialization.data(withJSONObject:
+            ["message": "Bag check at gate 2", "teams": ["security", "Security"]]), contentType: "application/json")
+        XCTAssertEqual(toSecurity.status, 201, String(decoding: toSecurity.body, as: UTF8.self))
+        XCTAssertEqual(try JSONDecoder().decode(StaffMessage.self, from: toSecurity.body).teams, ["Security"], "stored as the team is named")
+        guard case .message(let live) = try staff.expect("message") else { return XCTFail() }
+        XCTAssertEqual(live.message, "Bag check at gate 2")
+        try server.api(fixture.staffToken).checkIn(event: fixture.event, zone: "GATE 3")
+        let missing = try server.api(fixture.ownerToken).raw("GET", base + "/reach", query: ["teams": "Securitee"])
+        XCTAssertEqual(missing.status, 404)
+        XCTAssertFalse(String(decoding: missing.body, as: UTF8.self).contains("nothing was sent"), "a reach sends nothing")
+        XCTAssertEqual(try member("DELETE", fixture.ownerToken, team: "security", user: fixture.staff), 200)
     }
 
     func testCommandLine() throws {

@@ -81,8 +81,8 @@ extension Store {
             guard summary.accessLevel.maySend else {
                 throw StaffcastError.forbidden("Only admins and owners of an event may send to it; you are staff.")
             }
-            let request = try resolvingTemplate(asked, in: tx)
-            try requireTeams(request.teams, event: request.eventID, in: tx)
+            var request = try resolvingTemplate(asked, in: tx)
+            request.teams = try requireTeams(request.teams, event: request.eventID, in: tx)
             try requireAudience(request.teams, event: request.eventID, sender: user, in: tx)
             if duplicateWindowMinutes > 0 && !request.force {
                 try tx.query("SELECT pg_advisory_xact_lock(\(Self.messageLogLock.0), \(Self.messageLogLock.1))")

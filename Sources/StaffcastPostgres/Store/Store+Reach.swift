@@ -18,7 +18,7 @@ extension Store {
     /// the event's admins and owners (an unknown team is not_found).
     public func reachFacts(as user: UUID, event: UUID, excludingNode node: String, teams: [String] = []) throws -> ReachFacts {
         var facts = try withAdminAccess(user, event, refusal: "Only admins and owners of the event may see its reach.") { tx in
-            try requireTeams(teams, event: event, in: tx)
+            let teams = try requireTeams(teams, event: event, in: tx)
             let r = try tx.query("""
                 SELECT a.user_id, p.display_name, \(Self.epochMicros("s.seen_at"))
                 FROM event_access a JOIN profiles p ON p.id = a.user_id

@@ -38,8 +38,8 @@ extension Store {
                 throw StaffcastError.forbidden("Only admins and owners of an event may schedule sends to it; you are staff.")
             }
             // A template is resolved now: the scheduled send keeps the text it had when scheduled.
-            let request = try resolvingTemplate(asked, in: tx)
-            try requireTeams(request.teams, event: request.eventID, in: tx)
+            var request = try resolvingTemplate(asked, in: tx)
+            request.teams = try requireTeams(request.teams, event: request.eventID, in: tx)
             guard let now = try tx.query("SELECT \(Self.epochMicros("now()"))").date(0, 0) else {
                 throw PostgresError(.unexpectedResult, "the database's clock could not be read")
             }

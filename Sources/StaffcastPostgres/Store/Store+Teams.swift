@@ -69,7 +69,8 @@ extension Store {
         let name = TeamName.normalize(raw)
         try withAccess(user, event) { tx, summary in
             try requireOrganiser(summary, "delete teams")
-            let r = try tx.query("DELETE FROM teams WHERE event_id = $1 AND name = $2", [Self.id(event), name])
+            let stored = try storedTeam(tx, event: event, name: name).name
+            let r = try tx.query("DELETE FROM teams WHERE event_id = $1 AND name = $2", [Self.id(event), stored])
             if r.affectedRows == 0 { throw Self.noSuchTeam(name) }
         }
     }
@@ -78,10 +79,9 @@ extension Store {
     /// of any other zone of the event. True when they were not in it yet.
     @discardableResult
     public func addTeamMember(as user: UUID, event: UUID, team raw: String, member: UUID) throws -> Bool {
-        let team = TeamName.normalize(raw)
         return try withAccess(user, event) { tx, summary in
             try requireOrganiser(summary, "change teams")
-            let kind = try teamKind(tx, event: event, name: team)
+            let (team, kind) = try storedTeam(tx, event: event, name: TeamName.normalize(raw))
             let access = try tx.query("SELECT 1 FROM event_access WHERE event_id = $1 AND user_id = $2",
                                       [Self.id(event), Self.id(member)])
             guard access.rowCount == 1 else {
@@ -101,10 +101,9 @@ extension Store {
 
     /// Removes `member` from a team (admins and owners); not_found when they were not in it.
     public func removeTeamMember(as user: UUID, event: UUID, team raw: String, member: UUID) throws {
-        let team = TeamName.normalize(raw)
         try withAccess(user, event) { tx, summary in
             try requireOrganiser(summary, "change teams")
-            _ = try teamKind(tx, event: event, name: team)
+            let team = try storedTeam(tx, event: event, name: TeamName.normalize(raw)).name
             let r = try tx.query("DELETE FROM team_members WHERE event_id = $1 AND team_name = $2 AND user_id = $3",
                                  [Self.id(event), team, Self.id(member)])
             if r.affectedRows == 0 {
@@ -115,10 +114,9 @@ extension Store {
 
     /// A team's members by name (admins and owners).
     public func teamMembers(as user: UUID, event: UUID, team raw: String) throws -> [TeamMember] {
-        let team = TeamName.normalize(raw)
         return try withAccess(user, event) { tx, summary in
             try requireOrganiser(summary, "see team members")
-            _ = try teamKind(tx, event: event, name: team)
+            let team = try storedTeam(tx, event: event, name: TeamName.normalize(raw)).name
             let r = try tx.query("""
                 SELECT m.user_id, p.display_name FROM team_members m JOIN profiles p ON p.id = m.user_id
                 WHERE m.event_id = $1 AND m.team_name = $2 ORDER BY p.display_name, m.user_id
@@ -131,9 +129,8 @@ extension Store {
 
     /// Moves the caller into zone `name` of `event`, out of any other (anyone on the event).
     public func checkIn(as user: UUID, event: UUID, zone raw: String) throws -> Team {
-        let name = TeamName.normalize(raw)
         return try withAccess(user, event) { tx, _ in
-            let kind = try teamKind(tx, event: event, name: name)
+            let (name, kind) = try storedTeam(tx, event: event, name: TeamName.normalize(raw))
             guard kind == .zone else {
                 throw StaffcastError.invalid("'\(name.prefix(100))' is a team, not a zone: only zones take check-ins.")
             }
@@ -146,10 +143,19 @@ extension Store {
         }
     }
 
-    func teamKind(_ tx: PGConnection, event: UUID, name: String) throws -> Team.Kind {
-        let r = try tx.query("SELECT kind FROM teams WHERE event_id = $1 AND name = $2", [Self.id(event), name])
-        guard let kind = r.string(0, 0).flatMap(Team.Kind.init) else { throw Self.noSuchTeam(name) }
-        return kind
+    /// The team or zone `name` of `event` as stored, and its kind: found the way names are
+    /// compared (`TeamName.clashes`: "security" finds "Security"), so that a spelling refused
+    /// as taken is also one that finds it. not_found when there is none.
+    func storedTeam(_ tx: PGConnection, event: UUID, name: String) throws -> (name: String, kind: Team.Kind) {
+        let exact = try tx.query("SELECT name, kind FROM teams WHERE event_id = $1 AND name = $2", [Self.id(event), name])
+        if let stored = exact.string(0, 0), let kind = exact.string(0, 1).flatMap(Team.Kind.init) { return (stored, kind) }
+        let all = try tx.query("SELECT name, kind FROM teams WHERE event_id = $1", [Self.id(event)])
+        for i in 0..<all.rowCount {
+            guard let stored = all.string(i, 0), TeamName.clashes(stored, name),
+                  let kind = all.string(i, 1).flatMap(Team.Kind.init) else { continue }
+            return (stored, kind)
+        }
+        throw Self.noSuchTeam(name)
     }
 }
 
@@ -170,16 +176,29 @@ extension Store {
         }.joined(separator: ",") + "}"
     }
 
-    /// Throws not_found naming the first of `names` that is not a team or zone of `event`
-    /// (read in `tx`, as its user).
-    func requireTeams(_ names: [String], event: UUID, in tx: PGConnection) throws {
-        guard !names.isEmpty else { return }
+    /// `names` as the teams and zones of `event` are stored (found as `storedTeam` finds them:
+    /// "security" is "Security"); not_found naming the first that is none (read in `tx`, as its
+    /// user). Most sends name teams exactly as stored: one query then.
+    func requireTeams(_ names: [String], event: UUID, in tx: PGConnection) throws -> [String] {
+        guard !names.isEmpty else { return [] }
         let r = try tx.query("SELECT name FROM teams WHERE event_id = $1 AND name = ANY ($2::text[])",
                              [Self.id(event), Self.textArray(names)])
         let found = Set((0..<r.rowCount).compactMap { r.string($0, 0) })
-        if let missing = names.first(where: { !found.contains($0) }) {
-            throw StaffcastError.notFound("There is no team or zone named '\(missing.prefix(100))' in this event; nothing was sent. staffcast team list shows them.")
+        var stored: [String] = []
+        for name in names {
+            if found.contains(name) {
+                stored.append(name)
+                continue
+            }
+            do {
+                stored.append(try storedTeam(tx, event: event, name: name).name)
+            } catch let e as StaffcastError where e.code == .notFound {
+                throw StaffcastError.notFound("There is no team or zone named '\(name.prefix(100))' in this event (staffcast team list shows them).")
+            }
         }
+        // "Security" and "security" in one request are one team.
+        var seen = Set<String>()
+        return stored.filter { seen.insert($0).inserted }
     }
 
     /// Throws `conflict` (`AudienceCheck.emptyRefusal`) when `names` (teams and zones of

@@ -27,13 +27,14 @@ extension Store {
 
     /// Stores a template (admins and owners). `request` holds its text, type, priority and
     /// expiry (validated as a send); a name already taken is `conflict`.
-    public func createTemplate(as user: UUID, name: String, _ request: SendRequest) throws -> MessageTemplate {
+    public func createTemplate(as user: UUID, name: String, _ asked: SendRequest) throws -> MessageTemplate {
         try MessageTemplate.validateName(name)
-        return try withAccess(user, request.eventID) { tx, summary in
+        return try withAccess(user, asked.eventID) { tx, summary in
             guard summary.accessLevel.maySend else {
                 throw StaffcastError.forbidden("Only admins and owners of an event may create its templates; you are staff.")
             }
-            try requireTeams(request.teams, event: request.eventID, in: tx)
+            var request = asked
+            request.teams = try requireTeams(asked.teams, event: asked.eventID, in: tx)
             return try Self.insertOne(tx, """
                 INSERT INTO message_templates AS t (event_id, name, message, message_type, priority, expires_in_minutes, created_by,
                                                     teams)
