@@ -142,6 +142,45 @@ final class CommandLineTests: XCTestCase {
         XCTAssertFalse(cluster.isRunning, "the last server out must stop the embedded PostgreSQL: \(servers[1].stderr) \(servers[2].stderr)")
     }
 
+    /// A server attached to the embedded cluster by `--database-url` holds no lock on the data
+    /// dir. Stopping (or restarting after kill -9) the server that started the cluster stopped
+    /// PostgreSQL under it (attack round): now its sessions keep the cluster running, and the
+    /// last one out still stops it.
+    func testAServerAttachedByURLKeepsTheEmbeddedClusterUp() throws {
+        let dataDir = "/tmp/sc-url-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: dataDir) }
+        var owner = try StaffcastProcess(["serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir])
+        let cluster = try EmbeddedCluster(dataDir: dataDir)
+        let url = cluster.conninfo(database: EmbeddedCluster.databaseName, user: EmbeddedCluster.serverLogin)
+        let attached = try StaffcastProcess(["serve", "--listen", "127.0.0.1:0", "--database-url", url, "--data-dir", dataDir + "-unused"])
+        func attachedReady() -> Bool {
+            (try? APIClient(server: "http://127.0.0.1:\(attached.port)", token: nil).raw("GET", "/readyz").status) == 200
+        }
+        XCTAssertTrue(waitUntil(10, attachedReady))
+
+        owner.process.terminate()
+        owner.process.waitUntilExit()
+        XCTAssertTrue(cluster.isRunning, "stopped under the attached server: \(owner.stderr)")
+        XCTAssertTrue(owner.stderr.contains("leaving the embedded PostgreSQL running"), owner.stderr)
+        XCTAssertTrue(attachedReady())
+
+        // A killed owner's cluster is taken over as it runs, not restarted under the other one.
+        owner = try StaffcastProcess(["serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir])
+        kill(owner.process.processIdentifier, SIGKILL)
+        owner.process.waitUntilExit()
+        let pid = try String(contentsOfFile: dataDir + "/postgres/postmaster.pid", encoding: .utf8).split(separator: "\n").first
+        owner = try StaffcastProcess(["serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir])
+        XCTAssertEqual(try String(contentsOfFile: dataDir + "/postgres/postmaster.pid", encoding: .utf8).split(separator: "\n").first, pid,
+                       "restarted under the attached server: \(owner.stderr)")
+        XCTAssertTrue(attachedReady())
+
+        attached.process.terminate()
+        attached.process.waitUntilExit()
+        owner.process.terminate()
+        owner.process.waitUntilExit()
+        XCTAssertFalse(cluster.isRunning, "the last one out stops it: \(owner.stderr)")
+    }
+
     /// The last user stops the embedded PostgreSQL holding the data dir's lock, as a start holds
     /// it: a server starting meanwhile (a restart by hand, systemd's) used to find the cluster
     /// running, then have it stopped under it by the server leaving, and fail.

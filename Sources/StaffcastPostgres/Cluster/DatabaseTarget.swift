@@ -55,7 +55,8 @@ public final class DatabaseTarget: @unchecked Sendable {
     }
 
     /// Stops the embedded cluster when no other staffcast process still uses it (or, with
-    /// `onlyIfStartedHere`, only when this process started it: admin commands).
+    /// `onlyIfStartedHere`, only when this process started it: admin commands), and no other
+    /// program has a session on it (`EmbeddedCluster.otherClients`).
     ///
     /// Every staffcast process using the cluster holds the data dir's `in-use` file shared, and
     /// the kernel drops a killed one's lock; so the last user is the one that can take it
@@ -94,6 +95,12 @@ public final class DatabaseTarget: @unchecked Sendable {
             return
         }
         guard cluster.isRunning else { return } // another one stopping with us stopped it
+        // Servers attached by database_url (the attack round: stopping the server that started
+        // the cluster stopped PostgreSQL under the two others) hold no lock here: ask PostgreSQL.
+        if let others = cluster.otherClients(), others > 0 {
+            logger.info("leaving the embedded PostgreSQL running: \(others) session(s) of other programs use it (servers attached by database_url, psql, …); `staffcast cluster stop` stops it")
+            return
+        }
         do {
             try cluster.stop()
             logger.info("embedded PostgreSQL stopped")

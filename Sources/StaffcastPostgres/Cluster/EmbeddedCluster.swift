@@ -74,6 +74,18 @@ public struct EmbeddedCluster: Sendable {
         return outcome.status == 0
     }
 
+    /// Sessions of other programs on the running cluster: other staffcast processes attached by
+    /// `database_url` (each names itself `staffcast-<pid>`, `PGConnection.applicationName`),
+    /// `psql`, … — not this process's own. nil when the cluster does not answer.
+    public func otherClients() -> Int? {
+        guard let conn = try? PGConnection(conninfo: conninfo(database: "postgres")),
+              let r = try? conn.query("""
+                  SELECT count(*) FROM pg_stat_activity
+                  WHERE backend_type = 'client backend' AND pid <> pg_backend_pid() AND application_name <> $1
+                  """, [PGConnection.applicationName]) else { return nil }
+        return r.int(0, 0)
+    }
+
     /// What `ensureRunning` did.
     public struct StartOutcome: Sendable {
         /// True when this call started PostgreSQL.
@@ -93,7 +105,8 @@ public struct EmbeddedCluster: Sendable {
     /// A cluster that runs although it was started by a staffcast process (recorded in
     /// `<data-dir>/cluster-owner`) and no staffcast process holds `<data-dir>/in-use` any more
     /// is an orphan: its server was killed (kill -9, a crash) before it could stop it. It is
-    /// stopped and started afresh, and the outcome says so. A cluster started with `detached`
+    /// stopped and started afresh, and the outcome says so — unless other programs have
+    /// sessions on it (servers attached by `database_url`): then it is taken over as it runs. A cluster started with `detached`
     /// (`staffcast cluster start`, for scripts) belongs to nobody and is never taken for one.
     @discardableResult
     public func ensureRunning(detached: Bool = false) throws(PostgresError) -> StartOutcome {
@@ -109,8 +122,13 @@ public struct EmbeddedCluster: Sendable {
         }
         var orphan: Int32?
         if let inUse, isRunning, readOwner() != nil, flock(inUse, LOCK_EX | LOCK_NB) == 0 {
-            orphan = postmasterPID() ?? 0
-            try stop()
+            if let others = otherClients(), others > 0 {
+                // Servers attached by database_url still use it: restarting it would cut them off.
+                writeOwner(getpid())
+            } else {
+                orphan = postmasterPID() ?? 0
+                try stop()
+            }
         }
         var started = false
         // Another process may have started it a moment ago, and a start after a crash runs

@@ -13,10 +13,16 @@ public final class PGConnection {
     /// Defaults every connection gets unless its conninfo says otherwise: a connect deadline,
     /// and TCP keepalives plus a user timeout so that a database host that vanished is noticed
     /// in seconds instead of the kernel's two hours.
+    /// The application name is `applicationName` (the process's), so `pg_stat_activity` tells
+    /// one staffcast process's sessions from another's (`EmbeddedCluster.otherClients`).
     static let defaults: [(String, String)] = [
         ("connect_timeout", "5"), ("keepalives", "1"), ("keepalives_idle", "10"),
         ("keepalives_interval", "5"), ("keepalives_count", "3"), ("tcp_user_timeout", "20000"),
+        ("fallback_application_name", applicationName),
     ]
+
+    /// "staffcast-<pid>": this process's sessions as PostgreSQL lists them.
+    public static let applicationName = "staffcast-\(getpid())"
 
     /// Connects, or throws `connectionFailed` with libpq's reason.
     public init(conninfo: String) throws(PostgresError) {
