@@ -19,6 +19,22 @@ final class ReplyLimiterTests: XCTestCase {
         XCTAssertEqual(limiter.retryAfterSeconds, 10)
     }
 
+    /// A reply or answer that stored nothing (the database was down) is given back: the attack
+    /// round found "I need help" refused for the limit right after an outage that had refused it.
+    func testWhatStoredNothingIsGivenBack() {
+        var limiter = ReplyLimiter(burst: 2, perMinute: 1)
+        let user = UUID()
+        for _ in 0..<5 {
+            XCTAssertNil(limiter.refusal(for: user, now: 0))
+            limiter.giveBack(for: user, now: 0)
+        }
+        XCTAssertNil(limiter.refusal(for: user, now: 0))
+        XCTAssertNil(limiter.refusal(for: user, now: 0))
+        XCTAssertNotNil(limiter.refusal(for: user, now: 0), "what was stored still counts")
+        limiter.giveBack(for: UUID(), now: 0) // nobody it knows: nothing to give back
+        XCTAssertEqual(limiter.count, 1)
+    }
+
     func testEachUserHasABucketOfTheirOwn() {
         var limiter = ReplyLimiter(burst: 1, perMinute: 1)
         let (a, b) = (UUID(), UUID())

@@ -53,6 +53,41 @@ final class DatabaseDownTests: XCTestCase {
         XCTAssertEqual(try Fixture.count(conninfo: cluster.conninfo, "SELECT count(*) FROM staff_messages"), 1, "nothing half-written")
     }
 
+    /// Answers and sends refused while the database is down stored nothing, so they do not count
+    /// against the rate limits: the attack round found "I need help", refused five times during
+    /// an outage, then refused again for the reply limit once the database was back.
+    func testWhatAnOutageRefusedDoesNotCountAgainstTheRateLimits() throws {
+        let own = try OwnCluster("sc-limits")
+        defer { own.remove() }
+        let fixture = try Fixture(conninfo: own.conninfo)
+        let server = try TestServer(conninfo: own.conninfo) {
+            $0.replyBurst = 2
+            $0.replyRatePerMinute = 0.1
+            $0.sendBurst = 2
+            $0.sendRatePerSecond = 0.01
+        }
+        defer { server.stop() }
+        let poll = try server.api(fixture.ownerToken).sendMessage(event: fixture.event, message: "Are you safe?", type: "alert",
+                                                                  priority: "urgent", expiresInMinutes: nil, poll: ["I am safe", "I need help"])
+        let owner = try server.connect(fixture.ownerToken)
+        let staff = try server.connect(fixture.staffToken)
+
+        try own.cluster.stop()
+        for i in 0..<4 {
+            XCTAssertEqual(try staff.expectError(["op": "answer", "message_id": poll.id.uuidString, "option": 1]).code, .unavailable, "answer \(i)")
+            XCTAssertEqual(try owner.expectError(["op": "send", "event_id": fixture.event.uuidString, "message": "Stay where you are \(i)"]).code,
+                           .unavailable, "send \(i)")
+        }
+        try own.cluster.ensureRunning(detached: true)
+        XCTAssertTrue(try waitUntil(20, poll: 0.2) { try server.api(nil).raw("GET", "/readyz").status == 200 })
+        try staff.send(["op": "answer", "ref": "help", "message_id": poll.id.uuidString, "option": 1])
+        guard case .answered(let ref, _, let option) = try staff.expect("answered") else { return XCTFail("the answer after the outage was refused") }
+        XCTAssertEqual(ref, "help")
+        XCTAssertEqual(option, 1)
+        try owner.send(["op": "send", "ref": "after", "event_id": fixture.event.uuidString, "message": "Help is on its way"])
+        XCTAssertEqual(try owner.expect("sent").message?.message, "Help is on its way")
+    }
+
     /// A database that stops answering (here its backend is stopped, as a host under memory
     /// pressure or a paused VM would) after a transaction was sent whole may still commit it
     /// when it resumes: the attack round found "nothing was stored" answered for an emergency

@@ -102,8 +102,11 @@ extension FanoutEngine {
 
     // MARK: database answers
 
-    /// A job's answer came back (in any order relative to other jobs).
-    public func jobCompleted(connection id: Int, ref: String?, outcome: JobOutcome<Frame>, now: Double, wall: Date) -> [EngineAction] {
+    /// A job's answer came back (in any order relative to other jobs). `wasSend`: the job was a
+    /// `send`, whose failure (nothing stored: a duplicate, the database down) gives back what
+    /// it took of the send rate limit.
+    public func jobCompleted(connection id: Int, ref: String?, outcome: JobOutcome<Frame>, now: Double, wall: Date,
+                             wasSend: Bool = false) -> [EngineAction] {
         guard let connection = connections[id] else { return [] }
         connection.inFlight = max(0, connection.inFlight - 1)
         var actions: [EngineAction] = []
@@ -111,6 +114,7 @@ extension FanoutEngine {
         case .reply(let frame):
             enqueue(connection, frame, now: now, into: &actions)
         case .failed(let error):
+            if wasSend { connection.sendBucket.giveBack(now: now) }
             reply(connection, .error(ref: ref, error), now: now, into: &actions)
         case .subscribed(let event, let generation, let frame, let historyThrough, let accessThrough, let changesThrough,
                          let level, let followUps):
@@ -131,9 +135,10 @@ extension FanoutEngine {
     }
 
     /// The runner could not take the job (its queue is full): nothing was done.
-    public func jobRefused(connection id: Int, ref: String?, now: Double) -> [EngineAction] {
+    public func jobRefused(connection id: Int, ref: String?, now: Double, wasSend: Bool = false) -> [EngineAction] {
         jobCompleted(connection: id, ref: ref, outcome: .failed(.unavailable(
-            "The server is overloaded right now; nothing was done. Try again in a moment.")), now: now, wall: Date(timeIntervalSince1970: 0))
+            "The server is overloaded right now; nothing was done. Try again in a moment.")), now: now, wall: Date(timeIntervalSince1970: 0),
+                     wasSend: wasSend)
     }
 
     /// Joins a connection to an event's channel once its snapshot is ready, lining it up with

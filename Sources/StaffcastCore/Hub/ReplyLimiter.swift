@@ -37,6 +37,15 @@ public struct ReplyLimiter: Sendable {
         return allowed ? nil : limitReached
     }
 
+    /// Gives back what `refusal` counted for a reply or answer that stored nothing (refused by
+    /// the database, or the database was down): a person who tapped "I need help" during an
+    /// outage is not then refused for the limit once it is over.
+    public mutating func giveBack(for user: UUID, now: Double) {
+        guard var entry = users[user] else { return }
+        entry.bucket.giveBack(now: now)
+        users[user] = entry
+    }
+
     /// Seconds until an empty bucket holds one reply again (for Retry-After).
     public var retryAfterSeconds: Int { max(1, Int((60 / perMinute).rounded(.up))) }
 

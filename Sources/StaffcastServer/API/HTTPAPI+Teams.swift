@@ -44,13 +44,17 @@ extension HTTPAPI {
                 respond(response)
                 return
             }
+            let limits = replyLimits
             let accepted = answers.submit(user: identity.userID, message: messageID, option: option) { result in
                 switch result {
                 case .success: respond(.json(201, Answered(messageID: messageID, option: option)))
-                case .failure(let e): respond(.error(e))
+                case .failure(let e):
+                    limits.giveBack(for: identity.userID) // not stored: not counted
+                    respond(.error(e))
                 }
             }
             if !accepted {
+                replyLimits.giveBack(for: identity.userID)
                 respond(.error(.unavailable("The server is overloaded right now; your answer was not stored. Try again in a moment.")))
             }
         case .answers(let messageID):

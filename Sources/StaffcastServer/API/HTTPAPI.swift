@@ -109,28 +109,23 @@ final class HTTPAPI: @unchecked Sendable {
         case .openAPI, .healthz, .readyz, .metrics, .status, .eventStatus, .reach:
             ops(route, request, bearer: token, respond)
         case .sendMessage(let eventID):
-            if let token, !token.isEmpty {
-                let now = ServiceLoop.monotonicNow()
-                let allowed = sendBuckets.withLock { buckets in
-                    if buckets.count > 10_000 { buckets.removeAll(keepingCapacity: true) }
-                    var bucket = buckets[token]
-                        ?? TokenBucket(perSecond: configuration.sendRatePerSecond, burst: configuration.sendBurst, now: now)
-                    let ok = bucket.take(now: now)
-                    buckets[token] = bucket
-                    return ok
-                }
-                guard allowed else {
-                    respond(.error(FanoutEngine<OutFrame>.sendRateLimited(configuration.engine)))
-                    return
-                }
-            }
             let contentType = head.header("content-type") ?? ""
             guard let send = decoded(respond, try HTTPBodies.sendRequest(eventID: eventID, contentType: contentType,
                                                                           body: request.body, query: head.query)) else { return }
             guard acceptsRequests(respond) else { return }
-            guard let identity = gatekeeper.identity(for: token) else {
+            guard let token, let identity = gatekeeper.identity(for: token) else {
                 respond(.error(gatekeeper.refusal(for: token)))
                 return
+            }
+            // Counted once it is a valid send of a known token; given back if it stores nothing
+            // (a duplicate, the database down): only sends that went count.
+            guard takeSendToken(token) else {
+                respond(.error(FanoutEngine<OutFrame>.sendRateLimited(configuration.engine)))
+                return
+            }
+            let respond: Respond = { [weak self] response in
+                if response.status >= 400 { self?.giveBackSendToken(token) }
+                respond(response)
             }
             if send.schedule != nil {
                 // For later: stored now (202), sent by a scheduler pass at its time.
@@ -317,6 +312,28 @@ final class HTTPAPI: @unchecked Sendable {
 
     /// Whether `token` is the configured ops token (an empty setting is no token): the one rule
     /// for /metrics, /v1/status and the routes that take it.
+    /// Takes one send of `token`'s rate limit (per token, as per connection on the WebSocket).
+    private func takeSendToken(_ token: String) -> Bool {
+        let now = ServiceLoop.monotonicNow()
+        return sendBuckets.withLock { buckets in
+            if buckets.count > 10_000 { buckets.removeAll(keepingCapacity: true) }
+            var bucket = buckets[token] ?? TokenBucket(perSecond: configuration.sendRatePerSecond, burst: configuration.sendBurst, now: now)
+            let ok = bucket.take(now: now)
+            buckets[token] = bucket
+            return ok
+        }
+    }
+
+    /// Gives back a send that stored nothing.
+    private func giveBackSendToken(_ token: String) {
+        let now = ServiceLoop.monotonicNow()
+        sendBuckets.withLock { buckets in
+            guard var bucket = buckets[token] else { return }
+            bucket.giveBack(now: now)
+            buckets[token] = bucket
+        }
+    }
+
     func isOpsToken(_ token: String?) -> Bool {
         guard let ops = configuration.opsToken, !ops.isEmpty else { return false }
         return token == ops

@@ -41,9 +41,14 @@ struct JobRunner: Sendable {
         }
         if case .client(.answer(let messageID, let option)) = job.request {
             let ref = job.ref
-            return answers.submit(user: job.identity.userID, message: messageID, option: option) { result in
+            let limits = replyLimits
+            let queued = answers.submit(user: job.identity.userID, message: messageID, option: option) { result in
+                // Not stored: it does not count against the reply limit.
+                if case .failure = result { limits.giveBack(for: job.identity.userID) }
                 Self.finish(job, result, on: loop) { _ in ServerFrame.answered(ref: ref, messageID: messageID, option: option).encoded() }
             }
+            if !queued { replyLimits.giveBack(for: job.identity.userID) }
+            return queued
         }
         if case .client(.markAllRead(let eventID, let throughSeq)) = job.request {
             let ref = job.ref
@@ -59,7 +64,10 @@ struct JobRunner: Sendable {
         }
         let logger = self.logger
         let metrics = self.metrics
-        return order.submit(connection: job.connection) { session in
+        let limits = replyLimits
+        let counted: Bool
+        if case .client(.reply) = job.request { counted = true } else { counted = false }
+        let queued = order.submit(connection: job.connection) { session in
             let started = ServiceLoop.monotonicNow()
             let outcome: JobOutcome<OutFrame>
             do {
@@ -71,9 +79,13 @@ struct JobRunner: Sendable {
                 logger.info("request refused", metadata: ["conn": LogValue.number(job.connection), "op": "\(job.request.op)", "code": "\(e.code)"])
                 outcome = .failed(e)
             }
+            // A reply not stored does not count against the reply limit.
+            if counted, case .failed = outcome { limits.giveBack(for: job.identity.userID) }
             metrics.databaseJob.recordSeconds(ServiceLoop.monotonicNow() - started)
             loop.post { $0.jobFinished(job, outcome) }
         }
+        if !queued && counted { replyLimits.giveBack(for: job.identity.userID) }
+        return queued
     }
 
     /// The rate limit's refusal of a reply or poll answer over it (`ReplyLimits`); nil otherwise.
@@ -239,6 +251,12 @@ struct GatheredSend {
 
 extension DatabaseJob {
     /// A send for now (not scheduled): it goes to the group commit (`SendBatcher`).
+    /// A `send`, now or scheduled: what the send rate limit counts.
+    var isSend: Bool {
+        if case .client(.send) = request { return true }
+        return false
+    }
+
     var isGroupCommittedSend: Bool {
         if case .client(.send(let request)) = request { return request.schedule == nil }
         return false

@@ -22,4 +22,10 @@ final class ReplyLimits: Sendable {
         let now = ServiceLoop.monotonicNow()
         return limiter.withLock { $0.refusal(for: user, now: now) }
     }
+
+    /// Gives back the count of a reply or answer that was not stored (`ReplyLimiter.giveBack`).
+    func giveBack(for user: UUID) {
+        let now = ServiceLoop.monotonicNow()
+        limiter.withLock { $0.giveBack(for: user, now: now) }
+    }
 }

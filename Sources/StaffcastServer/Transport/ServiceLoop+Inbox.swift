@@ -149,7 +149,7 @@ extension ServiceLoop {
                     subscribeBatchesInFlight += 1
                 } else {
                     let now = Self.monotonicNow()
-                    for job in chunk { perform(engine.jobRefused(connection: job.connection, ref: job.ref, now: now)) }
+                    for job in chunk { perform(engine.jobRefused(connection: job.connection, ref: job.ref, now: now, wasSend: job.isSend)) }
                 }
             }
         }
@@ -225,7 +225,7 @@ extension ServiceLoop {
         let refused = runner.submitSends(jobs, replyTo: self)
         guard !refused.isEmpty else { return }
         let now = Self.monotonicNow()
-        for job in refused { perform(engine.jobRefused(connection: job.connection, ref: job.ref, now: now)) }
+        for job in refused { perform(engine.jobRefused(connection: job.connection, ref: job.ref, now: now, wasSend: job.isSend)) }
     }
 
     /// A group commit's answer from the answers lane (`postAnswer`): its socket is written
@@ -240,7 +240,7 @@ extension ServiceLoop {
     /// A database job's answer, on the loop's thread.
     func jobFinished(_ job: DatabaseJob, _ outcome: JobOutcome<OutFrame>) {
         perform(engine.jobCompleted(connection: job.connection, ref: job.ref, outcome: outcome,
-                                    now: Self.monotonicNow(), wall: Date()))
+                                    now: Self.monotonicNow(), wall: Date(), wasSend: job.isSend))
     }
 
     /// A committed batch from the change feed, on the loop's thread. With a `trace`, the

@@ -129,7 +129,8 @@ extension ServiceLoop {
                     if subscribes.isEmpty { post { $0.flushSubscribes() } }
                     subscribes.append(job)
                 } else if !runner.submit(job, replyTo: self) {
-                    perform(engine.jobRefused(connection: job.connection, ref: job.ref, now: Self.monotonicNow()))
+                    perform(engine.jobRefused(connection: job.connection, ref: job.ref, now: Self.monotonicNow(),
+                                              wasSend: job.isSend))
                 }
             case .notice(let notice):
                 log(notice)
