@@ -181,6 +181,33 @@ final class CommandLineTests: XCTestCase {
         XCTAssertFalse(cluster.isRunning, "the last one out stops it: \(owner.stderr)")
     }
 
+    /// The embedded PostgreSQL killed under a serving server (the OOM killer, a crash) is started
+    /// again by the server, which then is ready by itself; it used to stay "not ready" until
+    /// someone ran `staffcast cluster start` (attack round). One stopped on purpose stays stopped.
+    func testTheServerStartsItsEmbeddedClusterAgainAfterACrash() throws {
+        let dataDir = "/tmp/sc-crash-\(UUID().uuidString.prefix(8))"
+        defer { try? FileManager.default.removeItem(atPath: dataDir) }
+        let serve = try StaffcastProcess(["serve", "--listen", "127.0.0.1:0", "--data-dir", dataDir])
+        defer { serve.process.terminate(); serve.process.waitUntilExit() }
+        let api = try APIClient(server: "http://127.0.0.1:\(serve.port)", token: nil)
+        func ready() -> Bool { (try? api.raw("GET", "/readyz").status) == 200 }
+        XCTAssertTrue(waitUntil(10, ready))
+        let cluster = try EmbeddedCluster(dataDir: dataDir)
+        let pidText = try String(contentsOfFile: dataDir + "/postgres/postmaster.pid", encoding: .utf8)
+        let postmaster = try XCTUnwrap(pidText.split(separator: "\n").first.flatMap { pid_t($0) })
+        kill(postmaster, SIGKILL)
+        XCTAssertTrue(waitUntil(10) { !ready() }, "the server noticed")
+        XCTAssertTrue(waitUntil(60, poll: 0.2, ready), "not ready again by itself: \(serve.stderr)")
+        XCTAssertTrue(serve.stderr.contains("starting it again"), serve.stderr)
+        XCTAssertTrue(cluster.isRunning)
+
+        try cluster.stop()
+        // Two of the watchdog's checks: a stop is not a crash. (A wait for something not to
+        // happen: a fixed time by nature.)
+        Thread.sleep(forTimeInterval: 4.5)
+        XCTAssertFalse(cluster.isRunning, "a cluster stopped on purpose was started again")
+    }
+
     /// The last user stops the embedded PostgreSQL holding the data dir's lock, as a start holds
     /// it: a server starting meanwhile (a restart by hand, systemd's) used to find the cluster
     /// running, then have it stopped under it by the server leaving, and fail.

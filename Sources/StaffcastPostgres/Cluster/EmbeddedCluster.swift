@@ -135,15 +135,13 @@ public struct EmbeddedCluster: Sendable {
         // recovery first: a cluster still "starting" refuses connections, so wait for it.
         if isRunning { try waitUntilReady() }
         if !isRunning {
-            // A crashed cluster leaves its pid file behind; pg_ctl copes with a stale one.
-            let outcome = try pg(["pg_ctl", "start", "-D", clusterDir.path, "-w", "-t", "60",
-                                  "-l", clusterDir.appendingPathComponent("server.log").path])
-            guard outcome.status == 0 else {
+            do {
+                try startPostgres(detached: detached)
+            } catch {
                 if let inUse { close(inUse) }
-                throw PostgresError(.cluster, "PostgreSQL did not start: \(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines)) — see \(clusterDir.path)/server.log")
+                throw error
             }
             started = true
-            writeOwner(detached ? nil : getpid())
         }
         // Shared: every staffcast using the cluster holds it at once (turns our EX into SH).
         if let inUse { flock(inUse, LOCK_SH) }
@@ -160,6 +158,37 @@ public struct EmbeddedCluster: Sendable {
     private func readOwner() -> Int32? {
         let text = try? String(contentsOf: dataDir.appendingPathComponent("cluster-owner"), encoding: .utf8)
         return text.flatMap { Int32($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+    }
+
+    /// `pg_ctl start`, recording who started it. A crashed cluster leaves its pid file behind;
+    /// pg_ctl copes with a stale one, and PostgreSQL recovers from its WAL first.
+    private func startPostgres(detached: Bool) throws(PostgresError) {
+        let outcome = try pg(["pg_ctl", "start", "-D", clusterDir.path, "-w", "-t", "60",
+                              "-l", clusterDir.appendingPathComponent("server.log").path])
+        guard outcome.status == 0 else {
+            throw PostgresError(.cluster, "PostgreSQL did not start: \(outcome.output.trimmingCharacters(in: .whitespacesAndNewlines)) — see \(clusterDir.path)/server.log")
+        }
+        writeOwner(detached ? nil : getpid())
+    }
+
+    /// True when PostgreSQL died without stopping (kill -9, a crash, the OOM killer): its pid
+    /// file is still there but no process has that pid. A stop (`staffcast cluster stop`,
+    /// `pg_ctl stop`) removes the file, so a cluster stopped on purpose is not "crashed".
+    /// Cheap: one file read and one `kill(pid, 0)`.
+    public var hasCrashed: Bool {
+        guard let pid = postmasterPID(), pid > 0 else { return false }
+        return kill(pid, 0) != 0 && errno == ESRCH
+    }
+
+    /// Starts a crashed cluster again (`hasCrashed`), under the data dir's lock as any start;
+    /// PostgreSQL recovers from its WAL, keeping exactly what was committed. False when there
+    /// was nothing to do (another process restarted it meanwhile, or the lock was busy).
+    public func restartAfterCrash() throws(PostgresError) -> Bool {
+        guard let lock = try lockDataDir(waitingAtMost: 5) else { return false }
+        defer { close(lock) }
+        guard hasCrashed else { return false }
+        try startPostgres(detached: false)
+        return true
     }
 
     private func writeOwner(_ pid: Int32?) {

@@ -42,9 +42,13 @@ struct ServeStartup: Service, @unchecked Sendable {
         let (server, target, logger) = started
         banner(server, target)
         lifecycle.started(server)
+        // The embedded cluster is started again if it dies under the server.
+        let watchdog = target.cluster.map { ClusterWatchdog(cluster: $0, logger: logger) }
+        watchdog?.start()
         // The group shuts this service down last: every part of the server has stopped by then.
         try? await gracefulShutdown()
         await offPoolIgnoringErrors {
+            watchdog?.stop() // before the cluster's stop, which is no crash
             server.stop() // nothing left to do unless the group was cancelled instead
             target.release(onlyIfStartedHere: false, logger: logger)
         }

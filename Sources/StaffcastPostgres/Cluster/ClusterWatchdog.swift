@@ -1,0 +1,55 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// Starts the embedded PostgreSQL again when it dies under a running `staffcast serve` (a crash,
+/// the OOM killer, kill -9 of the postmaster). Without it the server stayed "not ready" until
+/// someone ran `staffcast cluster start` by hand (attack round); the servers reconnect by
+/// themselves once it is back. A cluster stopped on purpose is left stopped
+/// (`EmbeddedCluster.hasCrashed`).
+///
+/// One thread of its own checks every `interval` seconds (a file read and a `kill(pid, 0)`);
+/// a restart waits for PostgreSQL's recovery, at most 60 s, on that thread and nowhere else.
+public final class ClusterWatchdog: Sendable {
+    private let cluster: EmbeddedCluster
+    private let logger: Logger
+    private let interval: Double
+    private let wake = DispatchSemaphore(value: 0)
+    private let ended = DispatchSemaphore(value: 0)
+    private let stopping = Atomic<Bool>(false)
+
+    public init(cluster: EmbeddedCluster, logger: Logger, interval: Double = 2) {
+        self.cluster = cluster
+        self.logger = logger
+        self.interval = interval
+    }
+
+    public func start() {
+        let thread = Thread { [self] in
+            defer { ended.signal() }
+            while !stopping.load(ordering: .acquiring) {
+                _ = wake.wait(timeout: .now() + interval)
+                guard !stopping.load(ordering: .acquiring), cluster.hasCrashed else { continue }
+                logger.error("the embedded PostgreSQL is gone (it crashed or was killed); starting it again")
+                do {
+                    if try cluster.restartAfterCrash() {
+                        logger.notice("the embedded PostgreSQL runs again (it recovered what was committed); reconnecting")
+                    }
+                } catch {
+                    logger.error("the embedded PostgreSQL did not start again; trying again in \(Int(interval)) s",
+                                 metadata: ["error": "\(error)"])
+                }
+            }
+        }
+        thread.name = "staffcast-cluster-watchdog"
+        thread.start()
+    }
+
+    /// Ends the thread (waiting at most for a restart in progress, 65 s). Call before the
+    /// cluster is stopped, so that a stop is not taken for a crash.
+    public func stop() {
+        guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
+        wake.signal()
+        _ = ended.wait(timeout: .now() + 65)
+    }
+}
