@@ -127,6 +127,13 @@ try:
     step("the live message shows as a high-priority banner; title %r" % driver.title)
     shot("banner")
     axe_check("the app with a banner (390x844)")
+    # The organiser corrects it (the Swift test edits it): the banner shows the correction too,
+    # not only the list (it kept the old text once).
+    marker("BANNER")
+    text = "Gate 4 needs three more stewards"
+    wait(lambda: text in driver.find_element(By.ID, "banner").text, "the banner to show the corrected text")
+    wait(lambda: item(text), "the list to show the corrected text")
+    step("the banner and the list show the correction: " + driver.find_element(By.ID, "banner-text").text)
     click_in(text, "Mark read")
     wait(lambda: "unread" not in item(text)["cls"] and not driver.find_element(By.ID, "unread").is_displayed(), "the message to be read")
     wait(lambda: not driver.title.startswith("("), "the title without an unread count")

@@ -199,6 +199,15 @@ try:
     driver.execute_script("""window.__receipts = 0; const f = window.fetch;
         window.fetch = function (u, o) { if (/\\/receipts\\?limit=\\d+$/.test(String(u))) window.__receipts++; return f.apply(this, arguments); };""")
     wait(lambda: driver.execute_script("return window.__receipts") >= 2, "the open panel to refresh its receipts", timeout=20)
+    # A read storm while it is open (the Swift test marks it read by 40 people at once, one
+    # `receipt` frame each): the refreshes are coalesced, not one a frame.
+    driver.execute_script("window.__receipts = 0")
+    print("STORM", flush=True)
+    wait(lambda: funnel().get("read") == 41, "the funnel to count the 40 readers (got %r)" % (funnel(),), timeout=30)
+    asked = driver.execute_script("return window.__receipts")
+    if asked > 8:
+        fail("a storm of 40 receipt frames made the open panel ask for the receipts %d times" % asked)
+    step("40 readers at once: the open panel asked for the receipts %d times" % asked)
     driver.find_element(By.ID, "detail-close").click()
     wait(lambda: not driver.find_element(By.ID, "detail").is_displayed(), "the panel to close")
     if driver.execute_script("return document.activeElement.dataset.open") != poll_id:
@@ -340,6 +349,12 @@ try:
     driver.save_screenshot(args.screenshot)
     step("at 1280x800 send, messages, people and escalations are all on the first screen; screenshot " + args.screenshot)
 
+    # Every priority's badge is on screen for the contrast check (high and low failed it once).
+    for prio in ("high", "low"):
+        Select(driver.find_element(By.ID, "priority")).select_by_visible_text(prio)
+        driver.find_element(By.ID, "message").send_keys("A %s message for the contrast check %s" % (prio, args.message[-6:]))
+        send_now()
+        wait(lambda: driver.find_elements(By.CSS_SELECTOR, "#messages .badge.%s" % prio), "a %s badge in the list" % prio)
     browser.axe_check("1280x800")
 
     browser.set_viewport(390, 844)
@@ -362,6 +377,12 @@ try:
     wait(lambda: "live" in driver.find_element(By.ID, "conn").text, "the console to reconnect", timeout=60)
     wait(lambda: "Sent while the console was away" in driver.find_element(By.ID, "messages").text,
          "the message sent while away (catch-up)", timeout=20)
+    # What came as frames only while away: the help alert and the tally.
+    wait(lambda: "Li Away" in driver.find_element(By.ID, "alerts").text, "the help alert raised while the console was away", timeout=20)
+    wait(lambda: item_of(safe_text)["poll"] == [["I am safe", 0], ["I need help", 2]], "the safety check's tally after the catch-up", timeout=20)
+    alerts = driver.execute_script("return Array.from(document.querySelectorAll('#alerts li.help')).map((l) => l.textContent)")
+    if sum(1 for a in alerts if "Sam Staff" in a) != 1:
+        fail("after the reconnect the first help alert is not shown exactly once: %r" % alerts)
     texts = driver.execute_script("return Array.from(document.querySelectorAll('#messages li')).map((l) => l.innerText)")
     if sum(1 for t in texts if args.message in t) != 1:
         fail("after the reconnect the first message is not shown exactly once: %r" % texts)

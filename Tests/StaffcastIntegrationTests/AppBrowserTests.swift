@@ -53,6 +53,8 @@ final class AppBrowserTests: IntegrationTestCase {
         // A live message: the phone marks it read and replies; the organiser sees both.
         let high = try owner.sendMessage(event: fixture.event, message: "Gate 4 needs two more stewards",
                                          type: "alert", priority: "high", expiresInMinutes: nil)
+        guard reached("BANNER") else { return }
+        _ = try owner.editMessage(high.id, text: "Gate 4 needs three more stewards")
         guard reached("READ_AND_REPLIED") else { return }
         XCTAssertTrue(try waitFor("the receipt of Pat Phone's read") {
             try self.names(owner, "/v1/messages/\(high.id.uuidString.lowercased())/receipts", "read_by").contains("Pat Phone")

@@ -72,6 +72,11 @@ final class ConsoleBrowserTests: IntegrationTestCase {
         guard browser.reached("POLL \(poll.id.uuidString.lowercased())", timeout: 30) else { return }
         try staff.send(["op": "answer", "message_id": poll.id.uuidString.lowercased(), "option": 0])
         _ = try staff.expect("answered")
+        // A read storm while the poll's receipts panel is open: 40 people read it at once, one
+        // `receipt` frame each; the page must not ask for the receipts 40 times.
+        guard browser.reached("STORM", timeout: 60) else { return }
+        let readers = try (0..<40).map { try fixture.person("Reader \($0)").id }
+        XCTAssertEqual(try fixture.store.markReadBatch(readers.map { Store.PendingRead(user: $0, message: poll.id) }).compactMap { $0 }.count, 40)
 
         // The safety check: staff needs help, answered over HTTP; the page raises an alert.
         let safe = try XCTUnwrap(try browser.expect("message", on: staff, timeout: 90).message, output.text)
@@ -87,6 +92,9 @@ final class ConsoleBrowserTests: IntegrationTestCase {
         server.stop()
         sleep(1) // the page is away for a moment (it reconnects with backoff): what is tested is the catch-up
         _ = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "Sent while the console was away"))
+        // Someone needs help while the console is away: the alert and the tally come with the catch-up.
+        let away = try fixture.person("Li Away").id
+        XCTAssertEqual(try fixture.store.answerBatch([Store.PendingAnswer(user: away, message: safe.id, option: 1)]).count, 1)
         server = try TestServer(conninfo: fixture.conninfo) { $0.port = port }
 
         browser.finish(within: 120)

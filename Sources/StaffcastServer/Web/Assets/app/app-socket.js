@@ -26,8 +26,10 @@ export function connect() {
     if (sub && sub.event_id !== S.eventId) { S.urlSub = null; send({ op: "unsubscribe", event_id: sub.event_id }); subscribe(); }
     clearInterval(S.pingTimer);
     // A phone that loses its network may not notice for minutes: ask, and give up on silence.
+    // On a dead link a close waits for a handshake that never comes (a minute and more, "live"
+    // all along): the socket is given up here at once, and a new one tried.
     S.pingTimer = setInterval(() => {
-      if (S.pongDue && Date.now() > S.pongDue) { try { ws.close(4000); } catch (_) {} return; }
+      if (S.pongDue && Date.now() > S.pongDue) { if (S.ws === ws) { disconnect(4000); retry(); } return; }
       if (!S.pongDue) { S.pongDue = Date.now() + 10000; send({ op: "ping" }); }
     }, 20000);
   };
@@ -36,6 +38,7 @@ export function connect() {
     if (S.ws !== ws) return;
     S.ws = null; S.wsOpen = false; S.pongDue = null; clearInterval(S.pingTimer); clearTimeout(S.subTimer);
     S.paging = false;
+    unconfirmed();
     if (e.code === 4401) return signedOut(t("tokenInvalid"));
     if (!opened) {
       // Refused before the upgrade: a 401 means this sign-in is over; anything else, retry.
@@ -59,19 +62,36 @@ function retry() {
 // Closed on purpose (app-background.js: hidden, and Web Push reaches this phone meanwhile): the
 // clean-up of onclose done here at once, so that no retry follows and a return to the page
 // before the close completes reconnects straight away.
-export function disconnect() {
+// Also a socket given up for silence (`code` 4000).
+export function disconnect(code = 1000) {
   clearTimeout(S.retryTimer);
   const ws = S.ws;
   if (!ws) return;
   S.ws = null; S.wsOpen = false; S.pongDue = null; clearInterval(S.pingTimer); clearTimeout(S.subTimer);
   S.paging = false;
-  try { ws.close(1000); } catch (_) {}
+  unconfirmed();
+  try { ws.close(code); } catch (_) {}
 }
 export function send(f) { if (!S.ws || !S.wsOpen) return false; S.ws.send(JSON.stringify(f)); return true; }
-function request(f, onError) {
+// `confirm`: a reply or answer, whose person is told when no answer came (the connection was
+// lost, or nothing for 10 s) instead of being left to think it went. Reads are sent again
+// by themselves (pendingReads).
+function request(f, onError, confirm = false) {
   f.ref = "a" + (++S.refs);
   if (onError) S.pending.set(f.ref, onError);
-  return send(f);
+  const sent = send(f);
+  if (sent && confirm) {
+    const ref = f.ref;
+    S.unconfirmed.set(ref, setTimeout(() => { if (S.unconfirmed.delete(ref)) { S.pending.delete(ref); notice(t("unconfirmed")); } }, 10000));
+  }
+  return sent;
+}
+// The connection ended with replies or answers unanswered: said once.
+function unconfirmed() {
+  if (!S.unconfirmed.size) return;
+  for (const [ref, timer] of S.unconfirmed) { clearTimeout(timer); S.pending.delete(ref); }
+  S.unconfirmed.clear();
+  notice(t("unconfirmed"));
 }
 
 // A subscribe frame on the open socket: another event, or again after an `unavailable`.
@@ -135,7 +155,10 @@ function onFrame(f) {
       trim(); render(); saveCache(); break; }
     case "message_updated": {
       const m = f.message, old = m && S.msgs.get(m.id);
-      if (old) { Object.assign(old, { message: m.message, edited_at: m.edited_at, expires_at: m.expires_at }); render(); saveCache(); }
+      if (old) {
+        Object.assign(old, { message: m.message, edited_at: m.edited_at, expires_at: m.expires_at }); render(); saveCache();
+        if (S.banner === m.id) showBanner(old); // the correction matters most where it is shown largest
+      }
       break; }
     case "message_retracted": {
       const m = S.msgs.get(f.message_id);
@@ -212,6 +235,7 @@ function onFrame(f) {
     default: break;
   }
   if (f.ref && f.op !== "error") S.pending.delete(f.ref);
+  if (f.ref && S.unconfirmed.has(f.ref)) { clearTimeout(S.unconfirmed.get(f.ref)); S.unconfirmed.delete(f.ref); }
 }
 
 function put(m, live) {
@@ -237,6 +261,6 @@ export function markRead(id) {
   request({ op: "mark_read", message_id: id }, (err) => { S.pendingReads.delete(id); notice(t("failed", { reason: err.message })); });
 }
 // Replies and answers need the connection (a read waits for it in pendingReads instead).
-export function reply(id, status) { if (!request({ op: "reply", message_id: id, status }, failed)) notice(t("notConnected")); }
-export function answer(id, option) { if (!request({ op: "answer", message_id: id, option }, failed)) notice(t("notConnected")); }
+export function reply(id, status) { if (!request({ op: "reply", message_id: id, status }, failed, true)) notice(t("notConnected")); }
+export function answer(id, option) { if (!request({ op: "answer", message_id: id, option }, failed, true)) notice(t("notConnected")); }
 function failed(err) { notice(t("failed", { reason: err.message || err.code })); }

@@ -13,7 +13,7 @@ export const S = {
   events: [], ws: null, wsOpen: false, retry: 0, retryTimer: null, pingTimer: null, pongDue: null,
   msgs: new Map(), cursor: 0, paging: false, heldMax: 0, unread: null, countedThrough: 0, alarms: [], acking: null,
   subRef: null, subRetry: 0, subTimer: null, urlSub: null,
-  pendingReads: new Set(), refs: 0, pending: new Map(), banner: null, stopped: false, alarmTimer: null,
+  pendingReads: new Set(), refs: 0, pending: new Map(), unconfirmed: new Map(), banner: null, stopped: false, alarmTimer: null,
 };
 
 // ---- text ----------------------------------------------------------------------------------

@@ -16,6 +16,7 @@ export const S = {
   roster: null, pollTimer: null, pollGen: 0, features: {}, refs: 0, pending: new Map(), invite: null, stopped: false,
   retryFrame: null, confirming: null, paging: false, heldMax: 0, subRef: null, subRetry: 0, subTimer: null, urlSub: null,
   teams: [], tallies: new Map(), openId: null, detailTimer: null, detail: null,
+  pingTimer: null, pongDue: null, liveEvent: null, shownNotes: new Set(),
 };
 
 export function setConn(text, cls) { const c = $("conn"); c.textContent = text; c.className = "conn " + (cls || ""); }

@@ -68,6 +68,20 @@ export async function poll() {
   renderMessages();
 }
 
+// After a gap in the connection: the counts of the newest polls on screen read again (their
+// poll_tally frames were missed), the 20 newest at most.
+export async function refreshTallies() {
+  const id = S.eventId;
+  const polls = Array.from(S.messages.values()).filter((m) => pollOptions(m) && !m.retracted).sort((a, b) => b.seq - a.seq).slice(0, 20);
+  for (const m of polls) {
+    const res = await api("GET", "/v1/messages/" + m.id + "/answers").catch(() => ({ ok: false }));
+    if (!res.ok || !res.data || id !== S.eventId) continue;
+    S.tallies.set(m.id, { counts: res.data.counts || [], answered: (res.data.answers || []).length,
+      audience: (res.data.answers || []).length + (res.data.unanswered || []).length });
+  }
+  renderMessages();
+}
+
 // ---- teams and zones: the "To" of the send form ------------------------------------------
 async function loadTeams(id) {
   const res = await api("GET", "/v1/events/" + id + "/teams").catch(() => ({ ok: false }));

@@ -3,9 +3,9 @@
 import { backoff } from "./backoff.js";
 import { ignoresURLSubscribe, openSocket } from "./subscribe-url.js";
 import { S, setConn } from "./console-core.js";
-import { addNotification, addReply, refreshDetail, renderMessages } from "./console-messages.js";
+import { addNotification, addReply, refreshDetailSoon, renderMessages, renderMessagesSoon } from "./console-messages.js";
 import { announce, sendFailed, sendSucceeded } from "./console-send.js";
-import { signOut, start } from "./console.js";
+import { caughtUp, signOut, start } from "./console.js";
 
 // ---- WebSocket ------------------------------------------------------------------------
 export function connect() {
@@ -26,6 +26,14 @@ export function connect() {
   ws.onopen = () => {
     if (S.ws !== ws) return;
     S.wsOpen = true; S.retry = 0;
+    // A dead link (a tunnel, a roaming laptop) shows nothing by itself: ask, and give the
+    // socket up on silence (a close would wait for a handshake that never comes).
+    clearInterval(S.pingTimer); S.pongDue = null;
+    S.pingTimer = setInterval(() => {
+      if (S.ws !== ws) return;
+      if (S.pongDue && Date.now() > S.pongDue) { dropSocket(); scheduleRetry(); return; }
+      if (!S.pongDue) { S.pongDue = Date.now() + 10000; wsSend({ op: "ping" }); }
+    }, 15000);
     if (!sub) return;
     // Another event picked while connecting: the URL's subscription is not the one wanted.
     if (sub.event_id !== S.eventId) { S.urlSub = null; wsSend({ op: "unsubscribe", event_id: sub.event_id }); subscribe(); } else setConn("subscribing…");
@@ -33,10 +41,16 @@ export function connect() {
   ws.onmessage = (e) => { let f; try { f = JSON.parse(e.data); } catch (_) { return; } onFrame(f); };
   ws.onclose = (e) => {
     if (S.ws !== ws) return;
-    S.wsOpen = false; S.ws = null; clearTimeout(S.subTimer);
+    S.wsOpen = false; S.ws = null; clearTimeout(S.subTimer); clearInterval(S.pingTimer); S.pongDue = null;
     if (e.code === 4401) { signOut("Your token was revoked or expired."); return; }
     scheduleRetry();
   };
+}
+// Gives the socket up now, without waiting for its close.
+function dropSocket() {
+  const ws = S.ws;
+  S.ws = null; S.wsOpen = false; S.pongDue = null; clearInterval(S.pingTimer); clearTimeout(S.subTimer);
+  try { ws.close(4000); } catch (_) {}
 }
 function scheduleRetry() {
   if (S.stopped) return;
@@ -83,12 +97,19 @@ function onFrame(f) {
       if (S.urlSub && ignoresURLSubscribe(f)) wsSend(S.urlSub);
       S.urlSub = null;
       break;
-    case "subscribed":
+    case "subscribed": {
       if (f.event_id !== S.eventId) break;
       S.subRetry = 0;
       setConn("live" + (S.me ? " · " + S.me.name : ""), "live");
       for (const m of f.history || []) upsert(m, false);
-      pageOn(f.more); renderMessages(); break;
+      pageOn(f.more); renderMessages();
+      // Live again after a gap: the catch-up brought the messages; what came as frames only
+      // (help and escalation alerts, poll tallies) is asked for (attack round: an "I need
+      // help" answered during an 8 s gap never showed until a reload).
+      const again = S.liveEvent === f.event_id;
+      S.liveEvent = f.event_id;
+      if (again) caughtUp();
+      break; }
     case "history":
       if (f.event_id !== S.eventId) break;
       for (const m of f.messages || []) upsert(m, false);
@@ -114,17 +135,18 @@ function onFrame(f) {
         r.readCount = Math.max(r.readCount, f.read_count || 0, r.read.length);
         if (r.unread) { r.unread = r.unread.filter((n) => n !== f.display_name); r.unreadCount = Math.max(0, total - r.readCount); }
         S.receipts.set(f.message_id, r);
-        renderMessages();
-        if (S.openId === f.message_id) refreshDetail();
+        renderMessagesSoon();
+        if (S.openId === f.message_id) refreshDetailSoon();
       }
       break; }
+    case "pong": S.pongDue = null; break;
     case "reply": case "replied": addReply(f.reply); break;
     case "notification": addNotification(f.notification); break;
     case "poll_tally":
       if (f.event_id !== S.eventId) break;
       S.tallies.set(f.message_id, { counts: f.counts || [], answered: f.answered || 0, audience: f.audience || 0 });
-      renderMessages();
-      if (S.openId === f.message_id) refreshDetail();
+      renderMessagesSoon();
+      if (S.openId === f.message_id) refreshDetailSoon();
       break;
     case "access_revoked":
       if (f.event_id === S.eventId) { setConn("access ended", "down"); S.events = S.events.filter((ev) => (ev.event_id || ev.id) !== f.event_id); start(S.events); }

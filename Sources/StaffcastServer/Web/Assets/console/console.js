@@ -7,7 +7,7 @@
 "use strict";
 import { $, EVENT_KEY, S, TOKEN_KEY, api, el, errorText, setConn } from "./console-core.js";
 import { addNotification, closeDetail, renderMessages } from "./console-messages.js";
-import { renderTeams, startPolling } from "./console-people.js";
+import { refreshTallies, renderTeams, startPolling } from "./console-people.js";
 import { connect, subscribe, wsSend } from "./console-socket.js";
 import "./console-invites.js";
 
@@ -71,7 +71,7 @@ function selectEvent(id) {
   S.eventId = id;
   sessionStorage.setItem(EVENT_KEY, id);
   S.lastSeq = 0; S.messages.clear(); S.receipts.clear(); S.replies.clear(); S.roster = null;
-  S.tallies.clear(); closeDetail(false); S.teams = []; renderTeams();
+  S.tallies.clear(); S.shownNotes.clear(); closeDetail(false); S.teams = []; renderTeams();
   $("messages").textContent = ""; $("alerts").textContent = ""; $("people").textContent = "";
   $("no-alerts").hidden = false;
   const ev = currentEvent();
@@ -86,6 +86,13 @@ function selectEvent(id) {
   loadEscalations(id);
   if (S.ws && S.wsOpen) subscribe(); else connect();
   startPolling();
+}
+
+// Live again after a gap (`subscribed` again): the alerts and poll counts that came as frames
+// meanwhile are read again; each alert is shown once (`addNotification`).
+export function caughtUp() {
+  loadEscalations(S.eventId);
+  refreshTallies();
 }
 
 // Unread escalations already waiting (live ones arrive as notification frames).
