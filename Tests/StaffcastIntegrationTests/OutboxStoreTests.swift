@@ -10,6 +10,20 @@ final class OutboxStoreTests: IntegrationTestCase {
     let key = Base64URL.encode([4] + [UInt8](repeating: 7, count: 64))
     let auth = Base64URL.encode([UInt8](repeating: 1, count: 16))
 
+    /// A killed server's presence rows stop counting after `presenceFreshSeconds` (10 s; they
+    /// counted for 30 s, so its people were "delivered live" and got no push meanwhile).
+    func testAKilledServersPresenceStopsCountingAfterTenSeconds() throws {
+        let row = Store.PresenceRow(node: "killed", connectionID: 1, userID: fixture.staff, eventID: fixture.event,
+                                    connectedSince: Date(), rttMs: nil)
+        try fixture.store.replacePresence(node: "killed", rows: [row])
+        XCTAssertEqual(try fixture.store.presence(event: fixture.event, excludingNode: "here").count, 1)
+        try fixture.store.conn.execute("UPDATE presence SET seen_at = now() - interval '8 seconds' WHERE node = 'killed'")
+        XCTAssertEqual(try fixture.store.presence(event: fixture.event, excludingNode: "here").count, 1, "two refreshes missed: still there")
+        try fixture.store.conn.execute("UPDATE presence SET seen_at = now() - interval '11 seconds' WHERE node = 'killed'")
+        XCTAssertEqual(try fixture.store.presence(event: fixture.event, excludingNode: "here").count, 0, "a server gone for 11 s")
+        XCTAssertEqual(Store.presenceFreshSeconds, 10)
+    }
+
     func testUrgentGoesFirstAndALeaseKeepsOthersOff() throws {
         let store = fixture.store
         _ = try store.addPushSubscription(as: fixture.staff, token: nil, try PushSubscriptionRequest(

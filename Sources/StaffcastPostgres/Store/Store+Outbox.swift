@@ -32,9 +32,9 @@ extension Store {
                 FROM staff_messages m CROSS JOIN LATERAL staffcast_message_audience(m.id) a
                 WHERE m.id = ANY ($1::uuid[])
                   AND EXISTS (SELECT 1 FROM presence p0 WHERE p0.event_id = m.event_id
-                              AND p0.seen_at > now() - interval '30 seconds')
+                              AND p0.seen_at > now() - interval '\(Self.presenceFreshSeconds) seconds')
                   AND EXISTS (SELECT 1 FROM presence p WHERE p.event_id = m.event_id AND p.user_id = a.user_id
-                              AND p.seen_at > now() - interval '30 seconds')
+                              AND p.seen_at > now() - interval '\(Self.presenceFreshSeconds) seconds')
                 ON CONFLICT DO NOTHING
                 """, [messages])
             try tx.query("""
@@ -50,7 +50,7 @@ extension Store {
                               WHERE a0.event_id = m.event_id)
                   AND (m.priority = 'urgent' OR m.message_type = 'emergency'
                        OR NOT EXISTS (SELECT 1 FROM presence p WHERE p.event_id = m.event_id AND p.user_id = a.user_id
-                                      AND p.seen_at > now() - interval '30 seconds'))
+                                      AND p.seen_at > now() - interval '\(Self.presenceFreshSeconds) seconds'))
                 ORDER BY m.seq, s.id
                 ON CONFLICT DO NOTHING
                 """, [messages])

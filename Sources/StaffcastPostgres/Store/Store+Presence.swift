@@ -47,8 +47,14 @@ extension Store {
         }
     }
 
+    /// How old a presence row may be and still count: every server rewrites its rows every 3 s
+    /// (the ticker), so a server that was killed drops out after about this long. It was 30 s:
+    /// for half a minute after a crash its people counted as "delivered live" and got no push
+    /// (attack round). Three missed refreshes, for a server whose workers are busy.
+    public static let presenceFreshSeconds = 10
+
     /// Fresh presence rows of `event` from servers other than `excludingNode`.
-    public func presence(event: UUID, excludingNode node: String, freshWithin seconds: Int = 30) throws -> [PresenceRow] {
+    public func presence(event: UUID, excludingNode node: String, freshWithin seconds: Int = Store.presenceFreshSeconds) throws -> [PresenceRow] {
         let r = try conn.query("""
             SELECT node, connection_id, user_id, event_id, \(Self.epochMicros("connected_since")), rtt_ms
             FROM presence WHERE event_id = $1 AND node <> $2 AND seen_at > now() - make_interval(secs => $3::int)
