@@ -24,6 +24,27 @@ final class OutboxStoreTests: IntegrationTestCase {
         XCTAssertEqual(Store.presenceFreshSeconds, 10)
     }
 
+    /// A live server renews its leases; one that died lets go within a lease (60 s; it was 300 s
+    /// without renewal, and a killed server held a webhook's feed for five minutes).
+    func testALiveServerRenewsItsLeasesAndNoOtherServers() throws {
+        _ = try fixture.store.addPushSubscription(as: fixture.staff, token: nil, try PushSubscriptionRequest(
+            endpoint: "https://push.example/sam", p256dh: key, auth: auth))
+        _ = try fixture.store.send(as: fixture.owner, SendRequest(eventID: fixture.event, message: "Lease me", messageType: "alert",
+                                                                  priority: "urgent"))
+        _ = try fixture.store.expandFanouts(emailAfterSeconds: nil)
+        let claimed = try fixture.store.claimDeliveries(node: "alive", limit: 10, leaseSeconds: 60)
+        XCTAssertFalse(claimed.isEmpty)
+        try fixture.store.conn.execute("UPDATE outbox SET lease_until = now() + interval '5 seconds' WHERE leased_by = 'alive'")
+        XCTAssertEqual(try fixture.store.renewLeases(node: "dead", leaseSeconds: 60), 0)
+        XCTAssertEqual(try fixture.store.renewLeases(node: "alive", leaseSeconds: 60), claimed.count)
+        XCTAssertEqual(try fixture.count("SELECT count(*) FROM outbox WHERE leased_by = 'alive' AND lease_until > now() + interval '50 seconds'"),
+                       claimed.count)
+        // A lease that ran out is not taken back by a renewal: another server may hold the row by now.
+        try fixture.store.conn.execute("UPDATE outbox SET lease_until = now() - interval '1 second' WHERE leased_by = 'alive'")
+        XCTAssertEqual(try fixture.store.renewLeases(node: "alive", leaseSeconds: 60), 0)
+        XCTAssertEqual(try fixture.store.claimDeliveries(node: "other", limit: 10).count, claimed.count, "due again for another server")
+    }
+
     func testUrgentGoesFirstAndALeaseKeepsOthersOff() throws {
         let store = fixture.store
         _ = try store.addPushSubscription(as: fixture.staff, token: nil, try PushSubscriptionRequest(

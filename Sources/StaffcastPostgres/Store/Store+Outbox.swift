@@ -76,7 +76,7 @@ extension Store {
     /// while no earlier push or email of its message to its subscription or person is pending)
     /// and leases them to `node` for `leaseSeconds`. An email whose message was read, retracted
     /// or expired meanwhile, or a correction not owed (sql/021), is marked skipped instead of returned.
-    public func claimDeliveries(node: String, limit: Int, leaseSeconds: Int = 300) throws -> [OutboxItem] {
+    public func claimDeliveries(node: String, limit: Int, leaseSeconds: Int = 60) throws -> [OutboxItem] {
         guard limit > 0 else { return [] }
         return try conn.transaction { tx in
             let r = try tx.query("""
@@ -296,6 +296,17 @@ extension Store {
             }
             return changed
         }
+    }
+
+    /// Extends, to `leaseSeconds` from now, the leases `node` holds and that have not run out:
+    /// a live server keeps what it claimed (in its delivery queue or in flight) however long
+    /// that takes, and a server that died lets go within one lease. Returns how many.
+    @discardableResult
+    public func renewLeases(node: String, leaseSeconds: Int) throws -> Int {
+        try conn.query("""
+            UPDATE outbox SET lease_until = now() + make_interval(secs => $2::int)
+            WHERE leased_by = $1 AND status = 'pending' AND lease_until > now()
+            """, [node, String(leaseSeconds)]).affectedRows
     }
 
     /// Gives back the leases of claimed rows that were never attempted (a server stopping).

@@ -20,8 +20,15 @@ final class OutboxRunner: Sendable {
     private let pool: DeliveryPool
     /// Outcomes not yet written (database down, or stopping): written by the next pass.
     private let unrecorded: UnrecordedAttempts
-    /// Seconds a claimed row stays leased to this server (its pool must start it well before).
-    static let leaseSeconds = 300
+    /// Seconds a claimed row stays leased to this server unless renewed; renewed every
+    /// `renewEvery` seconds while the server lives (`Store.renewLeases`), so a live server keeps
+    /// what waits in its queue, and a server that died lets go within a minute. (It was 300 s
+    /// without renewal: a killed server held a webhook's feed, which goes one at a time, for
+    /// five minutes; attack round.)
+    static let leaseSeconds = 60
+    static let renewEvery = 15.0
+    /// When the leases were last renewed (monotonic seconds).
+    private let lastRenewal = Mutex<Double>(0)
 
     init(workers: DatabaseWorkers, configuration: ReachConfiguration, deliverer: Deliverer, node: String, logger: Logger,
          metrics: ServerMetrics) {
@@ -58,6 +65,11 @@ final class OutboxRunner: Sendable {
         let emailAfter = configuration.emailEnabled ? configuration.emailAfterSeconds : nil
         pass.start { [self] store in
             try recordKept(store)
+            let now = ServiceLoop.monotonicNow()
+            if lastRenewal.withLock({ now - $0 >= Self.renewEvery }) {
+                try store.renewLeases(node: node, leaseSeconds: Self.leaseSeconds)
+                lastRenewal.withLock { $0 = now }
+            }
             // A backlog (after every server was down) is expanded 200 messages at a time.
             for _ in 0..<10 {
                 if try store.expandFanouts(emailAfterSeconds: emailAfter) < 200 { break }
@@ -178,8 +190,10 @@ final class OutboxRunner: Sendable {
             }
             let logger = self.logger
             let done = self.recorded
+            // Kept for as long as memory allows: the write itself checks the row is still ours
+            // (`leased_by`), so a late outcome never overwrites another server's claim.
             let kept = UnrecordedAttempts.Attempt(item: item, recorded: recorded, statusCode: status,
-                                                  keepUntil: now.addingTimeInterval(Double(OutboxRunner.leaseSeconds) - 30))
+                                                  keepUntil: now.addingTimeInterval(UnrecordedAttempts.keepSeconds))
             let unrecorded = self.unrecorded
             let queued = workers.submit { session in
                 do {
