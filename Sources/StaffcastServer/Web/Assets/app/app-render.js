@@ -103,15 +103,30 @@ function renderAlarm() {
   $("alarm-more").textContent = S.alarms.length > 1 ? t("alarmMore", { n: S.alarms.length - 1 }) : "";
   if (wasHidden) { $("alarm-ack").focus(); startAlarm(); }
 }
+// A browser lets a page ring and vibrate only after a tap on it: a phone that opened the app
+// fresh (a reload, a start from the home screen) and was not touched yet gets a silent alarm,
+// and every try logged an error (attack round). Until then the alarm says "tap once", and the
+// first tap rings at once.
+const mayRing = () => !navigator.userActivation || navigator.userActivation.hasBeenActive;
 function startAlarm() {
   stopAlarm();
   const ring = () => {
+    if (!mayRing()) { $("alarm-silent").hidden = false; return; }
+    $("alarm-silent").hidden = true;
     if (navigator.vibrate) navigator.vibrate([400, 150, 400, 150, 800]);
     beep();
   };
   ring(); S.alarmTimer = setInterval(ring, 3000);
+  if (!mayRing()) document.addEventListener("pointerdown", ringOnFirstTap, { capture: true });
+  function ringOnFirstTap() {
+    document.removeEventListener("pointerdown", ringOnFirstTap, { capture: true });
+    if (S.alarmTimer) setTimeout(ring, 0); // after the tap counts as activation
+  }
 }
-export function stopAlarm() { clearInterval(S.alarmTimer); S.alarmTimer = null; if (navigator.vibrate) navigator.vibrate(0); }
+export function stopAlarm() {
+  clearInterval(S.alarmTimer); S.alarmTimer = null; $("alarm-silent").hidden = true;
+  if (navigator.vibrate && mayRing()) navigator.vibrate(0);
+}
 let audio = null;
 function beep() {
   try {

@@ -150,7 +150,7 @@ function onFrame(f) {
         if (m.message_type !== "emergency") showBanner(m);
         const say = t("newMessage", { priority: t(m.priority), name: m.sender_name, text: m.message });
         $(m.priority === "urgent" || m.message_type !== "broadcast" ? "announce-urgent" : "announce").textContent = say;
-        if (document.hidden && navigator.vibrate && m.priority !== "low") navigator.vibrate(200);
+        if (document.hidden && navigator.vibrate && m.priority !== "low" && (!navigator.userActivation || navigator.userActivation.hasBeenActive)) navigator.vibrate(200);
       }
       trim(); render(); saveCache(); break; }
     case "message_updated": {
