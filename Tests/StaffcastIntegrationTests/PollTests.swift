@@ -79,6 +79,25 @@ final class PollTests: IntegrationTestCase {
         XCTAssertEqual(history.first { $0.id == poll.id }?.answer, 0)
     }
 
+    /// A help alert quotes the event's message and names the person: once the organiser's access
+    /// to the event ends, it is no longer listed to them (the attack round read it after a revoke).
+    func testAHelpAlertIsNoLongerListedOnceAccessEnds() throws {
+        let r = try send(["message": "Are you safe at gate 9?", "poll": ["options": "safe"], "priority": "urgent"])
+        let check = try JSONDecoder().decode(StaffMessage.self, from: r.body)
+        try server.api(liToken).answer(message: check.id, option: 1)
+        func listed() throws -> String {
+            String(decoding: try server.api(fixture.adminToken).call("GET", "/v1/me/notifications"), as: UTF8.self)
+        }
+        XCTAssertTrue(try waitUntil(5) { try listed().contains("gate 9") }, "no help alert listed")
+        // One whose data names no message the reader can be checked against is listed as before.
+        _ = try fixture.store.createNotification(as: fixture.owner, try NotificationRequest(
+            userID: fixture.admin, type: "note", title: "Shift change", message: "See you at 6", data: .object(["message_id": .string("x")])))
+        _ = try fixture.store.revoke(event: fixture.event, user: fixture.admin)
+        let after = try listed()
+        XCTAssertFalse(after.contains("gate 9"), after)
+        XCTAssertTrue(after.contains("Shift change"), after)
+    }
+
     /// Two answers of one person in one group commit: the later one counts, as its `answered`
     /// said. The attack round found "I am safe" then "I need help", sent back to back by 30
     /// people, stored as 30 safe and no help notification: the batch kept whichever answer the

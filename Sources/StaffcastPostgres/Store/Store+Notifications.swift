@@ -42,11 +42,18 @@ extension Store {
         }
     }
 
+    /// The user's notifications, newest first (unread only, if asked), at most `limit`. One
+    /// about a message (help and escalation alerts name it in `data.message_id`, and quote it)
+    /// is listed only while the reader may still see that message, as row-level security decides:
+    /// an organiser whose access ended kept reading the event's texts and names here (attack round).
     public func notifications(as user: UUID, unreadOnly: Bool, limit: Int = 100) throws -> [StaffNotification] {
         try conn.transaction(asUser: user) { tx in
             try Self.notifications(tx.query("""
                 SELECT \(Self.notificationColumns) FROM notifications n
-                WHERE n.user_id = $1 AND (NOT $2::bool OR NOT n.read) ORDER BY n.seq DESC LIMIT $3
+                WHERE n.user_id = $1 AND (NOT $2::bool OR NOT n.read)
+                  AND (NOT coalesce(n.data->>'message_id' ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$', false)
+                       OR EXISTS (SELECT 1 FROM staff_messages m WHERE m.id = (n.data->>'message_id')::uuid))
+                ORDER BY n.seq DESC LIMIT $3
                 """, [Self.id(user), unreadOnly ? "true" : "false", String(limit)]))
         }
     }
