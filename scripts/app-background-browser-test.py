@@ -170,7 +170,20 @@ try:
     driver.execute_cdp_cmd("Target.closeTarget", {"targetId": other})
     step("without a push subscription on the server, the hidden app kept its WebSocket")
 
-    browser.check_console()
+    # The phone is lost: an organiser revokes its sign-in. The app signs out and forgets the
+    # messages saved on it (it kept them, team-only ones too, until someone signed out by hand).
+    if not js("return Object.keys(localStorage).some((k) => k.includes('.cache.'))"):
+        fail("no messages were saved on the phone before the revoke")
+    print("REVOKE_ME", flush=True)
+    wait(lambda: driver.find_element(By.ID, "signed-out").is_displayed(), "the signed-out screen after the revoke", timeout=30)
+    left = js("return Object.keys(localStorage).filter((k) => k.includes('.cache.'))")
+    if left:
+        fail("the revoked phone kept its saved messages: %r" % left)
+    if js("return document.querySelectorAll('#list li').length"):
+        fail("the revoked phone still lists messages")
+    step("revoked: signed out (%s), nothing left on the phone" % driver.find_element(By.ID, "signed-out-text").text)
+
+    browser.check_console(lambda m: "/v1/ws" in m or "status of 401" in m)
     step("no errors in the browser console")
     print("OK", flush=True)
 finally:

@@ -99,6 +99,9 @@ final class AppBackgroundTests: IntegrationTestCase {
         guard reached("RESUMED") else { return }
         XCTAssertTrue(try waitUntil(10) { try self.connected(owner, pia) }, "reach counts the resumed phone connected again")
         say("DONE")
+        // The phone is lost: its sign-in is revoked (as `staffcast admin token revoke` does).
+        guard reached("REVOKE_ME") else { return }
+        XCTAssertGreaterThan(try fixture.store.revokeTokens(ofUser: phone, token: nil, managedBy: nil), 0)
         browser.finish(within: 60)
         print(browser.output.text)
     }

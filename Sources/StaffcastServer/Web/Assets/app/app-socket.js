@@ -39,12 +39,12 @@ export function connect() {
     S.ws = null; S.wsOpen = false; S.pongDue = null; clearInterval(S.pingTimer); clearTimeout(S.subTimer);
     S.paging = false;
     unconfirmed();
-    if (e.code === 4401) return signedOut(t("tokenInvalid"));
+    if (e.code === 4401) return signedOut(t("tokenInvalid"), true);
     if (!opened) {
       // Refused before the upgrade: a 401 means this sign-in is over; anything else, retry.
       try {
         const r = await fetch("/v1/me/events", { headers: { "Authorization": "Bearer " + S.token }, cache: "no-store" });
-        if (r.status === 401) return signedOut(t("tokenInvalid"));
+        if (r.status === 401) return signedOut(t("tokenInvalid"), true);
       } catch (_) { /* offline */ }
     }
     retry();
@@ -221,7 +221,7 @@ function onFrame(f) {
       }
       break; }
     case "access_revoked":
-      if (f.event_id === S.eventId) signedOut(t("accessEnded"));
+      if (f.event_id === S.eventId) signedOut(t("accessEnded"), true);
       break;
     case "pong": S.pongDue = null; break;
     case "error": {

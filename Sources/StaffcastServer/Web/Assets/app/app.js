@@ -21,7 +21,11 @@ export function setConn(key, vars, cls) {
 // `keep`: stays when the connection comes back (a check-in's result), until the next notice.
 export function notice(text, keep) { S.noticeKept = !!(text && keep); $("notice").textContent = text || ""; $("notice").hidden = !text; }
 
-export function signedOut(reason) {
+// `forget`: the sign-in ended by the server (token revoked or expired, access ended): the
+// messages saved on this phone go too. A lost phone whose token an organiser revoked kept
+// showing them, team-only ones included (attack round).
+export function signedOut(reason, forget = false) {
+  if (forget) { dropCaches(); S.msgs.clear(); S.alarms = []; S.unread = null; render(); }
   S.stopped = true; S.token = null; S.push = false; save(); // the push subscription was this sign-in's
   if (S.ws) { try { S.ws.close(1000); } catch (_) {} S.ws = null; }
   clearTimeout(S.retryTimer); clearInterval(S.pingTimer); stopAlarm();
@@ -106,7 +110,7 @@ async function checkIn(eventId, zone) {
     data = await r.json().catch(() => null);
   } catch (_) {}
   history.replaceState(null, "", "/app");
-  if (r && r.status === 401) { signedOut(t("tokenInvalid")); return false; }
+  if (r && r.status === 401) { signedOut(t("tokenInvalid"), true); return false; }
   const reason = (data && data.error && data.error.message) || (r ? "HTTP " + r.status : t("notConnected"));
   S.checkinNote = r && r.ok ? t("checkinDone", { zone }) : t("checkinFailed", { zone, reason });
   return true;
