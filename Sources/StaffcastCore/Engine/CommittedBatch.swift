@@ -87,6 +87,8 @@ public struct CommittedBatch<Frame: WireFrame>: Sendable {
 
     /// Tokens that stopped being valid: their open WebSockets are closed with 4401.
     public var revokedTokens: Set<TokenDigest>
+    /// Tokens that expired by the clock: closed the same way, the reason saying "token expired".
+    public var expiredTokens: Set<TokenDigest>
     public var access: [Access]
     public var messages: [Message]
     public var notifications: [Notification]
@@ -98,11 +100,11 @@ public struct CommittedBatch<Frame: WireFrame>: Sendable {
 
     /// Nothing for a loop to do.
     public var isEmpty: Bool {
-        revokedTokens.isEmpty && access.isEmpty && messages.isEmpty && notifications.isEmpty && eventFrames.isEmpty
+        revokedTokens.isEmpty && expiredTokens.isEmpty && access.isEmpty && messages.isEmpty && notifications.isEmpty && eventFrames.isEmpty
             && receipts.isEmpty && reminders.isEmpty && markedRead.isEmpty
     }
 
-    public init(revokedTokens: Set<TokenDigest> = [], access: [Access] = [], messages: [Message] = [],
+    public init(revokedTokens: Set<TokenDigest> = [], expiredTokens: Set<TokenDigest> = [], access: [Access] = [], messages: [Message] = [],
                 notifications: [Notification] = [], eventFrames: [EventFrame] = [], receipts: [Receipt] = [],
                 reminders: [Reminder] = [], markedRead: [MarkedRead] = []) {
         self.eventFrames = eventFrames
@@ -110,6 +112,7 @@ public struct CommittedBatch<Frame: WireFrame>: Sendable {
         self.receipts = receipts
         self.reminders = reminders
         self.revokedTokens = revokedTokens
+        self.expiredTokens = expiredTokens
         self.access = access
         self.messages = messages
         self.notifications = notifications

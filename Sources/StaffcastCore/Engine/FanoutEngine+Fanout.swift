@@ -10,12 +10,16 @@ extension FanoutEngine {
     public func committed(_ batch: CommittedBatch<Frame>, now: Double, wall: Date) -> [EngineAction] {
         var actions: [EngineAction] = []
         fannedOut.removeAll(keepingCapacity: true)
-        if !batch.revokedTokens.isEmpty {
+        if !batch.revokedTokens.isEmpty || !batch.expiredTokens.isEmpty {
             for connection in connections.values where connection.isOpen {
-                guard let token = connection.token, batch.revokedTokens.contains(token) else { continue }
+                guard let token = connection.token else { continue }
+                let reason: String
+                if batch.revokedTokens.contains(token) { reason = "token revoked" }
+                else if batch.expiredTokens.contains(token) { reason = "token expired" }
+                else { continue }
                 stats.tokenRevocationsClosed += 1
                 actions.append(.notice(.tokenRevoked(connection: connection.id)))
-                close(connection, 4401, "token revoked", afterFlush: false, now: now, into: &actions)
+                close(connection, 4401, reason, afterFlush: false, now: now, into: &actions)
             }
         }
         for change in batch.access {

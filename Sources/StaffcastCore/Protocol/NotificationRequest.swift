@@ -19,6 +19,11 @@ public struct NotificationRequest: Sendable, Equatable {
             }
         }
         try require(type, "type", max: Limits.maxNotificationTypeBytes)
+        // The server's own alerts: the console shows them red, as someone asking for help or
+        // nobody reading an emergency. An organiser could forge "X needs help" (attack round).
+        if Self.reservedTypes.contains(type.trimmingCharacters(in: .whitespaces).lowercased()) {
+            throw .invalid("type '\(type)' is the server's own (\(Self.reservedTypes.sorted().joined(separator: ", ")) alerts); pick another type, such as note.")
+        }
         try require(title, "title", max: Limits.maxNotificationTitleBytes)
         try require(message, "message", max: Limits.maxMessageBytes)
         if let data {
@@ -33,4 +38,7 @@ public struct NotificationRequest: Sendable, Equatable {
         self.message = message
         self.data = data == .null ? nil : data
     }
+
+    /// Types only the server writes (safety-check help, escalation rounds).
+    public static let reservedTypes: Set<String> = ["help", "escalation"]
 }

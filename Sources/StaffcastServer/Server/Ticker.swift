@@ -62,7 +62,7 @@ final class Ticker: @unchecked Sendable {
             for loop in loops {
                 loop.post { l in
                     // Tokens that expired by the clock close their sockets like revoked ones.
-                    if !expired.isEmpty { l.deliver(CommittedBatch(revokedTokens: expired)) }
+                    if !expired.isEmpty { l.deliver(CommittedBatch(expiredTokens: expired)) }
                     l.tick()
                 }
             }

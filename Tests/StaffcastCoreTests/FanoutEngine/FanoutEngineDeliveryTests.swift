@@ -87,6 +87,20 @@ final class FanoutEngineDeliveryTests: FanoutEngineTestCase {
 
     // MARK: - revoked tokens
 
+    /// A token that expired by the clock closes its connections the same way, and says so (it
+    /// said "token revoked"; attack round).
+    func testAnExpiredTokenClosesWith4401SayingItExpired() {
+        let engine = makeEngine()
+        ready(engine, 1, alice, token: tokenA, events: [event])
+        ready(engine, 2, bob, token: tokenB, events: [event])
+        let actions = engine.committed(CommittedBatch(revokedTokens: [tokenB], expiredTokens: [tokenA]), now: 10, wall: wall(10))
+        XCTAssertEqual(notices(actions).count, 2)
+        guard case .close(4401, let expired) = engine.writable(1, now: 10) else { return XCTFail("expected close 4401") }
+        XCTAssertEqual(expired, "token expired")
+        guard case .close(4401, let revoked) = engine.writable(2, now: 10) else { return XCTFail("expected close 4401") }
+        XCTAssertEqual(revoked, "token revoked")
+    }
+
     func testRevokedTokenClosesItsConnectionsWith4401() {
         let engine = makeEngine { $0.closeTimeout = 2 }
         ready(engine, 1, alice, token: tokenA, events: [event])
