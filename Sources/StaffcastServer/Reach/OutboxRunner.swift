@@ -36,7 +36,7 @@ final class OutboxRunner: Sendable {
         self.configuration = configuration
         self.node = node
         self.logger = logger
-        pass = SinglePass(workers: workers, logger: logger, failure: "outbox: a pass failed; the next tick tries again")
+        pass = SinglePass(workers: workers, logger: logger, name: "outbox")
         let policy = self.policy
         let unrecorded = UnrecordedAttempts()
         self.unrecorded = unrecorded

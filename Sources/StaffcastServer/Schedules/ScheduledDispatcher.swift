@@ -20,7 +20,7 @@ final class ScheduledDispatcher: Sendable {
         self.emergencyEscalation = emergencyEscalation
         self.logger = logger
         self.metrics = metrics
-        pass = SinglePass(workers: workers, logger: logger, failure: "scheduled sends: a pass failed; the next tick tries again")
+        pass = SinglePass(workers: workers, logger: logger, name: "scheduled sends")
     }
 
     /// Starts a pass unless one is still running. Never waits.

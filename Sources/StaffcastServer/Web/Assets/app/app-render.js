@@ -4,6 +4,14 @@ import { $, REPLIES, S, clock, el, expired, replyName, sorted, t, tElement } fro
 import { answer, markRead, reply } from "./app-socket.js";
 
 // ---- rendering ------------------------------------------------------------------------------
+// The safety check's two options are the server's fixed English words: shown in the app's
+// language (a Turkish phone showed "I am safe / I need help"). Any other poll's options are the
+// organiser's own words, shown as written.
+const SAFETY = ["I am safe", "I need help"];
+function optionTexts(options) {
+  return options.length === 2 && options[0] === SAFETY[0] && options[1] === SAFETY[1] ? [t("safe"), t("needHelp")] : options;
+}
+
 export function render() {
   const list = $("list");
   const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.key : null;
@@ -43,14 +51,15 @@ function item(m) {
   // Polls (docs/protocol.md, Audiences): the options as buttons, when the server sends them.
   if (m.poll && Array.isArray(m.poll.options)) {
     const g = el("div", "poll"); g.setAttribute("role", "group"); g.setAttribute("aria-label", t("pollLabel"));
-    m.poll.options.forEach((o, i) => {
+    const options = optionTexts(m.poll.options);
+    options.forEach((o, i) => {
       const b = button(o, m.id + ":answer:" + i, () => answer(m.id, i), "small" + (m.answer === i ? " chosen" : ""));
       b.dir = "auto";
       b.setAttribute("aria-pressed", m.answer === i ? "true" : "false");
       g.appendChild(b);
     });
     li.appendChild(g);
-    if (typeof m.answer === "number" && m.poll.options[m.answer] !== undefined) li.appendChild(tElement("p", "mine", "yourAnswer", { option: m.poll.options[m.answer] }, ["option"]));
+    if (typeof m.answer === "number" && options[m.answer] !== undefined) li.appendChild(tElement("p", "mine", "yourAnswer", { option: options[m.answer] }, ["option"]));
   }
   const actions = el("div", "actions");
   if (m.sender_id !== S.userId) {

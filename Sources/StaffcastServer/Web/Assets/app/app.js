@@ -46,7 +46,7 @@ function joinMode(code) {
   $("join-form").addEventListener("submit", async (e) => {
     e.preventDefault();
     const name = $("join-name").value.trim();
-    if (!name) return;
+    if (!name) { $("join-error").textContent = t("nameNeeded"); $("join-name").focus(); return; }
     $("join-button").disabled = true; $("join-error").textContent = ""; $("join-button").textContent = t("joining");
     let r = null, data = null;
     try {

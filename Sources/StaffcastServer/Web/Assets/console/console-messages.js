@@ -110,9 +110,8 @@ export function addNotification(n) {
   // Each once: a reconnect asks for the unread ones again (`caughtUp`).
   if (n.id) { if (S.shownNotes.has(n.id)) return; S.shownNotes.add(n.id); }
   if (n.type === "escalation" && n.data) {
-    const unread = (n.data.unread_by || []).map((u) => u.display_name);
-    pushAlert("escalation", ["Escalation round " + n.data.round + ": " + unread.length + " have not read",
-      ...(unread.length ? [" (", ...ownList(unread.slice(0, 6)), ")"] : []), ". ", own(n.message)], n.created_at);
+    // The server's sentence names the round, the message and who has not read it.
+    pushAlert("escalation", ["ESCALATION: ", own(n.message)], n.created_at);
   } else if (n.type === "help") {
     pushAlert("help", ["HELP: ", own(n.message || n.title)], n.created_at);
   } else {
