@@ -120,6 +120,13 @@ final class OpsTests: IntegrationTestCase {
 
     /// An owner sees only their own events in /v1/status; the ops token sees every event.
     func testStatusShowsAnOwnerOnlyTheirOwnEvents() throws {
+        // Every event they own, with nobody connected too (it listed only those with a subscriber here).
+        let quiet = try fixture.store.createEvent(name: "Quiet rehearsal", startsAt: nil)
+        try fixture.store.grant(event: quiet, user: fixture.owner, level: .owner)
+        let alone = try JSONSerialization.jsonObject(with: try server.api(fixture.ownerToken).call("GET", "/v1/status")) as? [String: Any]
+        let listed = (alone?["events"] as? [[String: Any]] ?? []).compactMap { $0["event_id"] as? String }
+        XCTAssertEqual(Set(listed), [fixture.event.uuidString.lowercased(), quiet.uuidString.lowercased()], "\(alone ?? [:])")
+        XCTAssertEqual((alone?["events"] as? [[String: Any]])?.first { $0["event_id"] as? String == quiet.uuidString.lowercased() }?["subscribers"] as? Int, 0)
         let other = try fixture.store.createEvent(name: "Someone else's festival", startsAt: nil)
         let otherOwner = try fixture.store.createUser(name: "Other Owner")
         try fixture.store.grant(event: other, user: otherOwner, level: .owner)

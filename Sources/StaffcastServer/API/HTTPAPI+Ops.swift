@@ -40,14 +40,18 @@ extension HTTPAPI {
                 let latency = try store.ping()
                 loops.collect { all in
                     let loops = all.map { $0.restricted(to: owned) }
-                    // Back to a worker for the events' facts: never query on a loop's thread.
-                    let events = Array(Set(loops.flatMap { $0.subscribers.keys }))
+                    // Back to a worker for the events' facts: never query on a loop's thread. Every
+                    // event they own is listed, with nobody connected here too (it listed only
+                    // those with a subscriber on this server; attack round).
+                    let events = Array(owned)
                     let queued = workers.submit { session in
                         let facts = (try? session.store().eventFacts(events)) ?? []
-                        done(.json(200, reports.statusSnapshot(loops, facts: facts, databaseLatency: latency, serverWide: false)))
+                        done(.json(200, reports.statusSnapshot(loops, facts: facts, databaseLatency: latency, serverWide: false,
+                                                               listing: owned)))
                     }
                     if !queued {
-                        done(.json(200, reports.statusSnapshot(loops, facts: [], databaseLatency: latency, serverWide: false)))
+                        done(.json(200, reports.statusSnapshot(loops, facts: [], databaseLatency: latency, serverWide: false,
+                                                               listing: owned)))
                     }
                 }
             }

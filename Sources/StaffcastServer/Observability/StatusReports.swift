@@ -52,10 +52,12 @@ struct StatusReports: Sendable {
     /// `serverWide` false (an event owner): `loops` are already restricted to their events,
     /// `connections` counts only connections subscribed to them, and the server-wide counters
     /// are left out.
+    /// `listing`: events to list even with no subscriber here (an owner's own events).
     func statusSnapshot(_ loops: [LoopSnapshot], facts: [Store.EventFacts], databaseLatency: TimeInterval,
-                        serverWide: Bool = true) -> StatusSnapshot {
+                        serverWide: Bool = true, listing: Set<UUID> = []) -> StatusSnapshot {
         var counts: [UUID: Int] = [:]
         for loop in loops { counts.merge(loop.subscribers, uniquingKeysWith: +) }
+        for id in listing where counts[id] == nil { counts[id] = 0 }
         let stats = loops.map(\.stats).reduce(EngineStats(), +)
         let byID = Dictionary(facts.map { ($0.eventID, $0) }, uniquingKeysWith: { a, _ in a })
         let r = health.readiness
