@@ -58,7 +58,16 @@ try:
         fail("the token is not in sessionStorage")
     if driver.execute_script("return localStorage.length") != 0:
         fail("something was written to localStorage")
-    step("signed in; token in sessionStorage only; WebSocket live")
+    if driver.execute_script("return document.activeElement.id") != "message":
+        fail("after signing in the keyboard is not in the message box but on %r" % driver.execute_script("return document.activeElement.id || document.activeElement.tagName"))
+    step("signed in; token in sessionStorage only; WebSocket live; the keyboard in the message box")
+    # An empty send is refused under the form; the refusal goes once the text changes (it stayed
+    # under a later send the browser itself refused).
+    driver.find_element(By.ID, "send-button").click()
+    wait(lambda: "Write a message first" in driver.find_element(By.ID, "send-error").text, "the refusal of an empty message")
+    driver.find_element(By.ID, "message").send_keys("x")
+    wait(lambda: driver.find_element(By.ID, "send-error").text == "", "the refusal to go once the text changes")
+    driver.find_element(By.ID, "message").clear()
 
     # Send an urgent alert with the keyboard (Ctrl+Enter in the message box).
     Select(driver.find_element(By.ID, "type")).select_by_visible_text("alert")

@@ -114,6 +114,11 @@ $("template").addEventListener("change", () => {
   $("to-all").checked = chosenTeams().length === 0;
 });
 
+// A refusal is about the text it was given: once the text changes, or the browser itself refuses
+// a field (an Expires of 0), it no longer applies, and "Send anyway" would send the old text.
+$("message").addEventListener("input", () => { if (S.retryFrame || $("send-error").textContent) clearSendError(); });
+$("send-form").addEventListener("invalid", () => clearSendError(), true);
+
 $("send-form").addEventListener("submit", (e) => {
   e.preventDefault();
   const text = $("message").value, template = $("template").value;

@@ -37,6 +37,9 @@ $("sign-in-form").addEventListener("submit", async (e) => {
   sessionStorage.setItem(TOKEN_KEY, t);
   $("token").value = "";
   start(res.data.events || []);
+  // The keyboard goes on where the work is (it was left on the page's body).
+  const first = !$("send-card").hidden ? $("message") : $("event-pick");
+  if (first && !first.closest("[hidden]")) first.focus();
 });
 $("sign-out").addEventListener("click", () => signOut(""));
 
