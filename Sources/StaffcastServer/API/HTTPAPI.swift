@@ -31,6 +31,12 @@ final class HTTPAPI: @unchecked Sendable {
     private let notifications: NotificationBatcher
     let logger: Logger
     let metrics: ServerMetrics
+    /// A connection's requests that go to a worker run in the order they came (pipelined
+    /// edits ran side by side, and an earlier one could stick).
+    private let order: ConnectionOrder
+    /// The connection whose request is being dispatched (`handle`'s `connection`), read by
+    /// `runOnWorker`; bound only while a request is dispatched on its loop's thread.
+    @TaskLocal static var dispatchingFor: Int?
     /// Send rate per bearer token (the WebSocket has one per connection). Bounded: emptied
     /// past 10,000 tokens.
     private let sendBuckets = Mutex<[String: TokenBucket]>([:])
@@ -50,6 +56,7 @@ final class HTTPAPI: @unchecked Sendable {
         self.configuration = configuration
         self.gatekeeper = gatekeeper
         self.workers = workers
+        order = ConnectionOrder(workers: workers)
         self.logger = logger
         self.metrics = metrics
     }
@@ -57,8 +64,11 @@ final class HTTPAPI: @unchecked Sendable {
     /// Wrong invite codes per client address (redeeming needs no token), and the codes known live.
     let redeemLimiter = Mutex(RedeemLimiter())
 
-    /// `refusal`: the token could not be checked (`TokenResolver`); answered as is.
-    func handle(_ request: HTTPRequest, peer: String = "", refusal: StaffcastError? = nil, respond: @escaping Respond) {
+    /// `refusal`: the token could not be checked (`TokenResolver`); answered as is. `connection`
+    /// (unique on this server): the requests of one connection that need a worker run in the
+    /// order they came; nil: in any order.
+    func handle(_ request: HTTPRequest, peer: String = "", refusal: StaffcastError? = nil, connection: Int? = nil,
+                respond: @escaping Respond) {
         let head = request.head
         let started = ServiceLoop.monotonicNow()
         let metrics = self.metrics
@@ -98,7 +108,7 @@ final class HTTPAPI: @unchecked Sendable {
         case .failure(.badID(let text)):
             answer(.error(.invalid("'\(text.prefix(64))' in the path is not a UUID.")))
         case .success(let route):
-            dispatch(route, request, peer: peer, answer)
+            Self.$dispatchingFor.withValue(connection) { dispatch(route, request, peer: peer, answer) }
         }
     }
 
@@ -362,7 +372,7 @@ final class HTTPAPI: @unchecked Sendable {
         }
         let logger = self.logger
         let caller = identity
-        let accepted = workers.submit { session in
+        let job: DatabaseWorkers.Job = { session in
             do {
                 try work(try session.store(), caller, respond)
             } catch {
@@ -370,6 +380,7 @@ final class HTTPAPI: @unchecked Sendable {
                 respond(.error(StaffcastError.from(error, logger: logger)))
             }
         }
+        let accepted = Self.dispatchingFor.map { order.submit(connection: $0, job) } ?? workers.submit(job)
         if !accepted {
             respond(.error(.unavailable("The server is overloaded right now; nothing was done. Try again in a moment.")))
         }

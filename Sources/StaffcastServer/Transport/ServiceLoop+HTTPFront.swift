@@ -162,7 +162,7 @@ extension ServiceLoop {
         let serve: @Sendable (ServiceLoop, TokenResolver.Outcome) -> Void = { loop, outcome in
             var refusal: StaffcastError?
             if case .refuse(let e) = outcome { refusal = e }
-            loop.api.handle(request, peer: peer, refusal: refusal) { [weak loop] response in
+            loop.api.handle(request, peer: peer, refusal: refusal, connection: serial << 8 | loop.index) { [weak loop] response in
                 let bytes = response.serialized(keepAlive: keepAlive, headOnly: headOnly)
                 // The answers lane: written between a long fan-out's writes, not after them.
                 loop?.postAnswer { l in l.answer(fd: fd, serial: serial, slot: slot, bytes) }
