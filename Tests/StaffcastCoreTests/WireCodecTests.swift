@@ -125,7 +125,7 @@ final class WireCodecTests: XCTestCase {
         XCTAssertEqual(message(#"{"option":1.5}"#, answer), "option must be a whole number.")
         XCTAssertEqual(message(#"{"option":9223372036854775807}"#, answer), "option is too large: at most 9000000000000000000.")
         XCTAssertEqual(message(#"{"option":-1}"#, answer), "option must be at least 0; got -1.")
-        XCTAssertEqual(message(#"{"option":6}"#, answer), "option must be from 0 to 5; got 6.")
+        XCTAssertEqual(message(#"{"option":6}"#, answer), "option 6 is none of the poll's options (0 is the first; a poll has at most 6, so at most 5).")
         XCTAssertEqual(message(#"{}"#, answer), "Send {\"option\": N}, the 0-based index of the chosen option.")
         XCTAssertNil(message(#"{"option":2.0}"#, answer))
         let invite: ([UInt8]) throws(StaffcastError) -> Void = { [event] b throws(StaffcastError) in _ = try InviteRequest.decode(eventID: event, body: b) }

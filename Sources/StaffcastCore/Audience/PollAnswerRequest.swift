@@ -18,7 +18,7 @@ public struct PollAnswerRequest: Sendable, Equatable, Codable {
             throw .invalid(usage)
         }
         guard n >= 0 else { throw .invalid("option must be at least 0; got \(n).") }
-        guard n <= 5 else { throw .invalid("option must be from 0 to 5; got \(n).") }
+        guard n <= 5 else { throw .invalid("option \(n) is none of the poll's options (0 is the first; a poll has at most 6, so at most 5).") }
         return Int(n)
     }
 }

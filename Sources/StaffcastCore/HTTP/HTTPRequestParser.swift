@@ -62,6 +62,11 @@ public struct HTTPRequestParser: Sendable {
             if bytes.count - start >= maxHeadBytes {
                 return .failure(HTTPParseError(status: 431, "The request head is larger than \(maxHeadBytes) bytes."))
             }
+            // Lines ended by a lone LF never make the CRLF CRLF awaited: refused now, not with a
+            // 408 after `header_timeout` (attack round).
+            if Self.hasLoneLineFeed(bytes, from: start, upTo: min(bytes.count, start + maxHeadBytes)) {
+                return .failure(HTTPParseError(status: 400, "The request's lines must end with CR LF, not a lone LF."))
+            }
             return .needMore
         }
         let head: HTTPRequestHead
@@ -260,6 +265,15 @@ public struct HTTPRequestParser: Sendable {
             }
         }
         return String(decoding: out, as: UTF8.self)
+    }
+
+    static func hasLoneLineFeed(_ bytes: UnsafeBufferPointer<UInt8>, from: Int, upTo end: Int) -> Bool {
+        var i = from
+        while i < end {
+            if bytes[i] == 0x0A, i == from || bytes[i - 1] != 0x0D { return true }
+            i += 1
+        }
+        return false
     }
 
     static func find(crlfcrlf bytes: UnsafeBufferPointer<UInt8>, from: Int, limit: Int) -> Int? {

@@ -37,8 +37,8 @@ public struct ReplyLimiter: Sendable {
         return allowed ? nil : limitReached
     }
 
-    /// Gives back what `refusal` counted for a reply or answer that stored nothing (refused by
-    /// the database, or the database was down): a person who tapped "I need help" during an
+    /// Gives back what `refusal` counted for a reply or answer that was not looked at (the
+    /// database was down, the server overloaded): a person who tapped "I need help" during an
     /// outage is not then refused for the limit once it is over.
     public mutating func giveBack(for user: UUID, now: Double) {
         guard var entry = users[user] else { return }

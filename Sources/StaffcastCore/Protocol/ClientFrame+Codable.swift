@@ -65,7 +65,7 @@ extension ClientFrame: Codable {
             guard let option = try f.int64("option", min: 0) else {
                 throw .invalid("answer needs \"option\": the 0-based index of the chosen option.")
             }
-            guard option <= 5 else { throw .invalid("option must be from 0 to 5; got \(option).") }
+            guard option <= 5 else { throw .invalid("option \(option) is none of the poll's options (0 is the first; a poll has at most 6, so at most 5).") }
             return .answer(messageID: id, option: Int(option))
         case "retract":
             return .retract(messageID: try f.requiredUUID("message_id"))

@@ -36,7 +36,8 @@ public enum TextRules {
     /// `invalid` naming `kind` ("team") and the rule broken.
     public static func requireName(_ name: String, of kind: String, without forbidden: [Character]) throws(StaffcastError) {
         let trimmed = name.trimmingCharacters(in: .whitespaces)
-        guard !trimmed.isEmpty, trimmed == name else {
+        guard !trimmed.isEmpty else { throw .invalid("A \(kind) name must not be empty.") }
+        guard trimmed == name else {
             throw .invalid("A \(kind) name must not be empty or start or end with spaces; got '\(name.prefix(40))'.")
         }
         guard name.utf8.count <= 100 else { throw .invalid("A \(kind) name may be at most 100 bytes.") }

@@ -300,13 +300,15 @@ extension Store {
 
     /// Extends, to `leaseSeconds` from now, the leases `node` holds and that have not run out:
     /// a live server keeps what it claimed (in its delivery queue or in flight) however long
-    /// that takes, and a server that died lets go within one lease. Returns how many.
+    /// that takes, and a server that died lets go within one lease. Returns the rows renewed.
     @discardableResult
-    public func renewLeases(node: String, leaseSeconds: Int) throws -> Int {
-        try conn.query("""
+    public func renewLeases(node: String, leaseSeconds: Int) throws -> [Int64] {
+        let r = try conn.query("""
             UPDATE outbox SET lease_until = now() + make_interval(secs => $2::int)
             WHERE leased_by = $1 AND status = 'pending' AND lease_until > now()
-            """, [node, String(leaseSeconds)]).affectedRows
+            RETURNING id
+            """, [node, String(leaseSeconds)])
+        return (0..<r.rowCount).compactMap { r.int64($0, 0) }
     }
 
     /// Gives back the leases of claimed rows that were never attempted (a server stopping).

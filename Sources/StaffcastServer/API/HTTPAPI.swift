@@ -127,14 +127,15 @@ final class HTTPAPI: @unchecked Sendable {
                 respond(.error(gatekeeper.refusal(for: token)))
                 return
             }
-            // Counted once it is a valid send of a known token; given back if it stores nothing
-            // (a duplicate, the database down): only sends that went count.
+            // Counted once it is a valid send of a known token; given back when it was refused
+            // unavailable (the database down, overloaded: nothing was looked at). A refusal
+            // the database decided (forbidden, a duplicate) counts: each cost a transaction.
             guard takeSendToken(token) else {
                 respond(.error(FanoutEngine<OutFrame>.sendRateLimited(configuration.engine)))
                 return
             }
             let respond: Respond = { [weak self] response in
-                if response.status >= 400 { self?.giveBackSendToken(token) }
+                if response.status == 503 { self?.giveBackSendToken(token) }
                 respond(response)
             }
             if send.schedule != nil {

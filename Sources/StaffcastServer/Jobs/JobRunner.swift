@@ -43,8 +43,9 @@ struct JobRunner: Sendable {
             let ref = job.ref
             let limits = replyLimits
             let queued = answers.submit(user: job.identity.userID, message: messageID, option: option) { result in
-                // Not stored: it does not count against the reply limit.
-                if case .failure = result { limits.giveBack(for: job.identity.userID) }
+                // Not looked at (the database down, overloaded): it does not count against the
+                // reply limit. One the database refused does (it cost a transaction).
+                if case .failure(let e) = result, e.code == .unavailable { limits.giveBack(for: job.identity.userID) }
                 Self.finish(job, result, on: loop) { _ in ServerFrame.answered(ref: ref, messageID: messageID, option: option).encoded() }
             }
             if !queued { replyLimits.giveBack(for: job.identity.userID) }
@@ -79,8 +80,8 @@ struct JobRunner: Sendable {
                 logger.info("request refused", metadata: ["conn": LogValue.number(job.connection), "op": "\(job.request.op)", "code": "\(e.code)"])
                 outcome = .failed(e)
             }
-            // A reply not stored does not count against the reply limit.
-            if counted, case .failed = outcome { limits.giveBack(for: job.identity.userID) }
+            // A reply not looked at (the database down) does not count against the reply limit.
+            if counted, case .failed(let e) = outcome, e.code == .unavailable { limits.giveBack(for: job.identity.userID) }
             metrics.databaseJob.recordSeconds(ServiceLoop.monotonicNow() - started)
             loop.post { $0.jobFinished(job, outcome) }
         }

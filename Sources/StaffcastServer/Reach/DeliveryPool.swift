@@ -13,6 +13,8 @@ import Synchronization
 final class DeliveryPool: @unchecked Sendable {
     typealias Deliver = @Sendable (OutboxItem, String, CurlHandles) -> AttemptResult
     typealias Finished = @Sendable (OutboxItem, AttemptResult) -> Void
+    /// Asked just before an attempt starts: false skips it (its lease may have run out).
+    typealias MayStart = @Sendable (OutboxItem) -> Bool
 
     private let slots: Mutex<HostSlots<OutboxItem>>
     private let wake = NSCondition()
@@ -20,12 +22,14 @@ final class DeliveryPool: @unchecked Sendable {
     private let running = DispatchGroup()
     private let deliver: Deliver
     private let finished: Finished
+    private let mayStart: MayStart
 
     private let makeHandles: @Sendable () -> CurlHandles
 
     init(threads: Int, concurrencyPerHost: Int, concurrencyPerPerson: Int = .max, capacity: Int, makeHandles: @escaping @Sendable () -> CurlHandles,
-         deliver: @escaping Deliver, finished: @escaping Finished) {
+         mayStart: @escaping MayStart = { _ in true }, deliver: @escaping Deliver, finished: @escaping Finished) {
         self.makeHandles = makeHandles
+        self.mayStart = mayStart
         slots = Mutex(HostSlots(perHost: concurrencyPerHost, maxWaiting: capacity, perOwner: concurrencyPerPerson))
         self.deliver = deliver
         self.finished = finished
@@ -74,6 +78,10 @@ final class DeliveryPool: @unchecked Sendable {
                 wake.lock()
                 _ = wake.wait(until: Date().addingTimeInterval(1))
                 wake.unlock()
+                continue
+            }
+            guard mayStart(item) else {
+                slots.withLock { $0.finished(host: host, owner: owner) }
                 continue
             }
             let outcome = deliver(item, host, handles)

@@ -29,6 +29,8 @@ final class OutboxRunner: Sendable {
     static let renewEvery = 15.0
     /// When the leases were last renewed (monotonic seconds).
     private let lastRenewal = Mutex<Double>(0)
+    /// The rows this process holds, and whether each lease leaves time for an attempt.
+    private let held: Held
 
     init(workers: DatabaseWorkers, configuration: ReachConfiguration, deliverer: Deliverer, node: String, logger: Logger,
          metrics: ServerMetrics) {
@@ -37,6 +39,8 @@ final class OutboxRunner: Sendable {
         self.node = node
         self.logger = logger
         pass = SinglePass(workers: workers, logger: logger, name: "outbox")
+        let held = Held(HeldLeases(leaseSeconds: Double(Self.leaseSeconds), margin: configuration.attemptTimeout + 5))
+        self.held = held
         let policy = self.policy
         let unrecorded = UnrecordedAttempts()
         self.unrecorded = unrecorded
@@ -51,8 +55,21 @@ final class OutboxRunner: Sendable {
                             makeHandles: { [timeout = configuration.attemptTimeout, ca = configuration.caFile] in
                                 CurlHandles(timeout: timeout, caFile: ca)
                             },
+                            mayStart: { [logger] item in
+                                let now = ServiceLoop.monotonicNow()
+                                guard held.state.withLock({ $0.mayStart(item.id, now: now) }) else {
+                                    held.state.withLock { $0.released(item.id) }
+                                    logger.warning("outbox: a delivery's lease may have run out before it could start; left for the next claim",
+                                                   metadata: ["delivery": "\(item.deliveryID)"])
+                                    return false
+                                }
+                                return true
+                            },
                             deliver: { deliverer.attempt($0, host: $1, handles: $2) },
-                            finished: { item, result in recorder.record(item, result) })
+                            finished: { item, result in
+                                held.state.withLock { $0.released(item.id) }
+                                recorder.record(item, result)
+                            })
         // After a webhook attempt is recorded a pass starts at once (not at the next tick): a
         // webhook's deliveries go one at a time, in order, and should not wait a second each.
         // Push and email are claimed in batches by the ticker's passes.
@@ -67,17 +84,24 @@ final class OutboxRunner: Sendable {
             try recordKept(store)
             let now = ServiceLoop.monotonicNow()
             if lastRenewal.withLock({ now - $0 >= Self.renewEvery }) {
-                try store.renewLeases(node: node, leaseSeconds: Self.leaseSeconds)
+                let renewed = try store.renewLeases(node: node, leaseSeconds: Self.leaseSeconds)
                 lastRenewal.withLock { $0 = now }
+                held.state.withLock { $0.renewed(renewed, now: now) }
             }
             // A backlog (after every server was down) is expanded 200 messages at a time.
             for _ in 0..<10 {
                 if try store.expandFanouts(emailAfterSeconds: emailAfter) < 200 { break }
             }
-            let items = try store.claimDeliveries(node: node, limit: room, leaseSeconds: Self.leaseSeconds)
+            let claimedAt = ServiceLoop.monotonicNow()
+            let claimed = try store.claimDeliveries(node: node, limit: room, leaseSeconds: Self.leaseSeconds)
+            // A row claimed again while its earlier claim still waits in the pool (its lease had
+            // run out) keeps the one place in the queue, under the new lease.
+            let fresh = held.state.withLock { $0.claimed(claimed.map(\.id), now: claimedAt) }
+            let items = claimed.filter { fresh.contains($0.id) }
             if !items.isEmpty {
                 logger.debug("outbox: claimed deliveries", metadata: ["count": "\(items.count)"])
                 let refused = pool.enqueue(items)
+                held.state.withLock { h in for item in refused { h.released(item.id) } }
                 if !refused.isEmpty {
                     // Full or stopping: back to the outbox now rather than after the lease.
                     try store.releaseLeases(refused.map(\.id), node: node)
@@ -128,6 +152,7 @@ final class OutboxRunner: Sendable {
     /// at once instead of after the lease. Called before the workers stop.
     func stop(grace: Double) {
         let unstarted = pool.stop(timeout: max(grace, configuration.attemptTimeout + 1))
+        held.state.withLock { h in for item in unstarted { h.released(item.id) } }
         let node = self.node
         let logger = self.logger
         guard !unstarted.isEmpty || unrecorded.count > 0 else { return }
@@ -141,6 +166,13 @@ final class OutboxRunner: Sendable {
                                metadata: ["error": "\(error)", "unrecorded": "\(unrecorded.count)"])
             }
         }
+    }
+
+    /// `HeldLeases` behind a lock, shared by the passes (claims, renewals) and the delivery
+    /// threads (may an attempt start; it ended).
+    final class Held: Sendable {
+        let state: Mutex<HeldLeases>
+        init(_ leases: HeldLeases) { state = Mutex(leases) }
     }
 
     /// Turns an attempt's result into the outbox's next state and records it on a worker. An

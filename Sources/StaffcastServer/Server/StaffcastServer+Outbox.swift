@@ -18,7 +18,11 @@ extension StaffcastServer {
         let reach = configuration.reach
         let deliverer = Deliverer(configuration: reach, vapid: vapid, appURL: appURL,
                                   tokenEnded: { [gatekeeper] in gatekeeper.hasEnded($0) })
-        setOutbox(OutboxRunner(workers: workers, configuration: reach, deliverer: deliverer, node: configuration.nodeID,
+        // The leases name this process, not only the node: a server restarted under the same
+        // node_id (a fixed name, a container's PID 1) must not renew, or record into, the
+        // leases of the process that died (a review: its rows would never be delivered).
+        let leaseOwner = configuration.nodeID + "#" + String(UUID().uuidString.prefix(8)).lowercased()
+        setOutbox(OutboxRunner(workers: workers, configuration: reach, deliverer: deliverer, node: leaseOwner,
                                logger: logger, metrics: metrics))
         if reach.smtpURL != nil && reach.emailFrom == nil {
             logger.warning("smtp_url is set but email_from is not: no email will be sent")

@@ -162,23 +162,26 @@ final class FanoutEngineClientFrameTests: FanoutEngineTestCase {
 
     // MARK: - rate limits
 
-    /// A send that stored nothing (a duplicate refused, the database down, no room in the
-    /// queue) gives back its place in the send rate limit.
+    /// A send refused unavailable (the database down, no room in the queue) gives back its place
+    /// in the send rate limit; one the database refused (a duplicate) does not: it cost a
+    /// transaction.
     func testASendThatStoredNothingDoesNotCountAgainstTheLimit() {
         let engine = makeEngine { $0.sendBurst = 2; $0.sendRatePerSecond = 0.001 }
         ready(engine, 1)
         for i in 0..<4 {
             XCTAssertEqual(jobs(receive(engine, 1, sendJSON("s\(i)"), now: 0)).count, 1, "send \(i)")
             _ = i % 2 == 0
-                ? engine.jobCompleted(connection: 1, ref: "s\(i)", outcome: .failed(StaffcastError(.conflict, "sent already")), now: 0, wall: wall(0), wasSend: true)
+                ? engine.jobCompleted(connection: 1, ref: "s\(i)", outcome: .failed(.unavailable("The database is down.")), now: 0, wall: wall(0), wasSend: true)
                 : engine.jobRefused(connection: 1, ref: "s\(i)", now: 0, wasSend: true)
         }
         XCTAssertEqual(jobs(receive(engine, 1, sendJSON("a"), now: 0)).count, 1)
         XCTAssertEqual(jobs(receive(engine, 1, sendJSON("b"), now: 0)).count, 1)
         XCTAssertTrue(jobs(receive(engine, 1, sendJSON("c"), now: 0)).isEmpty, "sends in flight still count")
-        // Another op's failure gives nothing back.
-        _ = engine.jobCompleted(connection: 1, ref: "a", outcome: .failed(.invalid("no")), now: 0, wall: wall(0))
+        // A refusal the database decided, and another op's failure, give nothing back.
+        _ = engine.jobCompleted(connection: 1, ref: "a", outcome: .failed(StaffcastError(.conflict, "sent already")), now: 0, wall: wall(0), wasSend: true)
         XCTAssertTrue(jobs(receive(engine, 1, sendJSON("d"), now: 0)).isEmpty)
+        _ = engine.jobCompleted(connection: 1, ref: "b", outcome: .failed(.unavailable("down")), now: 0, wall: wall(0))
+        XCTAssertTrue(jobs(receive(engine, 1, sendJSON("e"), now: 0)).isEmpty)
     }
 
     func testSendsAreLimitedToABurstThenARate() {

@@ -16,6 +16,20 @@ final class HTTPRequestParserHeaderTests: HTTPRequestParserTestCase {
         XCTAssertNil(h.header("absent"))
     }
 
+    /// Lines ended by a lone LF are refused as soon as one is seen, not answered 408 after the
+    /// header timeout while the parser waits for a CR LF CR LF that never comes (attack round).
+    func testLinesEndedByALoneLFAreRefusedAtOnce() {
+        XCTAssertEqual(status(parser.parse(bytes("GET /healthz HTTP/1.1\nHost: x\n\n"))), 400)
+        XCTAssertEqual(status(parser.parse(bytes("GET /healthz HTTP/1.1\n"))), 400, "the first line is enough")
+        XCTAssertEqual(status(parser.parse(bytes("GET /healthz HTTP/1.1\r\nHost: x\n"))), 400)
+        guard case .needMore = parser.parse(bytes("GET /healthz HTTP/1.1\r\nHost: x\r\n")) else {
+            return XCTFail("a head still arriving with CR LF line ends was refused")
+        }
+        guard case .needMore = parser.parse(bytes("GET /healthz HTTP/1.1\r")) else {
+            return XCTFail("a CR waiting for its LF was refused")
+        }
+    }
+
     func testUTF8HeaderValue() throws {
         let h = try XCTUnwrap(head("GET / HTTP/1.1\r\nHost: a\r\nX-Name: Zoë Müller\r\n\r\n"))
         XCTAssertEqual(h.header("x-name"), "Zoë Müller")
