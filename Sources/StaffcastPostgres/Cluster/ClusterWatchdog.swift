@@ -27,17 +27,27 @@ public final class ClusterWatchdog: Sendable {
     public func start() {
         let thread = Thread { [self] in
             defer { ended.signal() }
+            var lastSaid: Date?
             while !stopping.load(ordering: .acquiring) {
                 _ = wake.wait(timeout: .now() + interval)
                 guard !stopping.load(ordering: .acquiring), cluster.hasCrashed else { continue }
-                logger.error("the embedded PostgreSQL is gone (it crashed or was killed); starting it again")
+                // Said once, then once a minute while starting it keeps failing.
+                let now = Date()
+                let say = lastSaid.map { now.timeIntervalSince($0) >= 60 } ?? true
+                if say {
+                    lastSaid = now
+                    logger.error("the embedded PostgreSQL is gone (it crashed or was killed); starting it again")
+                }
                 do {
                     if try cluster.restartAfterCrash() {
+                        lastSaid = nil
                         logger.notice("the embedded PostgreSQL runs again (it recovered what was committed); reconnecting")
                     }
                 } catch {
-                    logger.error("the embedded PostgreSQL did not start again; trying again in \(Int(interval)) s",
-                                 metadata: ["error": "\(error)"])
+                    if say {
+                        logger.error("the embedded PostgreSQL did not start again; trying again every \(Int(interval)) s",
+                                     metadata: ["error": "\(error)"])
+                    }
                 }
             }
         }
@@ -45,11 +55,13 @@ public final class ClusterWatchdog: Sendable {
         thread.start()
     }
 
-    /// Ends the thread (waiting at most for a restart in progress, 65 s). Call before the
-    /// cluster is stopped, so that a stop is not taken for a crash.
+    /// Ends the thread, waiting at most 15 s for a restart in progress (the service manager
+    /// allows a stop 30 s: packaging/staffcast.service). Call before the cluster is stopped, so
+    /// that a stop is not taken for a crash; a restart still running then holds the data dir's
+    /// lock, and the stop waits for it (`DatabaseTarget.release`).
     public func stop() {
         guard !stopping.exchange(true, ordering: .acquiringAndReleasing) else { return }
         wake.signal()
-        _ = ended.wait(timeout: .now() + 65)
+        _ = ended.wait(timeout: .now() + 15)
     }
 }

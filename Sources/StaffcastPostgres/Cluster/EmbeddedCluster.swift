@@ -175,9 +175,18 @@ public struct EmbeddedCluster: Sendable {
     /// file is still there but no process has that pid. A stop (`staffcast cluster stop`,
     /// `pg_ctl stop`) removes the file, so a cluster stopped on purpose is not "crashed".
     /// Cheap: one file read and one `kill(pid, 0)`.
+    ///
+    /// A dead postmaster whose parent is this process (staffcast as a container's PID 1, which
+    /// inherits orphans) stays a zombie that `kill(pid, 0)` still finds: it is reaped here and
+    /// counts as dead.
     public var hasCrashed: Bool {
         guard let pid = postmasterPID(), pid > 0 else { return false }
-        return kill(pid, 0) != 0 && errno == ESRCH
+        if kill(pid, 0) != 0 { return errno == ESRCH }
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return false }
+        guard stat[stat.index(after: close)...].trimmingCharacters(in: .whitespaces).hasPrefix("Z") else { return false }
+        _ = waitpid(pid, nil, WNOHANG)
+        return true
     }
 
     /// Starts a crashed cluster again (`hasCrashed`), under the data dir's lock as any start;

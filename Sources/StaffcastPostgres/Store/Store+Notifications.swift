@@ -42,8 +42,8 @@ extension Store {
         }
     }
 
-    /// The user's notifications, newest first (unread only, if asked), at most `limit`. One
-    /// about a message (help and escalation alerts name it in `data.message_id`, and quote it)
+    /// The user's notifications, newest first (unread only, if asked), at most `limit`. A help or
+    /// escalation alert (the server's own: it names a message in `data.message_id` and quotes it)
     /// is listed only while the reader may still see that message, as row-level security decides:
     /// an organiser whose access ended kept reading the event's texts and names here (attack round).
     public func notifications(as user: UUID, unreadOnly: Bool, limit: Int = 100) throws -> [StaffNotification] {
@@ -51,7 +51,8 @@ extension Store {
             try Self.notifications(tx.query("""
                 SELECT \(Self.notificationColumns) FROM notifications n
                 WHERE n.user_id = $1 AND (NOT $2::bool OR NOT n.read)
-                  AND (NOT coalesce(n.data->>'message_id' ~ '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$', false)
+                  AND (n.type NOT IN ('help', 'escalation')
+                       OR NOT coalesce(n.data->>'message_id' ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$', false)
                        OR EXISTS (SELECT 1 FROM staff_messages m WHERE m.id = (n.data->>'message_id')::uuid))
                 ORDER BY n.seq DESC LIMIT $3
                 """, [Self.id(user), unreadOnly ? "true" : "false", String(limit)]))

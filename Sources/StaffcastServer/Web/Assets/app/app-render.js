@@ -126,14 +126,20 @@ function startAlarm() {
     beep();
   };
   ring(); S.alarmTimer = setInterval(ring, 3000);
-  if (!mayRing()) document.addEventListener("pointerdown", ringOnFirstTap, { capture: true });
-  function ringOnFirstTap() {
-    document.removeEventListener("pointerdown", ringOnFirstTap, { capture: true });
-    if (S.alarmTimer) setTimeout(ring, 0); // after the tap counts as activation
+  if (!mayRing()) {
+    firstTap = (e) => {
+      document.removeEventListener("pointerdown", firstTap, { capture: true }); firstTap = null;
+      // A tap on Acknowledge ends the alarm: it does not ring first.
+      if (e.target && e.target.closest && e.target.closest("#alarm-ack")) return;
+      if (S.alarmTimer) setTimeout(ring, 0); // after the tap counts as activation
+    };
+    document.addEventListener("pointerdown", firstTap, { capture: true });
   }
 }
+let firstTap = null;
 export function stopAlarm() {
   clearInterval(S.alarmTimer); S.alarmTimer = null; $("alarm-silent").hidden = true;
+  if (firstTap) { document.removeEventListener("pointerdown", firstTap, { capture: true }); firstTap = null; }
   if (navigator.vibrate && mayRing()) navigator.vibrate(0);
 }
 let audio = null;

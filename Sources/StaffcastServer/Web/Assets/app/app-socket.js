@@ -69,7 +69,9 @@ export function disconnect(code = 1000) {
   if (!ws) return;
   S.ws = null; S.wsOpen = false; S.pongDue = null; clearInterval(S.pingTimer); clearTimeout(S.subTimer);
   S.paging = false;
-  unconfirmed();
+  // Given up for silence: what was sent may be lost, say so. Closed on purpose (hidden, Web
+  // Push takes over): the server still answers what reached it, so nobody is told to send again.
+  if (code === 4000) unconfirmed(); else forgetUnconfirmed();
   try { ws.close(code); } catch (_) {}
 }
 export function send(f) { if (!S.ws || !S.wsOpen) return false; S.ws.send(JSON.stringify(f)); return true; }
@@ -85,6 +87,10 @@ function request(f, onError, confirm = false) {
     S.unconfirmed.set(ref, setTimeout(() => { if (S.unconfirmed.delete(ref)) { S.pending.delete(ref); notice(t("unconfirmed")); } }, 10000));
   }
   return sent;
+}
+function forgetUnconfirmed() {
+  for (const [ref, timer] of S.unconfirmed) { clearTimeout(timer); S.pending.delete(ref); }
+  S.unconfirmed.clear();
 }
 // The connection ended with replies or answers unanswered: said once.
 function unconfirmed() {

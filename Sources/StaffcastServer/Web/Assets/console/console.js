@@ -20,6 +20,7 @@ export function signOut(reason) {
   S.token = null;
   if (S.ws) { try { S.ws.close(1000); } catch (_) {} S.ws = null; }
   clearTimeout(S.retryTimer); clearTimeout(S.subTimer); clearTimeout(S.pollTimer); S.pollGen += 1;
+  clearInterval(S.pingTimer); S.pongDue = null;
   $("sign-out").hidden = true; $("event-pick-wrap").hidden = true;
   setConn("signed out");
   showOnly("sign-in");
