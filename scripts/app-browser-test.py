@@ -167,6 +167,8 @@ try:
     wait(lambda: driver.find_element(By.ID, "alarm-silent").is_displayed(), "the alarm's request for a tap")
     if rings():
         fail("the alarm tried to ring before a tap: %r" % rings())
+    shot("emergency-tap")
+    axe_check("the emergency screen asking for a tap (390x844)")
     driver.find_element(By.ID, "alarm-text").click()
     wait(lambda: not driver.find_element(By.ID, "alarm-silent").is_displayed(), "the request for a tap to go once it rings")
     wait(lambda: len(rings()) >= 2, "the phone to vibrate again (every 3 s)", timeout=10)
