@@ -12,6 +12,9 @@ final class HeldLeasesTests: XCTestCase {
         XCTAssertTrue(held.mayStart(1, now: 160), "renewed")
         XCTAssertFalse(held.mayStart(2, now: 160), "not renewed (the database found its lease run out)")
         XCTAssertFalse(held.mayStart(3, now: 100), "never held")
+        XCTAssertFalse(held.start(2, now: 160), "too late: let go")
+        XCTAssertEqual(held.count, 1)
+        XCTAssertTrue(held.start(1, now: 160))
     }
 
     func testARowClaimedAgainWhileHeldIsNotQueuedTwice() {

@@ -103,9 +103,8 @@ extension FanoutEngine {
     // MARK: database answers
 
     /// A job's answer came back (in any order relative to other jobs). `wasSend`: the job was a
-    /// `send`; one refused `unavailable` (the database down, the server overloaded: nothing was
-    /// looked at) gives back what it took of the send rate limit. A refusal the database decided
-    /// (forbidden, a duplicate) still counts: each cost a transaction.
+    /// `send`, whose refusal may give back what it took of the send rate limit
+    /// (`StaffcastError.refundsRateLimit`).
     public func jobCompleted(connection id: Int, ref: String?, outcome: JobOutcome<Frame>, now: Double, wall: Date,
                              wasSend: Bool = false) -> [EngineAction] {
         guard let connection = connections[id] else { return [] }
@@ -115,7 +114,7 @@ extension FanoutEngine {
         case .reply(let frame):
             enqueue(connection, frame, now: now, into: &actions)
         case .failed(let error):
-            if wasSend, error.code == .unavailable { connection.sendBucket.giveBack(now: now) }
+            if wasSend, error.refundsRateLimit { connection.sendBucket.giveBack(now: now) }
             reply(connection, .error(ref: ref, error), now: now, into: &actions)
         case .subscribed(let event, let generation, let frame, let historyThrough, let accessThrough, let changesThrough,
                          let level, let followUps):

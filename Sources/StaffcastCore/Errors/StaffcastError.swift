@@ -16,3 +16,11 @@ public struct StaffcastError: Error, Equatable, Sendable, CustomStringConvertibl
     public static func forbidden(_ message: String) -> StaffcastError { .init(.forbidden, message) }
     public static func unavailable(_ message: String) -> StaffcastError { .init(.unavailable, message) }
 }
+
+extension StaffcastError {
+    /// Whether what this refused gives back its place in a rate limit (send, reply, answer):
+    /// only a refusal before anything was looked at (`unavailable`: the database down, the
+    /// server overloaded). A refusal the database decided (forbidden, a duplicate) counts: it
+    /// cost a transaction, and refunding it would remove the limit for such requests.
+    public var refundsRateLimit: Bool { code == .unavailable }
+}

@@ -38,6 +38,13 @@ public struct HeldLeases: Sendable {
         return now < confirmed + leaseSeconds - margin
     }
 
+    /// `mayStart`, and a row that may not is let go at once (one step under the caller's lock).
+    public mutating func start(_ id: Int64, now: Double) -> Bool {
+        if mayStart(id, now: now) { return true }
+        released(id)
+        return false
+    }
+
     /// `id` is no longer held (attempted, skipped, or given back).
     public mutating func released(_ id: Int64) {
         confirmedAt[id] = nil

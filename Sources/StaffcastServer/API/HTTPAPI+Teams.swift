@@ -49,7 +49,7 @@ extension HTTPAPI {
                 switch result {
                 case .success: respond(.json(201, Answered(messageID: messageID, option: option)))
                 case .failure(let e):
-                    if e.code == .unavailable { limits.giveBack(for: identity.userID) } // not looked at: not counted
+                    limits.giveBack(for: identity.userID, after: e)
                     respond(.error(e))
                 }
             }

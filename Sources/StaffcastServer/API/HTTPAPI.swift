@@ -135,7 +135,7 @@ final class HTTPAPI: @unchecked Sendable {
                 return
             }
             let respond: Respond = { [weak self] response in
-                if response.status == 503 { self?.giveBackSendToken(token) }
+                if response.status == ErrorCode.unavailable.httpStatus { self?.giveBackSendToken(token) }
                 respond(response)
             }
             if send.schedule != nil {
@@ -321,8 +321,6 @@ final class HTTPAPI: @unchecked Sendable {
         }
     }
 
-    /// Whether `token` is the configured ops token (an empty setting is no token): the one rule
-    /// for /metrics, /v1/status and the routes that take it.
     /// Takes one send of `token`'s rate limit (per token, as per connection on the WebSocket).
     private func takeSendToken(_ token: String) -> Bool {
         let now = ServiceLoop.monotonicNow()
@@ -335,7 +333,7 @@ final class HTTPAPI: @unchecked Sendable {
         }
     }
 
-    /// Gives back a send that stored nothing.
+    /// Gives back a send refused before anything was looked at (`refundsRateLimit`).
     private func giveBackSendToken(_ token: String) {
         let now = ServiceLoop.monotonicNow()
         sendBuckets.withLock { buckets in
@@ -345,6 +343,8 @@ final class HTTPAPI: @unchecked Sendable {
         }
     }
 
+    /// Whether `token` is the configured ops token (an empty setting is no token): the one rule
+    /// for /metrics, /v1/status and the routes that take it.
     func isOpsToken(_ token: String?) -> Bool {
         guard let ops = configuration.opsToken, !ops.isEmpty else { return false }
         return token == ops

@@ -43,9 +43,7 @@ struct JobRunner: Sendable {
             let ref = job.ref
             let limits = replyLimits
             let queued = answers.submit(user: job.identity.userID, message: messageID, option: option) { result in
-                // Not looked at (the database down, overloaded): it does not count against the
-                // reply limit. One the database refused does (it cost a transaction).
-                if case .failure(let e) = result, e.code == .unavailable { limits.giveBack(for: job.identity.userID) }
+                if case .failure(let e) = result { limits.giveBack(for: job.identity.userID, after: e) }
                 Self.finish(job, result, on: loop) { _ in ServerFrame.answered(ref: ref, messageID: messageID, option: option).encoded() }
             }
             if !queued { replyLimits.giveBack(for: job.identity.userID) }
@@ -80,8 +78,7 @@ struct JobRunner: Sendable {
                 logger.info("request refused", metadata: ["conn": LogValue.number(job.connection), "op": "\(job.request.op)", "code": "\(e.code)"])
                 outcome = .failed(e)
             }
-            // A reply not looked at (the database down) does not count against the reply limit.
-            if counted, case .failed(let e) = outcome, e.code == .unavailable { limits.giveBack(for: job.identity.userID) }
+            if counted, case .failed(let e) = outcome { limits.giveBack(for: job.identity.userID, after: e) }
             metrics.databaseJob.recordSeconds(ServiceLoop.monotonicNow() - started)
             loop.post { $0.jobFinished(job, outcome) }
         }
@@ -251,13 +248,13 @@ struct GatheredSend {
 }
 
 extension DatabaseJob {
-    /// A send for now (not scheduled): it goes to the group commit (`SendBatcher`).
     /// A `send`, now or scheduled: what the send rate limit counts.
     var isSend: Bool {
         if case .client(.send) = request { return true }
         return false
     }
 
+    /// A send for now (not scheduled): it goes to the group commit (`SendBatcher`).
     var isGroupCommittedSend: Bool {
         if case .client(.send(let request)) = request { return request.schedule == nil }
         return false

@@ -23,8 +23,10 @@ final class ReplyLimits: Sendable {
         return limiter.withLock { $0.refusal(for: user, now: now) }
     }
 
-    /// Gives back the count of a reply or answer that was not stored (`ReplyLimiter.giveBack`).
-    func giveBack(for user: UUID) {
+    /// Gives back the count of a reply or answer that was never taken in (`ReplyLimiter.giveBack`):
+    /// refused with `error` when it `refundsRateLimit`, or always without one (no queue took it).
+    func giveBack(for user: UUID, after error: StaffcastError? = nil) {
+        guard error?.refundsRateLimit ?? true else { return }
         let now = ServiceLoop.monotonicNow()
         limiter.withLock { $0.giveBack(for: user, now: now) }
     }

@@ -57,8 +57,7 @@ final class OutboxRunner: Sendable {
                             },
                             mayStart: { [logger] item in
                                 let now = ServiceLoop.monotonicNow()
-                                guard held.state.withLock({ $0.mayStart(item.id, now: now) }) else {
-                                    held.state.withLock { $0.released(item.id) }
+                                guard held.state.withLock({ $0.start(item.id, now: now) }) else {
                                     logger.warning("outbox: a delivery's lease may have run out before it could start; left for the next claim",
                                                    metadata: ["delivery": "\(item.deliveryID)"])
                                     return false
